@@ -1,0 +1,163 @@
+// Package cases is the case matrix: what one case is, its stable ID, the
+// default and quick matrices, and the filters that select from them.
+package cases
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/artest/artest/reference"
+)
+
+// Mode is how an allreduce is called.
+type Mode struct {
+	// InPlace: the output overwrites the input.
+	InPlace bool
+	// Registered: the input already lives in the IPC (registered) buffer;
+	// otherwise it lives in private memory and each call copies it in first
+	// (staged), as frameworks do for tensors they did not allocate.
+	Registered bool
+	// Graph: the calls are captured into a CUDA graph and replayed.
+	Graph bool
+	// Offset shifts input and output by this many elements from a 256-byte
+	// aligned address, so 16-byte vector paths meet misaligned buffers.
+	Offset int
+}
+
+// AllModes is every combination of the three boolean axes, offset 0.
+var AllModes = func() []Mode {
+	var ms []Mode
+	for _, reg := range []bool{true, false} {
+		for _, ip := range []bool{false, true} {
+			for _, g := range []bool{false, true} {
+				ms = append(ms, Mode{InPlace: ip, Registered: reg, Graph: g})
+			}
+		}
+	}
+	return ms
+}()
+
+// String spells the mode as case IDs do: "oop-reg-plain", "ip-stg-graph",
+// with "-offN" appended when Offset is not zero.
+func (m Mode) String() string {
+	s := "oop"
+	if m.InPlace {
+		s = "ip"
+	}
+	if m.Registered {
+		s += "-reg"
+	} else {
+		s += "-stg"
+	}
+	if m.Graph {
+		s += "-graph"
+	} else {
+		s += "-plain"
+	}
+	if m.Offset != 0 {
+		s += fmt.Sprintf("-off%d", m.Offset)
+	}
+	return s
+}
+
+// ParseMode reads what String writes.
+func ParseMode(s string) (Mode, error) {
+	parts := strings.Split(s, "-")
+	bad := fmt.Errorf("bad mode %q: want {oop|ip}-{reg|stg}-{plain|graph}[-offN], e.g. oop-reg-plain", s)
+	if len(parts) != 3 && len(parts) != 4 {
+		return Mode{}, bad
+	}
+	var m Mode
+	switch parts[0] {
+	case "oop":
+	case "ip":
+		m.InPlace = true
+	default:
+		return Mode{}, bad
+	}
+	switch parts[1] {
+	case "reg":
+		m.Registered = true
+	case "stg":
+	default:
+		return Mode{}, bad
+	}
+	switch parts[2] {
+	case "graph":
+		m.Graph = true
+	case "plain":
+	default:
+		return Mode{}, bad
+	}
+	if len(parts) == 4 {
+		n, err := strconv.Atoi(strings.TrimPrefix(parts[3], "off"))
+		if err != nil || !strings.HasPrefix(parts[3], "off") || n <= 0 || n > MaxOffset {
+			return Mode{}, fmt.Errorf("bad mode %q: offset must be off1..off%d", s, MaxOffset)
+		}
+		m.Offset = n
+	}
+	return m, nil
+}
+
+// MaxOffset bounds Mode.Offset (elements).
+const MaxOffset = 64
+
+// Case is one allreduce configuration to verify and time.
+type Case struct {
+	Variant string
+	DType   reference.DType
+	Op      reference.Op
+	Bytes   int64
+	Mode    Mode
+	Ranks   int
+}
+
+// Count is the number of elements.
+func (c Case) Count() int64 { return c.Bytes / int64(c.DType.Size()) }
+
+// ID is the stable name of the case: variant/dtype/op/size/mode/npN,
+// e.g. "oneshot/bf16/sum/1MiB/oop-reg-plain/np4".
+func (c Case) ID() string {
+	return fmt.Sprintf("%s/%s/%s/%s/%s/np%d", c.Variant, c.DType, c.Op, FormatSize(c.Bytes), c.Mode, c.Ranks)
+}
+
+// ParseID reads an ID back into a case. It checks the syntax only; whether
+// the variant exists and supports the case is the matrix's business.
+func ParseID(id string) (Case, error) {
+	parts := strings.Split(id, "/")
+	if len(parts) != 6 {
+		return Case{}, fmt.Errorf("bad case ID %q: want variant/dtype/op/size/mode/npN, e.g. oneshot/bf16/sum/1MiB/oop-reg-plain/np4", id)
+	}
+	var c Case
+	var err error
+	c.Variant = parts[0]
+	if c.DType, err = reference.ParseDType(parts[1]); err != nil {
+		return Case{}, fmt.Errorf("case ID %q: %w", id, err)
+	}
+	if c.Op, err = reference.ParseOp(parts[2]); err != nil {
+		return Case{}, fmt.Errorf("case ID %q: %w", id, err)
+	}
+	if c.Bytes, err = ParseSize(parts[3]); err != nil {
+		return Case{}, fmt.Errorf("case ID %q: %w", id, err)
+	}
+	if c.Mode, err = ParseMode(parts[4]); err != nil {
+		return Case{}, fmt.Errorf("case ID %q: %w", id, err)
+	}
+	np := strings.TrimPrefix(parts[5], "np")
+	if c.Ranks, err = strconv.Atoi(np); err != nil || !strings.HasPrefix(parts[5], "np") || c.Ranks < 1 {
+		return Case{}, fmt.Errorf("case ID %q: bad world size %q, want npN", id, parts[5])
+	}
+	if err := c.fits(); err != nil {
+		return Case{}, fmt.Errorf("case ID %q: %w", id, err)
+	}
+	return c, nil
+}
+
+// fits checks that the size is a whole number of elements.
+func (c Case) fits() error {
+	if c.Bytes%int64(c.DType.Size()) != 0 {
+		return fmt.Errorf("size %s is not a whole number of %s elements (%d bytes each)", FormatSize(c.Bytes), c.DType, c.DType.Size())
+	}
+	return nil
+}

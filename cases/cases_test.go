@@ -1,0 +1,239 @@
+package cases
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/reference"
+)
+
+func TestParseSize(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+		err  string
+	}{
+		{"4", 4, ""},
+		{"12B", 12, ""},
+		{"1K", 1024, ""},
+		{"1KB", 1024, ""},
+		{"64KiB", 64 << 10, ""},
+		{"256M", 256 << 20, ""},
+		{"1G", 1 << 30, ""},
+		{"1gib", 1 << 30, ""},
+		{"0", 0, "at least 1 byte"},
+		{"-4", 0, "at least 1 byte"},
+		{"1.5K", 0, "bad size"},
+		{"", 0, "bad size"},
+		{"K", 0, "bad size"},
+		{"+4", 0, "bad size"},
+		{"2000G", 0, "larger than"},
+	} {
+		got, err := ParseSize(tc.in)
+		if tc.err != "" {
+			require.ErrorContains(t, err, tc.err, tc.in)
+			continue
+		}
+		require.NoError(t, err, tc.in)
+		require.Equal(t, tc.want, got, tc.in)
+	}
+}
+
+func TestFormatSizeRoundTrips(t *testing.T) {
+	for _, b := range []int64{1, 2, 4, 12, 1000, 1024, 4100, 65534, 65536, 1<<20 + 12, 256 << 20, 1 << 30, 3 << 30} {
+		s := FormatSize(b)
+		got, err := ParseSize(s)
+		require.NoError(t, err, s)
+		require.Equal(t, b, got, s)
+	}
+	require.Equal(t, "4100B", FormatSize(4100))
+	require.Equal(t, "64KiB", FormatSize(64<<10))
+	require.Equal(t, "1048588B", FormatSize(1<<20+12))
+}
+
+func TestParseSizes(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []int64
+		err  string
+	}{
+		{"1K:16K:x4", []int64{1024, 4096, 16384}, ""},
+		{"1K:4K", []int64{1024, 2048, 4096}, ""},
+		{"4:16:+4", []int64{4, 8, 12, 16}, ""},
+		{"12,4,1K:2K:x2,4", []int64{4, 12, 1024, 2048}, ""},
+		{"8:4", nil, "below"},
+		{"1:1G:+1", nil, "more than"},
+		{"1K:2K:x1", nil, "above 1"},
+		{"1K:2K:y2", nil, "wants xF or +S"},
+		{"1:2:3:4", nil, "MIN:MAX"},
+		{"", nil, "empty"},
+	} {
+		got, err := ParseSizes(tc.in)
+		if tc.err != "" {
+			require.ErrorContains(t, err, tc.err, tc.in)
+			continue
+		}
+		require.NoError(t, err, tc.in)
+		require.Equal(t, tc.want, got, tc.in)
+	}
+}
+
+func TestModeRoundTrip(t *testing.T) {
+	modes := append(append([]Mode{}, AllModes...), offsetModes...)
+	require.Len(t, AllModes, 8)
+	seen := map[string]bool{}
+	for _, m := range modes {
+		s := m.String()
+		require.False(t, seen[s], "duplicate mode %s", s)
+		seen[s] = true
+		got, err := ParseMode(s)
+		require.NoError(t, err)
+		require.Equal(t, m, got)
+	}
+	for _, bad := range []string{"", "oop", "oop-reg", "in-reg-plain", "oop-xx-plain", "oop-reg-fast", "oop-reg-plain-off0", "oop-reg-plain-offx", "oop-reg-plain-off999"} {
+		_, err := ParseMode(bad)
+		require.Error(t, err, bad)
+	}
+}
+
+func TestCaseIDRoundTrip(t *testing.T) {
+	c := Case{Variant: "oneshot", DType: reference.BF16, Op: reference.Sum, Bytes: 1 << 20, Mode: Mode{Registered: true}, Ranks: 4}
+	require.Equal(t, "oneshot/bf16/sum/1MiB/oop-reg-plain/np4", c.ID())
+	got, err := ParseID(c.ID())
+	require.NoError(t, err)
+	require.Equal(t, c, got)
+	for _, bad := range []string{
+		"oneshot/bf16/sum/1MiB/oop-reg-plain",    // missing np
+		"oneshot/bf17/sum/1MiB/oop-reg-plain/np4", // dtype
+		"oneshot/bf16/add/1MiB/oop-reg-plain/np4", // op
+		"oneshot/bf16/sum/1XB/oop-reg-plain/np4",  // size
+		"oneshot/bf16/sum/1MiB/oop/np4",           // mode
+		"oneshot/bf16/sum/1MiB/oop-reg-plain/n4",  // np
+		"oneshot/f32/sum/6B/oop-reg-plain/np4",    // 6 bytes is not whole f32 elements
+	} {
+		_, err := ParseID(bad)
+		require.Error(t, err, bad)
+	}
+}
+
+func TestBuildDefaultMatrix(t *testing.T) {
+	cs, err := Build(Selection{}, 4)
+	require.NoError(t, err)
+	ids := map[string]bool{}
+	sizes := map[int64]bool{}
+	var oddCount, notVec16, offset bool
+	for _, c := range cs {
+		require.False(t, ids[c.ID()], "duplicate %s", c.ID())
+		ids[c.ID()] = true
+		require.NoError(t, c.fits())
+		sizes[c.Bytes] = true
+		oddCount = oddCount || c.Count()%2 == 1
+		notVec16 = notVec16 || c.Bytes%16 != 0
+		offset = offset || c.Mode.Offset != 0
+	}
+	// The matrix promised in design.md: 1 element, odd counts, sizes not a
+	// multiple of 16 bytes, misaligned offsets, 4 bytes up to 256 MiB.
+	require.True(t, ids["oneshot/f32/sum/4B/oop-reg-plain/np4"], "one f32 element")
+	require.True(t, ids["twoshot/f16/max/2B/ip-stg-graph/np4"], "one f16 element, every mode")
+	require.True(t, ids["nccl/bf16/sum/256MiB/oop-reg-plain/np4"])
+	require.False(t, ids["oneshot/f32/sum/6B/oop-reg-plain/np4"], "6 bytes is no whole f32 count")
+	require.True(t, oddCount && notVec16 && offset)
+	require.True(t, sizes[4] && sizes[256<<20])
+	// Every one of the 8 modes appears for every variant at a small size.
+	for _, v := range []string{"oneshot", "twoshot", "nccl"} {
+		for _, m := range AllModes {
+			c := Case{Variant: v, DType: reference.BF16, Op: reference.Min, Bytes: 4100, Mode: m, Ranks: 4}
+			require.True(t, ids[c.ID()], c.ID())
+		}
+	}
+}
+
+func TestBuildQuickIsSmall(t *testing.T) {
+	cs, err := Build(Selection{Quick: true}, 2)
+	require.NoError(t, err)
+	require.Less(t, len(cs), 600)
+	for _, c := range cs {
+		require.LessOrEqual(t, c.Bytes, int64(1<<20))
+	}
+}
+
+func TestBuildFilters(t *testing.T) {
+	cs, err := Build(Selection{
+		Variants:  []string{"twoshot"},
+		DTypes:    []reference.DType{reference.F16},
+		Ops:       []reference.Op{reference.Max},
+		Sizes:     []int64{6, 1 << 20},
+		ModeWords: []string{"ip", "graph"},
+	}, 3)
+	require.NoError(t, err)
+	var ids []string
+	for _, c := range cs {
+		ids = append(ids, c.ID())
+	}
+	require.Equal(t, []string{
+		"twoshot/f16/max/6B/ip-reg-graph/np3",
+		"twoshot/f16/max/1MiB/ip-reg-graph/np3",
+		"twoshot/f16/max/6B/ip-stg-graph/np3",
+		"twoshot/f16/max/1MiB/ip-stg-graph/np3",
+	}, ids)
+
+	capped, err := Build(Selection{MaxBytes: 1 << 20}, 2)
+	require.NoError(t, err)
+	for _, c := range capped {
+		require.LessOrEqual(t, c.Bytes, int64(1<<20))
+	}
+}
+
+func TestBuildIDs(t *testing.T) {
+	cs, err := Build(Selection{IDs: []string{"oneshot/bf16/sum/1MiB/oop-reg-plain/np4"}}, 4)
+	require.NoError(t, err)
+	require.Len(t, cs, 1)
+	require.Equal(t, "oneshot/bf16/sum/1MiB/oop-reg-plain/np4", cs[0].ID())
+}
+
+func TestBuildUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		sel   Selection
+		ranks int
+		err   string
+	}{
+		{"unknown variant", Selection{Variants: []string{"threeshot"}}, 4, "valid: oneshot, twoshot"},
+		{"too many ranks", Selection{Variants: []string{"oneshot"}}, 9, "supports 1 to 8 ranks, not 9"},
+		{"size fits no dtype", Selection{Sizes: []int64{3}}, 2, "fits no selected dtype"},
+		{"size does not fit chosen dtype", Selection{Sizes: []int64{6}, DTypes: []reference.DType{reference.F32}}, 2, "not a whole number of f32"},
+		{"bad mode word", Selection{ModeWords: []string{"inplace"}}, 2, "unknown mode word"},
+		{"ID for another world size", Selection{IDs: []string{"oneshot/bf16/sum/1MiB/oop-reg-plain/np4"}}, 2, "is for 4 ranks"},
+		{"bad ID", Selection{IDs: []string{"oneshot/bf16"}}, 2, "bad case ID"},
+		{"empty selection", Selection{MaxBytes: 1}, 2, "matches no case"},
+	} {
+		_, err := Build(tc.sel, tc.ranks)
+		require.Error(t, err, tc.name)
+		var ue *UsageError
+		require.True(t, errors.As(err, &ue), "%s: %T is not a UsageError", tc.name, err)
+		require.True(t, strings.Contains(err.Error(), tc.err), "%s: %q lacks %q", tc.name, err, tc.err)
+	}
+}
+
+func TestDefaultMatrixSkipsUnsupportedRanksInsteadOfFailing(t *testing.T) {
+	cs, err := Build(Selection{Quick: true}, 9)
+	require.NoError(t, err)
+	var skipped int
+	for _, c := range cs {
+		if c.Variant != "nccl" {
+			require.Contains(t, skipReasonFor(t, c), "supports 1 to 8 ranks")
+			skipped++
+		}
+	}
+	require.Positive(t, skipped)
+}
+
+func skipReasonFor(t *testing.T, c Case) string {
+	v, err := kernels.Lookup(c.Variant)
+	require.NoError(t, err)
+	return SkipReason(v, c)
+}

@@ -1,0 +1,343 @@
+package cases
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/reference"
+)
+
+// Selection is what the flags ask for. Empty fields mean "the matrix's own".
+type Selection struct {
+	Variants []string
+	DTypes   []reference.DType
+	Ops      []reference.Op
+	Sizes    []int64
+	// ModeWords filter modes: ip, oop, reg, stg, plain, graph, off. Words of
+	// one axis are alternatives; words of different axes must all hold.
+	ModeWords []string
+	IDs       []string
+	Quick     bool
+	// MaxBytes drops matrix sizes above it (explicit --size is never
+	// dropped); 0 means no cap. The host backend uses it to keep its default
+	// matrix within shared memory.
+	MaxBytes int64
+}
+
+// Default matrix. Small sizes get every dtype, op and mode; large sizes get
+// sum over a set of modes that still covers each axis value, because checking
+// 256 MiB on every rank for every combination would take longer than
+// everything else together. Sizes that are not a whole number of elements of
+// a dtype are simply not generated for it (6 B exists for f16 and bf16 only).
+var (
+	// 1 element, odd counts, sizes not a multiple of 16 bytes, just under and
+	// over a power of two.
+	smallSizes = []int64{2, 4, 6, 12, 100, 1020, 4 << 10, 4100, 64<<10 - 2, 64 << 10, 256 << 10, 1 << 20, 1<<20 + 12}
+	largeSizes = []int64{4 << 20, 16 << 20, 64 << 20, 256 << 20}
+	largeModes = []Mode{
+		{Registered: true},
+		{InPlace: true},
+		{Graph: true},
+		{InPlace: true, Registered: true, Graph: true},
+	}
+	offsetSizes = []int64{12, 4100, 1<<20 + 12}
+	offsetModes = []Mode{{Registered: true, Offset: 1}, {InPlace: true, Offset: 1}, {Registered: true, Offset: 3}}
+
+	quickSizes = []int64{4, 6, 4100, 64 << 10, 1 << 20}
+	quickOps   = []reference.Op{reference.Sum, reference.Max}
+	quickModes = []Mode{
+		{Registered: true},
+		{InPlace: true},
+		{Graph: true},
+		{InPlace: true, Registered: true, Graph: true},
+		{Registered: true, Offset: 1},
+	}
+)
+
+// UsageError is a selection the user got wrong: artest exits 2 on it.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+func usage(format string, args ...any) error {
+	return &UsageError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// Build expands a selection into the cases to run on a world of ranks
+// ranks, in report order (variant, dtype, op, mode, size).
+func Build(sel Selection, ranks int) ([]Case, error) {
+	if ranks < 1 {
+		return nil, usage("world size %d: need at least one rank", ranks)
+	}
+	if len(sel.IDs) > 0 {
+		return buildIDs(sel.IDs, ranks)
+	}
+	variants, err := pickVariants(sel.Variants, ranks)
+	if err != nil {
+		return nil, err
+	}
+	modes, err := filterModes(sel.ModeWords)
+	if err != nil {
+		return nil, err
+	}
+	dtypes := sel.DTypes
+	if len(dtypes) == 0 {
+		dtypes = reference.DTypes
+	}
+	ops := sel.Ops
+	if len(ops) == 0 {
+		ops = reference.Ops
+	}
+	if len(sel.Sizes) > 0 {
+		if err := checkSizesFit(sel.Sizes, dtypes, len(sel.DTypes) > 0); err != nil {
+			return nil, err
+		}
+	}
+
+	type tier struct {
+		sizes []int64
+		ops   []reference.Op
+		modes []Mode
+	}
+	var tiers []tier
+	switch {
+	case len(sel.Sizes) > 0:
+		all := append(append([]Mode{}, AllModes...), offsetModes...)
+		tiers = []tier{{sel.Sizes, reference.Ops, all}}
+	case sel.Quick:
+		tiers = []tier{{quickSizes, quickOps, quickModes}}
+	default:
+		tiers = []tier{
+			{smallSizes, reference.Ops, AllModes},
+			{offsetSizes, []reference.Op{reference.Sum}, offsetModes},
+			{largeSizes, []reference.Op{reference.Sum}, largeModes},
+			{largeSizes[:1], []reference.Op{reference.Max}, largeModes[:1]},
+		}
+	}
+
+	seen := map[string]bool{}
+	var out []Case
+	for _, v := range variants {
+		for _, t := range tiers {
+			for _, d := range dtypes {
+				for _, o := range t.ops {
+					if !containsOp(ops, o) {
+						continue
+					}
+					for _, m := range t.modes {
+						if !modeSelected(modes, m) {
+							continue
+						}
+						for _, b := range t.sizes {
+							if len(sel.Sizes) == 0 && sel.MaxBytes > 0 && b > sel.MaxBytes {
+								continue
+							}
+							c := Case{Variant: v.Name, DType: d, Op: o, Bytes: b, Mode: m, Ranks: ranks}
+							if c.fits() != nil {
+								continue
+							}
+							if id := c.ID(); !seen[id] {
+								seen[id] = true
+								out = append(out, c)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	sortCases(out)
+	if len(out) == 0 {
+		return nil, usage("the selection matches no case")
+	}
+	return out, nil
+}
+
+// SkipReason says why the registry rules a case out ("" if it does not):
+// the variant lacks the dtype or op, or the world size is outside its range.
+// Backends add their own reasons (no GPU, no NCCL, no P2P).
+func SkipReason(v *kernels.Variant, c Case) string {
+	if !v.SupportsDType(c.DType) {
+		return fmt.Sprintf("%s has no %s kernel", v.Name, c.DType)
+	}
+	if !v.SupportsOp(c.Op) {
+		return fmt.Sprintf("%s has no %s kernel", v.Name, c.Op)
+	}
+	if r := v.RanksReason(c.Ranks); r != "" {
+		return r
+	}
+	return ""
+}
+
+func pickVariants(names []string, ranks int) ([]*kernels.Variant, error) {
+	if len(names) == 0 {
+		vs := make([]*kernels.Variant, len(kernels.Registry))
+		for i := range kernels.Registry {
+			vs[i] = &kernels.Registry[i]
+		}
+		return vs, nil
+	}
+	var vs []*kernels.Variant
+	for _, n := range names {
+		v, err := kernels.Lookup(n)
+		if err != nil {
+			return nil, usage("%v", err)
+		}
+		// Asked for by name, a variant that cannot run on this world size
+		// is a usage error, not a skip: the user asked for something that
+		// cannot happen.
+		if r := v.RanksReason(ranks); r != "" {
+			return nil, usage("%s", r)
+		}
+		vs = append(vs, v)
+	}
+	return vs, nil
+}
+
+func buildIDs(ids []string, ranks int) ([]Case, error) {
+	var out []Case
+	for _, id := range ids {
+		c, err := ParseID(id)
+		if err != nil {
+			return nil, usage("%v", err)
+		}
+		v, err := kernels.Lookup(c.Variant)
+		if err != nil {
+			return nil, usage("case %s: %v", id, err)
+		}
+		if c.Ranks != ranks {
+			return nil, usage("case %s is for %d ranks; this run has %d (start it with mpirun -np %d)", id, c.Ranks, ranks, c.Ranks)
+		}
+		if r := SkipReason(v, c); r != "" {
+			return nil, usage("case %s: %s", id, r)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func checkSizesFit(sizes []int64, dtypes []reference.DType, explicit bool) error {
+	for _, b := range sizes {
+		fitsAny := false
+		for _, d := range dtypes {
+			if b%int64(d.Size()) == 0 {
+				fitsAny = true
+			} else if explicit {
+				return usage("size %s is not a whole number of %s elements (%d bytes each)", FormatSize(b), d, d.Size())
+			}
+		}
+		if !fitsAny {
+			return usage("size %s fits no selected dtype", FormatSize(b))
+		}
+	}
+	return nil
+}
+
+type modeFilter struct {
+	inPlace, registered, graph map[bool]bool
+	offset                     *bool
+}
+
+func filterModes(words []string) (*modeFilter, error) {
+	if len(words) == 0 {
+		return nil, nil
+	}
+	f := &modeFilter{}
+	add := func(m *map[bool]bool, v bool) {
+		if *m == nil {
+			*m = map[bool]bool{}
+		}
+		(*m)[v] = true
+	}
+	for _, w := range words {
+		switch strings.TrimSpace(w) {
+		case "ip":
+			add(&f.inPlace, true)
+		case "oop":
+			add(&f.inPlace, false)
+		case "reg":
+			add(&f.registered, true)
+		case "stg":
+			add(&f.registered, false)
+		case "graph":
+			add(&f.graph, true)
+		case "plain":
+			add(&f.graph, false)
+		case "off":
+			t := true
+			f.offset = &t
+		case "aligned":
+			t := false
+			f.offset = &t
+		default:
+			return nil, usage("unknown mode word %q (valid: ip, oop, reg, stg, plain, graph, off, aligned)", w)
+		}
+	}
+	return f, nil
+}
+
+func modeSelected(f *modeFilter, m Mode) bool {
+	if f == nil {
+		return true
+	}
+	ok := func(set map[bool]bool, v bool) bool { return set == nil || set[v] }
+	if f.offset != nil && *f.offset != (m.Offset != 0) {
+		return false
+	}
+	return ok(f.inPlace, m.InPlace) && ok(f.registered, m.Registered) && ok(f.graph, m.Graph)
+}
+
+func containsOp(ops []reference.Op, o reference.Op) bool {
+	for _, x := range ops {
+		if x == o {
+			return true
+		}
+	}
+	return false
+}
+
+func variantIndex(name string) int {
+	for i := range kernels.Registry {
+		if kernels.Registry[i].Name == name {
+			return i
+		}
+	}
+	return len(kernels.Registry)
+}
+
+func sortCases(cs []Case) {
+	sort.SliceStable(cs, func(i, j int) bool {
+		a, b := cs[i], cs[j]
+		if ai, bi := variantIndex(a.Variant), variantIndex(b.Variant); ai != bi {
+			return ai < bi
+		}
+		if a.DType != b.DType {
+			return a.DType < b.DType
+		}
+		if a.Op != b.Op {
+			return a.Op < b.Op
+		}
+		if ma, mb := modeRank(a.Mode), modeRank(b.Mode); ma != mb {
+			return ma < mb
+		}
+		return a.Bytes < b.Bytes
+	})
+}
+
+// modeRank orders modes for reports: registered before staged, out of place
+// before in place, plain before graph, aligned before offset.
+func modeRank(m Mode) int {
+	r := m.Offset
+	if m.Graph {
+		r += 1 << 8
+	}
+	if m.InPlace {
+		r += 1 << 9
+	}
+	if !m.Registered {
+		r += 1 << 10
+	}
+	return r
+}

@@ -1,0 +1,37 @@
+// Command artest tests, verifies and times allreduce kernels on every rank of
+// an MPI job: mpirun -np N artest [flags]. See README.md.
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+
+	"github.com/artest/artest/internal/cli"
+	"github.com/artest/artest/mpi"
+)
+
+func main() {
+	// MPI's funneled threading and CUDA's current context are per OS
+	// thread: every MPI and CUDA call happens on this one.
+	runtime.LockOSThread()
+	os.Exit(run())
+}
+
+func run() int {
+	w, err := mpi.Init()
+	if err != nil {
+		// No usable MPI (or a launcher of another MPI): the environment.
+		fmt.Fprintf(os.Stderr, "artest: %v\n", err)
+		return 4
+	}
+	code := cli.Main(cli.Env{
+		Comm: w, Args: os.Args[1:], Stdout: os.Stdout, Stderr: os.Stderr,
+		MPIVersion: mpi.Version(), OpenCUDA: openCUDA,
+	})
+	if err := w.Finalize(); err != nil && code == 0 {
+		fmt.Fprintf(os.Stderr, "artest: %v\n", err)
+		code = 4
+	}
+	return code
+}

@@ -1,0 +1,110 @@
+// Package backend is the seam between the runner and what executes the
+// allreduce: the cuda backend (GPU kernels, IPC handles, NCCL) and the host
+// backend (shared-memory segments and Go models of the same kernels). The
+// runner holds all the test logic; a backend supplies memory, a stream of
+// ordered work, timing, graphs and the collective launches.
+package backend
+
+import (
+	"errors"
+	"time"
+
+	"github.com/artest/artest/internal/comm"
+	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/reference"
+)
+
+// Ptr is an address of backend memory valid in this process: a device
+// address on cuda, a synthetic address of a mapped segment on host.
+type Ptr = uint64
+
+// World is this rank's view of the buffers every rank shares.
+type World struct {
+	Rank, Size int
+	// Per rank r: the registered input buffer, the staging buffer and the
+	// SignalBlock, as addresses this rank can use (its own and the opened
+	// handles of its peers).
+	Input   []Ptr
+	Staging []Ptr
+	Signal  []Ptr
+	// Capacity of each Input and Staging buffer in bytes.
+	Capacity int64
+}
+
+// Launch is one allreduce call.
+type Launch struct {
+	Variant *kernels.Variant
+	DType   reference.DType
+	Op      reference.Op
+	// Args carries the buffers, count, rank, injected faults and the
+	// variant's parameters, exactly as the kernel receives them.
+	Args kernels.Args
+	// Blocks and Threads: the grid on cuda, goroutines (Blocks) on host.
+	Blocks, Threads int
+}
+
+// Info describes the backend for the report header.
+type Info struct {
+	Versions map[string]string
+	Devices  []string
+	Topology any
+}
+
+// Errors every backend uses for conditions the runner handles.
+var (
+	// ErrTimeout: Sync's deadline passed with work still running.
+	ErrTimeout = errors.New("timed out waiting for the stream")
+	// ErrUnsupported: the backend cannot do this (e.g. graphs on host).
+	ErrUnsupported = errors.New("not supported by this backend")
+)
+
+// Graph is a captured sequence of stream work that can be replayed.
+type Graph interface {
+	Launch() error
+	Destroy() error
+}
+
+// Event marks a point in the stream; two of them give elapsed time.
+type Event interface {
+	// Since is the time from earlier to this event; both must have
+	// completed (call after Sync).
+	Since(earlier Event) (time.Duration, error)
+}
+
+// Backend executes allreduces for one rank. Every method is called from the
+// runner's goroutine (locked to its OS thread), except ReadSignal, which
+// the watchdog may also call.
+type Backend interface {
+	Name() string
+	Info() Info
+	// Setup allocates this rank's shared buffers with capacity bytes each,
+	// exchanges their handles over c and opens every peer's. It is collective.
+	Setup(c comm.Comm, capacity int64) (*World, error)
+	// SkipReason says why a variant cannot run here for this mode ("" if it
+	// can): a missing library, P2P, GPU feature, graphs on a backend
+	// without them.
+	SkipReason(v *kernels.Variant, graph bool) string
+
+	// Alloc returns private (not shared) memory; Free releases it.
+	Alloc(n int64) (Ptr, error)
+	Free(p Ptr) error
+	// Upload and Download copy synchronously between host and backend memory;
+	// Download waits for the stream's work first.
+	Upload(dst Ptr, src []byte) error
+	Download(dst []byte, src Ptr) error
+
+	// Stream-ordered work: runs after everything enqueued before it.
+	Copy(dst, src Ptr, n int64) error
+	Allreduce(l *Launch) error
+	Record() (Event, error)
+	// Capture records the stream work fn enqueues into a graph instead of
+	// running it.
+	Capture(fn func() error) (Graph, error)
+	// Sync waits until the stream is idle; ErrTimeout if it is not within
+	// timeout. Errors of the work itself come back here.
+	Sync(timeout time.Duration) error
+
+	// ReadSignal copies rank r's SignalBlock, even while a launch hangs.
+	ReadSignal(r int) ([]byte, error)
+	Close() error
+}

@@ -1,0 +1,128 @@
+package host
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/artest/artest/internal/backend"
+)
+
+// stream runs enqueued work in order on one goroutine, like a CUDA stream.
+// The queue is unbounded so that enqueueing never blocks the runner: it must
+// always reach Sync, where the watchdog's deadline lives.
+type stream struct {
+	mu        sync.Mutex
+	cond      *sync.Cond
+	queue     []func() error
+	busy      bool // the worker is running an op
+	err       error
+	capturing *[]func() error
+	closed    bool
+}
+
+func newStream() *stream {
+	s := &stream{}
+	s.cond = sync.NewCond(&s.mu)
+	go s.work()
+	return s
+}
+
+func (s *stream) work() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for {
+		for len(s.queue) == 0 && !s.closed {
+			s.cond.Wait()
+		}
+		if s.closed {
+			return
+		}
+		op := s.queue[0]
+		s.queue = s.queue[1:]
+		s.busy = true
+		failed := s.err != nil
+		s.mu.Unlock()
+		var err error
+		if !failed { // after an error the rest of the queue is dropped, like a sticky CUDA error
+			err = op()
+		}
+		s.mu.Lock()
+		s.busy = false
+		if err != nil && s.err == nil {
+			s.err = err
+		}
+		s.cond.Broadcast()
+	}
+}
+
+func (s *stream) enqueue(op func() error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errors.New("host stream closed")
+	}
+	if s.capturing != nil {
+		*s.capturing = append(*s.capturing, op)
+		return nil
+	}
+	s.queue = append(s.queue, op)
+	s.cond.Broadcast()
+	return nil
+}
+
+func (s *stream) capture(fn func() error) ([]func() error, error) {
+	s.mu.Lock()
+	if s.capturing != nil {
+		s.mu.Unlock()
+		return nil, errors.New("host stream is already capturing")
+	}
+	var ops []func() error
+	s.capturing = &ops
+	s.mu.Unlock()
+	err := fn()
+	s.mu.Lock()
+	s.capturing = nil
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return ops, nil
+}
+
+func (s *stream) idle() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.queue) == 0 && !s.busy
+}
+
+// sync waits for the queue to drain and returns (and clears) the first
+// error of the work since the last sync.
+func (s *stream) sync(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	timer := time.AfterFunc(timeout, func() {
+		s.mu.Lock()
+		s.cond.Broadcast()
+		s.mu.Unlock()
+	})
+	defer timer.Stop()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(s.queue) > 0 || s.busy {
+		if !time.Now().Before(deadline) {
+			return backend.ErrTimeout
+		}
+		s.cond.Wait()
+	}
+	err := s.err
+	s.err = nil
+	return err
+}
+
+func (s *stream) close() {
+	s.mu.Lock()
+	s.closed = true
+	s.queue = nil
+	s.cond.Broadcast()
+	s.mu.Unlock()
+}

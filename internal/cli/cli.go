@@ -1,0 +1,467 @@
+// Package cli is artest's command line: flags to a plan, the agreement
+// between ranks that they were all started the same way, backend selection,
+// and the run. cmd/artest only initialises MPI and calls Main, so tests can
+// drive the whole program in process over comm.NewLocal.
+package cli
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/artest/artest/cases"
+	"github.com/artest/artest/internal/backend"
+	"github.com/artest/artest/internal/backend/host"
+	"github.com/artest/artest/internal/comm"
+	"github.com/artest/artest/internal/exitcode"
+	"github.com/artest/artest/internal/report"
+	"github.com/artest/artest/internal/runner"
+	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/reference"
+)
+
+// Version is artest's release; the git revision comes from the build info.
+const Version = "0.1.0"
+
+// Env is everything the program takes from the outside world.
+type Env struct {
+	Comm           comm.Comm
+	Args           []string // without the program name
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+	MPIVersion     string
+	// OpenCUDA opens the cuda backend; nil means none is available.
+	OpenCUDA func(o *Options) (backend.Backend, error)
+}
+
+// Options are the parsed flags.
+type Options struct {
+	Backend  string   `json:"backend"`
+	Variants []string `json:"variants,omitempty"`
+	DTypes   []string `json:"dtypes,omitempty"`
+	Ops      []string `json:"ops,omitempty"`
+	Sizes    string   `json:"sizes,omitempty"`
+	Modes    []string `json:"modes,omitempty"`
+	CaseIDs  []string `json:"cases,omitempty"`
+	Quick    bool     `json:"quick,omitempty"`
+	List     bool     `json:"list,omitempty"`
+	Input    string   `json:"input"`
+	Seed     uint64   `json:"seed"`
+	Warmup   int      `json:"warmup"`
+	Iters    int      `json:"iters"`
+	Reps     int      `json:"reps"`
+	Stress   int      `json:"stress,omitempty"`
+	Timeout  string   `json:"timeout"`
+	Inject   []string `json:"inject,omitempty"`
+	JSON     string   `json:"json,omitempty"`
+	JUnit    string   `json:"junit,omitempty"`
+	ShmDir   string   `json:"shm_dir"`
+	Blocks   int      `json:"blocks,omitempty"`
+	Threads  int      `json:"threads,omitempty"`
+	Fatbin   string   `json:"fatbin,omitempty"`
+	NCCL     string   `json:"nccl,omitempty"`
+	HostMax  string   `json:"host_max_size"`
+	Version  bool     `json:"-"`
+	Help     bool     `json:"-"`
+
+	timeout time.Duration
+	inject  runner.Inject
+	sel     cases.Selection
+	input   reference.InputKind
+}
+
+type listFlag struct{ v *[]string }
+
+func (l listFlag) String() string { return "" }
+func (l listFlag) Set(s string) error {
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			*l.v = append(*l.v, x)
+		}
+	}
+	return nil
+}
+
+type repeatFlag struct{ v *[]string }
+
+func (l repeatFlag) String() string     { return "" }
+func (l repeatFlag) Set(s string) error { *l.v = append(*l.v, s); return nil }
+
+func newFlagSet(o *Options) *flag.FlagSet {
+	fs := flag.NewFlagSet("artest", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&o.Backend, "backend", "auto", "cuda, host, or auto (cuda when every local rank has a GPU, else host)")
+	fs.Var(listFlag{&o.Variants}, "variant", "variants to run, comma-separated (default: all): "+strings.Join(kernels.Names(), ", "))
+	fs.Var(listFlag{&o.DTypes}, "dtype", "element types: f32, f16, bf16 (default: all)")
+	fs.Var(listFlag{&o.Ops}, "op", "reductions: sum, max, min (default: all)")
+	fs.StringVar(&o.Sizes, "size", "", "message sizes in bytes: list and ranges, e.g. 4,1K:256M:x4,1M:2M:+256K (default: the matrix's)")
+	fs.Var(listFlag{&o.Modes}, "mode", "mode words, all must hold: ip|oop, reg|stg, plain|graph, off|aligned")
+	fs.Var(listFlag{&o.CaseIDs}, "case", "run exactly these case IDs (variant/dtype/op/size/mode/npN)")
+	fs.BoolVar(&o.Quick, "quick", false, "a small matrix that finishes in seconds")
+	fs.BoolVar(&o.List, "list", false, "print the selected case IDs and exit")
+	fs.StringVar(&o.Input, "input", "random", "input kind: random (full mantissa) or exact (small integers)")
+	fs.Uint64Var(&o.Seed, "seed", 1, "input generator seed")
+	fs.IntVar(&o.Warmup, "warmup", 5, "untimed calls before timing")
+	fs.IntVar(&o.Iters, "iters", 20, "calls per timed repetition (0: check only)")
+	fs.IntVar(&o.Reps, "reps", 5, "timed repetitions; the median is reported")
+	fs.IntVar(&o.Stress, "stress", 0, "run N back-to-back calls per case, each with its own inputs, checking every one (replaces timing)")
+	fs.StringVar(&o.Timeout, "timeout", "60s", "longest wait for one step on the stream before the job is declared hung (exit 3)")
+	fs.Var(repeatFlag{&o.Inject}, "inject", "plant a fault (repeatable): "+runner.FaultHelp())
+	fs.StringVar(&o.JSON, "json", "", "write the JSON report to FILE")
+	fs.StringVar(&o.JUnit, "junit", "", "write a JUnit XML report to FILE")
+	fs.StringVar(&o.ShmDir, "shm-dir", "/dev/shm", "host backend: directory of the shared-memory segments")
+	fs.StringVar(&o.HostMax, "host-max-size", "4M", "host backend: largest size of the default matrix (explicit --size is not capped)")
+	fs.IntVar(&o.Blocks, "blocks", 0, "override the variant's block count (0: registry default)")
+	fs.IntVar(&o.Threads, "threads", 0, "override the variant's threads per block (0: registry default)")
+	fs.StringVar(&o.Fatbin, "fatbin", "", "cuda backend: kernel fatbin (default: artest.fatbin beside the binary, or $ARTEST_FATBIN)")
+	fs.StringVar(&o.NCCL, "nccl", "", "cuda backend: path of libnccl.so.2 (default: $ARTEST_NCCL, the loader path, well-known places)")
+	fs.BoolVar(&o.Version, "version", false, "print the version and exit")
+	fs.BoolVar(&o.Help, "help", false, "print this help and exit")
+	return fs
+}
+
+// Parse reads the flags and validates everything that does not need the
+// world: the errors are usage errors (exit 2).
+func Parse(args []string) (*Options, error) {
+	o := &Options{}
+	fs := newFlagSet(o)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			o.Help = true
+			return o, nil
+		}
+		return nil, exitcode.Usagef("%v (see artest --help)", err)
+	}
+	if fs.NArg() > 0 {
+		return nil, exitcode.Usagef("unexpected argument %q (see artest --help)", fs.Arg(0))
+	}
+	if o.Help || o.Version {
+		return o, nil
+	}
+	switch o.Backend {
+	case "auto", "cuda", "host":
+	default:
+		return nil, exitcode.Usagef("unknown --backend %q (valid: auto, cuda, host)", o.Backend)
+	}
+	var err error
+	if o.input, err = reference.ParseInputKind(o.Input); err != nil {
+		return nil, exitcode.Usagef("--input: %v", err)
+	}
+	if o.timeout, err = time.ParseDuration(o.Timeout); err != nil || o.timeout <= 0 {
+		return nil, exitcode.Usagef("bad --timeout %q: want a duration like 60s or 500ms", o.Timeout)
+	}
+	for _, spec := range o.Inject {
+		if err := o.inject.Parse(spec); err != nil {
+			return nil, exitcode.Usagef("%v", err)
+		}
+	}
+	for name, v := range map[string]int{"--warmup": o.Warmup, "--iters": o.Iters, "--reps": o.Reps, "--stress": o.Stress, "--blocks": o.Blocks, "--threads": o.Threads} {
+		if v < 0 {
+			return nil, exitcode.Usagef("%s %d: must not be negative", name, v)
+		}
+	}
+	if o.Blocks > 256 {
+		return nil, exitcode.Usagef("--blocks %d: at most 256 (signal.MaxBlocks)", o.Blocks)
+	}
+	if o.Threads != 0 && (o.Threads%32 != 0 || o.Threads > 1024) {
+		return nil, exitcode.Usagef("--threads %d: want a multiple of 32 up to 1024", o.Threads)
+	}
+	sel := cases.Selection{Variants: o.Variants, ModeWords: o.Modes, IDs: o.CaseIDs, Quick: o.Quick}
+	for _, d := range o.DTypes {
+		dt, err := reference.ParseDType(d)
+		if err != nil {
+			return nil, exitcode.Usagef("--dtype: %v", err)
+		}
+		sel.DTypes = append(sel.DTypes, dt)
+	}
+	for _, s := range o.Ops {
+		op, err := reference.ParseOp(s)
+		if err != nil {
+			return nil, exitcode.Usagef("--op: %v", err)
+		}
+		sel.Ops = append(sel.Ops, op)
+	}
+	if o.Sizes != "" {
+		if sel.Sizes, err = cases.ParseSizes(o.Sizes); err != nil {
+			return nil, exitcode.Usagef("--size: %v", err)
+		}
+	}
+	if _, err := cases.ParseSize(o.HostMax); err != nil {
+		return nil, exitcode.Usagef("--host-max-size: %v", err)
+	}
+	o.sel = sel
+	return o, nil
+}
+
+// hash identifies a configuration: ranks started with different flags
+// would run different cases and wait for each other for ever.
+func (o *Options) hash() string {
+	b, _ := json.Marshal(o)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+// hello is what each rank tells rank 0 before anything collective happens.
+type hello struct {
+	Err     string `json:"err,omitempty"`
+	Code    int    `json:"code,omitempty"`
+	Hash    string `json:"hash,omitempty"`
+	Host    string `json:"host"`
+	Backend string `json:"backend,omitempty"`
+}
+
+// Main runs artest on this rank and returns the exit code (the same on every
+// rank, except when a rank could not even agree, in which case each returns
+// what rank 0 decided).
+func Main(e Env) int {
+	if e.Getenv == nil {
+		e.Getenv = os.Getenv
+	}
+	c := e.Comm
+	say := func(format string, args ...any) {
+		if c.Rank() == 0 {
+			fmt.Fprintf(e.Stderr, "artest: "+format+"\n", args...)
+		}
+	}
+
+	o, perr := Parse(e.Args)
+	me := hello{Host: c.Hostname()}
+	if perr != nil {
+		me.Err, me.Code = perr.Error(), exitcode.Of(perr)
+	} else {
+		me.Hash = o.hash()
+	}
+	// Choose the backend before agreeing, so ranks that disagree say so.
+	var be backend.Backend
+	if perr == nil && !o.Help && !o.Version && !o.List {
+		var berr error
+		be, me.Backend, berr = openBackend(e, o)
+		if berr != nil {
+			me.Err, me.Code = berr.Error(), exitcode.Of(berr)
+			if me.Code == exitcode.Wrong {
+				me.Code = exitcode.Env
+			}
+		}
+	}
+	hellos, code, msg, err := agree(c, me)
+	if err != nil {
+		say("%v", err)
+		return exitcode.Env
+	}
+	if code != exitcode.OK {
+		say("%s", msg)
+		closeBackend(be, e.Stderr)
+		return code
+	}
+	if o.Help {
+		if c.Rank() == 0 {
+			printHelp(e.Stdout)
+		}
+		return exitcode.OK
+	}
+	if o.Version {
+		if c.Rank() == 0 {
+			fmt.Fprintf(e.Stdout, "artest %s (%s, %s)\n", Version, gitRevision(), runtime.Version())
+		}
+		return exitcode.OK
+	}
+	if !o.List && be.Name() == "host" && len(o.sel.Sizes) == 0 && len(o.sel.IDs) == 0 {
+		o.sel.MaxBytes, _ = cases.ParseSize(o.HostMax)
+	}
+	cs, err := cases.Build(o.sel, c.Size())
+	if err != nil {
+		say("%v", err)
+		closeBackend(be, e.Stderr)
+		return exitcode.Usage
+	}
+	if o.List {
+		if c.Rank() == 0 {
+			for _, cc := range cs {
+				fmt.Fprintln(e.Stdout, cc.ID())
+			}
+		}
+		return exitcode.OK
+	}
+	defer closeBackend(be, e.Stderr)
+
+	w, err := be.Setup(c, runner.Capacity(cs))
+	// Setup is collective; its failure on any rank must stop every rank.
+	me2 := hello{Host: me.Host}
+	if err != nil {
+		me2.Err, me2.Code = fmt.Sprintf("rank %d: %v", c.Rank(), err), exitcode.Of(err)
+		if me2.Code == exitcode.Wrong {
+			me2.Code = exitcode.Env
+		}
+	}
+	if _, code, msg, aerr := agree(c, me2); aerr != nil || code != exitcode.OK {
+		if aerr != nil {
+			msg, code = aerr.Error(), exitcode.Env
+		}
+		say("%s", msg)
+		return code
+	}
+
+	hosts := make([]string, len(hellos))
+	for i, h := range hellos {
+		hosts[i] = h.Host
+	}
+	info := be.Info()
+	versions := map[string]string{"artest": Version, "go": runtime.Version()}
+	if e.MPIVersion != "" {
+		versions["mpi"] = e.MPIVersion
+	}
+	for k, v := range info.Versions {
+		versions[k] = v
+	}
+	cfg := &runner.Config{
+		Cases: cs, Seed: o.Seed, Input: o.input,
+		Warmup: o.Warmup, Iters: o.Iters, Reps: o.Reps, Stress: o.Stress,
+		Timeout: o.timeout, Inject: o.inject,
+		Blocks: o.Blocks, Threads: o.Threads,
+		Stdout: e.Stdout, Stderr: e.Stderr, JSONPath: o.JSON, JUnitPath: o.JUnit,
+		Header: report.Header{
+			Tool: "artest", Version: Version, GitRevision: gitRevision(),
+			Command: append([]string{"artest"}, e.Args...), Start: time.Now().UTC(),
+			Hosts: hosts, Ranks: c.Size(), Backend: be.Name(), Seed: o.Seed, Input: o.input.String(),
+			Iters: o.Iters, Warmup: o.Warmup, Stress: o.Stress, Inject: o.inject.Specs(),
+			Versions: versions, Devices: info.Devices, Topology: info.Topology,
+		},
+	}
+	return runner.Run(c, be, w, cfg)
+}
+
+// agree gathers every rank's hello on rank 0, which decides; the decision is
+// broadcast so that every rank returns the same code.
+func agree(c comm.Comm, me hello) ([]hello, int, string, error) {
+	blob, _ := json.Marshal(me)
+	all, err := c.Gather(blob, 0)
+	if err != nil {
+		return nil, 0, "", fmt.Errorf("gather configuration: %w", err)
+	}
+	var hellos []hello
+	decision := struct {
+		Code int    `json:"code"`
+		Msg  string `json:"msg"`
+	}{}
+	if c.Rank() == 0 {
+		hellos = make([]hello, len(all))
+		for i, b := range all {
+			if err := json.Unmarshal(b, &hellos[i]); err != nil {
+				return nil, 0, "", fmt.Errorf("rank %d configuration: %w", i, err)
+			}
+		}
+		for i, h := range hellos {
+			if h.Err != "" {
+				decision.Code, decision.Msg = h.Code, h.Err
+				if i != 0 && !strings.HasPrefix(h.Err, "rank ") {
+					decision.Msg = fmt.Sprintf("rank %d: %s", i, h.Err)
+				}
+				break
+			}
+		}
+		if decision.Code == exitcode.OK {
+			for i, h := range hellos {
+				if h.Hash != hellos[0].Hash {
+					decision.Code = exitcode.Usage
+					decision.Msg = fmt.Sprintf("ranks were started with different flags: rank %d's configuration differs from rank 0's (hash %s vs %s)", i, h.Hash, hellos[0].Hash)
+					break
+				}
+				if h.Backend != hellos[0].Backend {
+					decision.Code = exitcode.Env
+					decision.Msg = fmt.Sprintf("ranks chose different backends: rank 0 %s, rank %d %s (pass --backend)", hellos[0].Backend, i, h.Backend)
+					break
+				}
+			}
+		}
+	}
+	// Broadcast the decision as a fixed-size block.
+	buf := make([]byte, 4096)
+	if c.Rank() == 0 {
+		d, _ := json.Marshal(decision)
+		if len(d) > len(buf) {
+			decision.Msg = decision.Msg[:2048]
+			d, _ = json.Marshal(decision)
+		}
+		copy(buf, d)
+	}
+	if err := c.Bcast(buf, 0); err != nil {
+		return nil, 0, "", fmt.Errorf("broadcast decision: %w", err)
+	}
+	if err := json.Unmarshal([]byte(strings.TrimRight(string(buf), "\x00")), &decision); err != nil {
+		return nil, 0, "", fmt.Errorf("decision: %w", err)
+	}
+	return hellos, decision.Code, decision.Msg, nil
+}
+
+func openBackend(e Env, o *Options) (backend.Backend, string, error) {
+	switch o.Backend {
+	case "host":
+		return host.New(o.ShmDir), "host", nil
+	case "cuda":
+		if e.OpenCUDA == nil {
+			return nil, "cuda", exitcode.Envf("the cuda backend is not available in this build")
+		}
+		b, err := e.OpenCUDA(o)
+		return b, "cuda", err
+	}
+	// auto: cuda when it opens, host otherwise.
+	if e.OpenCUDA != nil {
+		if b, err := e.OpenCUDA(o); err == nil {
+			return b, "cuda", nil
+		}
+	}
+	return host.New(o.ShmDir), "host", nil
+}
+
+func closeBackend(b backend.Backend, stderr io.Writer) {
+	if b == nil {
+		return
+	}
+	if err := b.Close(); err != nil {
+		fmt.Fprintf(stderr, "artest: close %s backend: %v\n", b.Name(), err)
+	}
+}
+
+func gitRevision() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	rev, dirty := "unknown", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if dirty {
+		rev += "-dirty"
+	}
+	return rev
+}
+
+func printHelp(w io.Writer) {
+	fmt.Fprintf(w, `artest %s: test, reference and benchmark suite for GPU allreduce kernels
+
+usage: mpirun -np N artest [flags]
+
+`, Version)
+	fs := newFlagSet(&Options{})
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fmt.Fprint(w, `
+exit codes: 0 all passed (or skipped with a reason), 1 a case failed,
+            2 usage or configuration error, 3 hang (watchdog), 4 environment
+`)
+}

@@ -1,0 +1,228 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/artest/artest/internal/comm"
+	"github.com/artest/artest/internal/report"
+)
+
+type result struct {
+	codes          []int
+	stdout, stderr []string
+	abortCode      int
+	aborted        bool
+}
+
+// runWorld runs Main on n in-process ranks, each with its own arguments
+// (argsFor(rank)), and collects what every rank returned and printed.
+func runWorld(t *testing.T, n int, argsFor func(rank int) []string) result {
+	t.Helper()
+	world := comm.NewLocalWorld(n)
+	res := result{codes: make([]int, n), stdout: make([]string, n), stderr: make([]string, n)}
+	for i := range res.codes {
+		res.codes[i] = -1 // aborted ranks never return
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for r := 0; r < n; r++ {
+		wg.Add(1)
+		go func(r int) {
+			defer wg.Done()
+			var out, errb bytes.Buffer
+			defer func() {
+				mu.Lock()
+				res.stdout[r], res.stderr[r] = out.String(), errb.String()
+				mu.Unlock()
+			}()
+			code := Main(Env{Comm: world.Rank(r), Args: argsFor(r), Stdout: &out, Stderr: &errb})
+			res.codes[r] = code
+		}(r)
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(120 * time.Second):
+		t.Fatal("world did not finish within 120s")
+	}
+	res.abortCode, res.aborted = world.AbortCode()
+	return res
+}
+
+func same(args ...string) func(int) []string { return func(int) []string { return args } }
+
+func TestQuickHostMatrixPasses(t *testing.T) {
+	dir := t.TempDir()
+	js := filepath.Join(dir, "r.json")
+	ju := filepath.Join(dir, "r.xml")
+	res := runWorld(t, 4, same("--backend", "host", "--quick", "--iters", "2", "--reps", "2", "--warmup", "1",
+		"--dtype", "bf16,f32", "--json", js, "--junit", ju))
+	require.False(t, res.aborted, res.stderr)
+	require.Equal(t, []int{0, 0, 0, 0}, res.codes, "stderr: %v\nstdout: %s", res.stderr, res.stdout[0])
+	require.Contains(t, res.stdout[0], "oneshot")
+	require.Contains(t, res.stdout[0], "twoshot")
+	require.Empty(t, res.stdout[1], "only rank 0 prints")
+
+	f, err := os.Open(js)
+	require.NoError(t, err)
+	defer f.Close()
+	rep, err := report.ReadJSON(f)
+	require.NoError(t, err)
+	require.Equal(t, "host", rep.Header.Backend)
+	require.Equal(t, 4, rep.Header.Ranks)
+	require.Zero(t, rep.Summary.Fail)
+	require.Positive(t, rep.Summary.Pass)
+	for _, c := range rep.Cases {
+		switch c.Variant {
+		case "nccl":
+			require.Equal(t, report.Skipped, c.Verdict, c.ID)
+			require.Contains(t, c.Reason, "cuda backend")
+		default:
+			require.Equal(t, report.Pass, c.Verdict, "%s: %s", c.ID, c.Reason)
+			require.Positive(t, c.TimeUS, c.ID)
+		}
+	}
+	x, err := os.ReadFile(ju)
+	require.NoError(t, err)
+	require.Contains(t, string(x), "<testsuites")
+}
+
+// The acceptance check, in process: without the end barrier and with
+// rank 1 slow to read, a fast rank overwrites its registered input with the
+// next iteration's while rank 1 still reads it.
+func TestNoEndBarrierUnderStressFails(t *testing.T) {
+	dir := t.TempDir()
+	js := filepath.Join(dir, "r.json")
+	args := []string{"--backend", "host", "--variant", "oneshot", "--dtype", "f32", "--op", "sum",
+		"--size", "4K", "--mode", "oop,reg,plain,aligned", "--stress", "30", "--json", js}
+	res := runWorld(t, 4, same(append(args, "--inject", "no-end-barrier", "--inject", "delay:rank=1,us=500")...))
+	require.Equal(t, []int{1, 1, 1, 1}, res.codes, res.stderr)
+	require.Contains(t, res.stdout[0], "FAIL")
+	require.Contains(t, res.stdout[0], "oneshot/f32/sum/4KiB/oop-reg-plain/np4")
+	rep := readReport(t, js)
+	require.Equal(t, 1, rep.Summary.Fail)
+	require.Equal(t, 1, rep.Summary.ExitCode)
+	// The rank that read late is the one that saw wrong values.
+	ranks := map[int]bool{}
+	for _, f := range rep.Cases[0].Failures {
+		ranks[f.Rank] = true
+	}
+	require.True(t, ranks[1], "rank 1 read its peers' next inputs: %+v", rep.Cases[0].Failures)
+
+	// The same without the faults passes.
+	res = runWorld(t, 4, same(args...))
+	require.Equal(t, []int{0, 0, 0, 0}, res.codes, res.stderr)
+}
+
+func readReport(t *testing.T, path string) *report.Report {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	rep, err := report.ReadJSON(f)
+	require.NoError(t, err)
+	return rep
+}
+
+func TestPlantedBugsAreCaught(t *testing.T) {
+	for _, tc := range []struct {
+		inject, mode, kind string
+	}{
+		{"skip-last", "oop,reg,plain,aligned", "mismatch"}, // poison catches the unwritten element
+		{"overrun", "oop,stg,plain,aligned", "guard"},      // guard bytes catch the write past the end
+		{"wrong-kernel", "oop,reg,plain,aligned", "trace"}, // the trace word catches the wrong dispatch
+		{"no-start-barrier", "oop,stg,plain,aligned", ""},  // may or may not race in one call: see stress test
+	} {
+		if tc.kind == "" {
+			continue
+		}
+		t.Run(tc.inject, func(t *testing.T) {
+			js := filepath.Join(t.TempDir(), "r.json")
+			res := runWorld(t, 2, same("--backend", "host", "--variant", "twoshot", "--dtype", "bf16", "--op", "sum",
+				"--size", "4100", "--mode", tc.mode, "--iters", "0", "--inject", tc.inject, "--json", js))
+			require.Equal(t, []int{1, 1}, res.codes, res.stderr)
+			rep := readReport(t, js)
+			require.Len(t, rep.Cases, 1)
+			var kinds []string
+			for _, f := range rep.Cases[0].Failures {
+				kinds = append(kinds, f.Kind)
+			}
+			require.Contains(t, kinds, tc.kind, rep.Cases[0].Reason)
+		})
+	}
+}
+
+func TestHangIsDiagnosedAndAborts(t *testing.T) {
+	res := runWorld(t, 4, same("--backend", "host", "--variant", "oneshot", "--dtype", "f32", "--op", "sum",
+		"--size", "4K", "--mode", "oop,reg,plain,aligned", "--inject", "delay:rank=2,us=3000000", "--timeout", "300ms"))
+	require.True(t, res.aborted)
+	require.Equal(t, 3, res.abortCode)
+	require.Contains(t, res.stderr[0], "hang in case oneshot/f32/sum/4KiB/oop-reg-plain/np4")
+	require.Contains(t, res.stderr[0], "for rank 2")
+}
+
+func TestUsageErrorsExit2WithOneLine(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--variant", "threeshot"}, "unknown variant"},
+		{[]string{"--dtype", "f64"}, "unknown dtype"},
+		{[]string{"--size", "1X"}, "bad size"},
+		{[]string{"--size", "6", "--dtype", "f32"}, "not a whole number of f32"},
+		{[]string{"--inject", "no-such-fault"}, "unknown --inject"},
+		{[]string{"--timeout", "soon"}, "bad --timeout"},
+		{[]string{"--no-such-flag"}, "flag provided but not defined"},
+		{[]string{"--backend", "tpu"}, "unknown --backend"},
+		{[]string{"--backend", "host", "--shm-dir", "/no/such/dir", "--quick"}, "does not exist"},
+		{[]string{"--case", "oneshot/bf16/sum/1MiB/oop-reg-plain/np8"}, "is for 8 ranks"},
+	} {
+		res := runWorld(t, 2, same(append([]string{"--backend", "host"}, tc.args...)...))
+		require.Equal(t, []int{2, 2}, res.codes, "%v: %v", tc.args, res.stderr)
+		lines := strings.Split(strings.TrimSpace(res.stderr[0]), "\n")
+		require.Len(t, lines, 1, "%v: %q", tc.args, res.stderr[0])
+		require.Contains(t, lines[0], tc.want)
+		require.Empty(t, res.stderr[1], "only rank 0 speaks")
+	}
+}
+
+func TestRanksWithDifferentFlagsExit2(t *testing.T) {
+	res := runWorld(t, 3, func(r int) []string {
+		if r == 2 {
+			return []string{"--backend", "host", "--quick", "--size", "8K"}
+		}
+		return []string{"--backend", "host", "--quick", "--size", "4K"}
+	})
+	require.Equal(t, []int{2, 2, 2}, res.codes)
+	require.Contains(t, res.stderr[0], "different flags: rank 2")
+}
+
+func TestListPrintsIDs(t *testing.T) {
+	res := runWorld(t, 2, same("--list", "--variant", "twoshot", "--dtype", "f16", "--op", "sum", "--size", "2", "--mode", "oop,reg,plain,aligned"))
+	require.Equal(t, []int{0, 0}, res.codes)
+	require.Equal(t, "twoshot/f16/sum/2B/oop-reg-plain/np2\n", res.stdout[0])
+}
+
+func TestJSONHeaderCarriesTheCommand(t *testing.T) {
+	js := filepath.Join(t.TempDir(), "r.json")
+	args := []string{"--backend", "host", "--case", "oneshot/f16/max/6B/ip-stg-graph/np2", "--seed", "7", "--json", js}
+	res := runWorld(t, 2, same(args...))
+	require.Equal(t, []int{0, 0}, res.codes, res.stderr)
+	rep := readReport(t, js)
+	require.Equal(t, uint64(7), rep.Header.Seed)
+	require.Equal(t, append([]string{"artest"}, args...), rep.Header.Command)
+	require.Equal(t, []string{"localhost", "localhost"}, rep.Header.Hosts)
+	b, err := json.Marshal(rep.Header.Versions)
+	require.NoError(t, err)
+	require.Contains(t, string(b), "artest")
+}

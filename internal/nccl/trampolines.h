@@ -1,0 +1,67 @@
+// C side of the NCCL wrapper: the NCCL types artest needs, declared here
+// instead of including nccl.h, and one typedef plus one static trampoline
+// per entry point found with dlsym. Communicators and streams travel as
+// uintptr_t, device buffers as uintptr_t addresses. Enums are ints.
+#ifndef ARTEST_NCCL_TRAMPOLINES_H
+#define ARTEST_NCCL_TRAMPOLINES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef int ncclResult_t;
+typedef struct { char internal[128]; } art_ncclUniqueId; // NCCL_UNIQUE_ID_BYTES
+
+_Static_assert(sizeof(art_ncclUniqueId) == 128, "ncclUniqueId is 128 bytes");
+
+typedef ncclResult_t (*ncclGetVersion_t)(int *);
+static inline ncclResult_t art_ncclGetVersion(void *f, int *v) {
+	return ((ncclGetVersion_t)f)(v);
+}
+
+typedef ncclResult_t (*ncclGetUniqueId_t)(art_ncclUniqueId *);
+static inline ncclResult_t art_ncclGetUniqueId(void *f, art_ncclUniqueId *id) {
+	return ((ncclGetUniqueId_t)f)(id);
+}
+
+// The id is passed by value; the Go side hands over its address.
+typedef ncclResult_t (*ncclCommInitRank_t)(void **, int, art_ncclUniqueId, int);
+static inline ncclResult_t art_ncclCommInitRank(void *f, uintptr_t *comm, int nranks, const art_ncclUniqueId *id, int rank) {
+	void *c = NULL;
+	ncclResult_t r = ((ncclCommInitRank_t)f)(&c, nranks, *id, rank);
+	*comm = (uintptr_t)c;
+	return r;
+}
+
+typedef ncclResult_t (*ncclAllReduce_t)(const void *, void *, size_t, int, int, void *, void *);
+static inline ncclResult_t art_ncclAllReduce(void *f, uintptr_t send, uintptr_t recv, size_t count,
+                                             int datatype, int op, uintptr_t comm, uintptr_t stream) {
+	return ((ncclAllReduce_t)f)((const void *)send, (void *)recv, count, datatype, op, (void *)comm, (void *)stream);
+}
+
+typedef ncclResult_t (*ncclCommOp_t)(void *);
+static inline ncclResult_t art_ncclCommFinalize(void *f, uintptr_t comm) {
+	return ((ncclCommOp_t)f)((void *)comm);
+}
+static inline ncclResult_t art_ncclCommDestroy(void *f, uintptr_t comm) {
+	return ((ncclCommOp_t)f)((void *)comm);
+}
+static inline ncclResult_t art_ncclCommAbort(void *f, uintptr_t comm) {
+	return ((ncclCommOp_t)f)((void *)comm);
+}
+
+typedef ncclResult_t (*ncclCommGetAsyncError_t)(void *, ncclResult_t *);
+static inline ncclResult_t art_ncclCommGetAsyncError(void *f, uintptr_t comm, ncclResult_t *async) {
+	return ((ncclCommGetAsyncError_t)f)((void *)comm, async);
+}
+
+typedef const char *(*ncclGetErrorString_t)(ncclResult_t);
+static inline const char *art_ncclGetErrorString(void *f, ncclResult_t r) {
+	return ((ncclGetErrorString_t)f)(r);
+}
+
+typedef const char *(*ncclGetLastError_t)(void *);
+static inline const char *art_ncclGetLastError(void *f, uintptr_t comm) {
+	return ((ncclGetLastError_t)f)((void *)comm);
+}
+
+#endif

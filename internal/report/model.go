@@ -1,0 +1,105 @@
+// Package report turns case results into what people and CI systems read:
+// the nccl-tests style table on stdout, the JSON report and the JUnit XML.
+// Only rank 0 writes reports; the runner gathers every rank's results first.
+package report
+
+import "time"
+
+// Verdict of one case.
+type Verdict string
+
+const (
+	Pass    Verdict = "pass"
+	Fail    Verdict = "FAIL"
+	Skipped Verdict = "skipped"
+)
+
+// Header is the environment a run happened in: enough to reproduce it.
+type Header struct {
+	Tool        string            `json:"tool"`
+	Version     string            `json:"version"`
+	GitRevision string            `json:"git_revision"`
+	Command     []string          `json:"command"`
+	Start       time.Time         `json:"start"`
+	Hosts       []string          `json:"hosts"` // per rank
+	Ranks       int               `json:"ranks"`
+	Backend     string            `json:"backend"`
+	Seed        uint64            `json:"seed"`
+	Input       string            `json:"input"` // random | exact
+	Iters       int               `json:"iters"`
+	Warmup      int               `json:"warmup"`
+	Stress      int               `json:"stress,omitempty"`
+	Inject      []string          `json:"inject,omitempty"`
+	Versions    map[string]string `json:"versions"` // go, mpi, cuda driver, nccl, ...
+	Devices     []string          `json:"devices,omitempty"`
+	Topology    any               `json:"topology,omitempty"`
+}
+
+// Mismatch is one wrong element.
+type Mismatch struct {
+	Index    uint64  `json:"index"`
+	Got      float64 `json:"got"`
+	Want     float64 `json:"want"`
+	GotBits  uint32  `json:"got_bits"`
+	WantBits uint32  `json:"want_bits"`
+	ULP      float64 `json:"ulp"`
+	Iter     int     `json:"iter,omitempty"` // stress iteration
+}
+
+// RankFailure is what one rank found wrong in a case.
+type RankFailure struct {
+	Rank int `json:"rank"`
+	// Kind: "mismatch" (wrong values), "guard" (bytes outside the output
+	// changed), "trace" (another kernel ran), "error" (a call failed).
+	Kind       string     `json:"kind"`
+	Detail     string     `json:"detail"`
+	Wrong      uint64     `json:"wrong,omitempty"`
+	WorstULP   float64    `json:"worst_ulp,omitempty"`
+	Mismatches []Mismatch `json:"mismatches,omitempty"`
+}
+
+// Case is the merged result of one case over all ranks.
+type Case struct {
+	ID      string  `json:"id"`
+	Variant string  `json:"variant"`
+	DType   string  `json:"dtype"`
+	Op      string  `json:"op"`
+	Bytes   int64   `json:"bytes"`
+	Count   int64   `json:"count"`
+	Mode    string  `json:"mode"`
+	Ranks   int     `json:"ranks"`
+	Verdict Verdict `json:"verdict"`
+	// Reason: why skipped, or a one-line summary of the failure.
+	Reason   string        `json:"reason,omitempty"`
+	Wrong    uint64        `json:"wrong"` // wrong elements summed over ranks and checks
+	Failures []RankFailure `json:"failures,omitempty"`
+	// Timing: median per-iteration time, the max over ranks; zero when the
+	// case was not timed (skipped, failed before timing, stress runs).
+	TimeUS float64 `json:"time_us,omitempty"`
+	AlgBW  float64 `json:"algbw_gbps,omitempty"` // bytes / time
+	BusBW  float64 `json:"busbw_gbps,omitempty"` // algbw * 2(n-1)/n
+	// The nccl variant's time for the same dtype, op, size and mode, when it
+	// ran in this job, and this case's speed-up over it.
+	NCCLTimeUS float64 `json:"nccl_time_us,omitempty"`
+	Speedup    float64 `json:"speedup,omitempty"`
+	Iters      int     `json:"iters,omitempty"`
+	Stress     int     `json:"stress,omitempty"`
+	Seconds    float64 `json:"seconds"` // wall time the case took
+}
+
+// Summary counts verdicts and carries the exit code the run ends with.
+type Summary struct {
+	Pass     int `json:"pass"`
+	Fail     int `json:"fail"`
+	Skipped  int `json:"skipped"`
+	ExitCode int `json:"exit_code"`
+	// Error is set when the run stopped before finishing its cases.
+	Error string `json:"error,omitempty"`
+}
+
+// Report is the whole run.
+type Report struct {
+	Header  Header  `json:"header"`
+	Cases   []Case  `json:"cases"`
+	Summary Summary `json:"summary"`
+}

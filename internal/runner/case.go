@@ -1,0 +1,478 @@
+package runner
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/artest/artest/cases"
+	"github.com/artest/artest/internal/backend"
+	"github.com/artest/artest/internal/report"
+	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/reference"
+	"github.com/artest/artest/signal"
+)
+
+// caseState is one rank's buffers and launch for one case.
+//
+// Every buffer that holds an output is a region laid out as
+// [guard][offset gap][message][guard]; the guards and the gap are filled
+// with guardByte and must still hold it after the kernel ran.
+type caseState struct {
+	c        cases.Case
+	v        *kernels.Variant // what the case names
+	launchV  *kernels.Variant // what the dispatcher launches (differs under wrong-kernel)
+	elem     int64
+	bytes    int64
+	lead     int64 // guard + offset gap before the message in every region
+	region   int64 // bytes of one region
+	in       backend.Ptr
+	inRegion backend.Ptr // this rank's IPC input region (its start)
+	src      backend.Ptr // staged input region (private), 0 when registered
+	out      backend.Ptr // output region (private, or inRegion/src in place)
+	owned    []backend.Ptr
+	launch   backend.Launch
+	trace0   uint32 // trace count before the case
+	calls    uint32 // launches enqueued since
+}
+
+func (s *caseState) msg(region backend.Ptr) backend.Ptr { return region + backend.Ptr(s.lead) }
+
+func (r *run) runCase(c cases.Case) (res rankResult) {
+	v := lookupVariant(c.Variant)
+	reason := cases.SkipReason(v, c)
+	if reason == "" {
+		reason = r.b.SkipReason(v, c.Mode.Graph)
+	}
+	if reason == "" && r.cfg.Inject.WrongKernel && v.Custom && wrongKernel(v) == nil {
+		reason = "wrong-kernel injection needs a second custom variant"
+	}
+	agreed, err := r.agreeSkip(reason)
+	if err != nil {
+		res.Fatal = fmt.Sprintf("agree on skip: %v", err)
+		return res
+	}
+	if agreed != "" {
+		res.Skip = agreed
+		return res
+	}
+
+	s, prepErr := r.prepare(c, v)
+	if s != nil {
+		defer r.free(s)
+	}
+	// Nobody launches unless everybody is ready, or the ready ones would
+	// wait at the start barrier for ever.
+	notReady, err := r.agreeSkip(errText(prepErr))
+	if err != nil {
+		res.Fatal = fmt.Sprintf("agree on readiness: %v", err)
+		return res
+	}
+	if notReady != "" {
+		res.Failures = append(res.Failures, report.RankFailure{Kind: "error", Detail: "prepare: " + notReady})
+		return res
+	}
+	if r.cfg.Stress > 0 {
+		r.stress(s, &res)
+	} else {
+		r.checkAndTime(s, &res)
+	}
+	return res
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// wrongKernel is the variant a broken dispatcher would pick instead of v.
+func wrongKernel(v *kernels.Variant) *kernels.Variant {
+	for i := range kernels.Registry {
+		o := &kernels.Registry[i]
+		if o.Custom && o.ID != v.ID && o.SupportsDType(reference.F32) {
+			return o
+		}
+	}
+	return nil
+}
+
+// prepare allocates the case's buffers, writes inputs, guards and poison,
+// and builds the launch.
+func (r *run) prepare(c cases.Case, v *kernels.Variant) (*caseState, error) {
+	s := &caseState{c: c, v: v, launchV: v, elem: int64(c.DType.Size()), bytes: c.Bytes}
+	if r.cfg.Inject.WrongKernel && v.Custom {
+		s.launchV = wrongKernel(v)
+	}
+	s.lead = guardBytes + int64(c.Mode.Offset)*s.elem
+	s.region = s.lead + s.bytes + guardBytes
+	if s.region > r.w.Capacity {
+		return s, fmt.Errorf("case needs %d bytes of shared buffer, world has %d", s.region, r.w.Capacity)
+	}
+	rank := r.w.Rank
+	s.inRegion = r.w.Input[rank]
+	s.in = s.msg(s.inRegion)
+	alloc := func() (backend.Ptr, error) {
+		p, err := r.b.Alloc(s.region)
+		if err == nil {
+			s.owned = append(s.owned, p)
+		}
+		return p, err
+	}
+	var err error
+	if !c.Mode.Registered {
+		if s.src, err = alloc(); err != nil {
+			return s, fmt.Errorf("alloc staged input: %w", err)
+		}
+	}
+	switch {
+	case c.Mode.InPlace && c.Mode.Registered:
+		s.out = s.inRegion
+	case c.Mode.InPlace:
+		s.out = s.src
+	default:
+		if s.out, err = alloc(); err != nil {
+			return s, fmt.Errorf("alloc output: %w", err)
+		}
+	}
+	if r.cfg.Stress == 0 {
+		if err := r.writeInputs(s, 0); err != nil {
+			return s, err
+		}
+	}
+	if err := r.readTrace(s); err != nil {
+		return s, err
+	}
+	s.launch = r.newLaunch(s, s.msg(s.out))
+	return s, nil
+}
+
+// newLaunch builds the kernel arguments for one call writing to out.
+func (r *run) newLaunch(s *caseState, out backend.Ptr) backend.Launch {
+	w := r.w
+	a := kernels.Args{
+		Out:        uint64(out),
+		Count:      uint64(s.c.Count()),
+		Rank:       uint32(w.Rank),
+		NRanks:     uint32(w.Size),
+		Inject:     r.cfg.Inject.Bits,
+		DelayRank:  uint32(r.cfg.Inject.DelayRank),
+		DelayNs:    uint64(r.cfg.Inject.Delay.Nanoseconds()),
+		VariantID:  s.launchV.ID,
+		StageBytes: uint64(w.Capacity - s.lead),
+	}
+	for p := 0; p < w.Size; p++ {
+		a.PeerIn[p] = uint64(s.msg(w.Input[p]))
+		a.PeerStage[p] = uint64(s.msg(w.Staging[p]))
+		a.PeerSignal[p] = uint64(w.Signal[p])
+	}
+	if out == s.in {
+		a.Flags |= kernels.FlagInPlace
+	}
+	return backend.Launch{
+		Variant: s.launchV, DType: s.c.DType, Op: s.c.Op, Args: a,
+		Blocks: r.cfg.Blocks, Threads: r.cfg.Threads,
+	}
+}
+
+// regionBytes builds a region's host image: guards around msg.
+func (s *caseState) regionBytes(msg []byte) []byte {
+	img := bytes.Repeat([]byte{guardByte}, int(s.region))
+	copy(img[s.lead:], msg)
+	return img
+}
+
+func (s *caseState) poison() []byte {
+	p := make([]byte, s.bytes)
+	reference.FillPoison(p, s.c.DType)
+	return s.regionBytes(p)
+}
+
+// writeInputs writes the inputs of iteration iter where the mode wants them
+// and poisons an out-of-place output.
+func (r *run) writeInputs(s *caseState, iter int) error {
+	in := make([]byte, s.bytes)
+	r.genFor(s).Fill(in, r.w.Rank, iter, 0)
+	dst := s.inRegion
+	if !s.c.Mode.Registered {
+		dst = s.src
+	}
+	if err := r.b.Upload(dst, s.regionBytes(in)); err != nil {
+		return fmt.Errorf("upload input: %w", err)
+	}
+	if !s.c.Mode.InPlace {
+		if err := r.b.Upload(s.out, s.poison()); err != nil {
+			return fmt.Errorf("poison output: %w", err)
+		}
+	}
+	return nil
+}
+
+func (r *run) genFor(s *caseState) reference.Gen {
+	return reference.Gen{Seed: r.cfg.Seed, Kind: r.cfg.Input, DType: s.c.DType}
+}
+
+func (r *run) readTrace(s *caseState) error {
+	if !s.v.Custom {
+		return nil
+	}
+	sig, err := r.b.ReadSignal(r.w.Rank)
+	if err != nil {
+		return fmt.Errorf("read trace word: %w", err)
+	}
+	s.trace0 = signal.Snapshot(sig).Word(signal.OffTraceCount)
+	return nil
+}
+
+func (r *run) free(s *caseState) {
+	for _, p := range s.owned {
+		_ = r.b.Free(p)
+	}
+}
+
+// enqueueCall enqueues one allreduce call as a user makes it: a staged
+// input is copied into the registered buffer first.
+func (r *run) enqueueCall(s *caseState, l *backend.Launch, src backend.Ptr) error {
+	if src != 0 {
+		if err := r.b.Copy(s.in, src, s.bytes); err != nil {
+			return fmt.Errorf("stage input: %w", err)
+		}
+	}
+	if err := r.b.Allreduce(l); err != nil {
+		return fmt.Errorf("launch %s: %w", l.Variant.Name, err)
+	}
+	s.calls++
+	return nil
+}
+
+// stagedSrc is where each call copies its input from: the staged input, or
+// nothing when the input is registered.
+func (r *run) stagedSrc(s *caseState) backend.Ptr {
+	if s.c.Mode.Registered {
+		return 0
+	}
+	return s.msg(s.src)
+}
+
+// checkAndTime is a normal case: one checked call, then the timed calls,
+// then a second check of the output where the input is still intact.
+func (r *run) checkAndTime(s *caseState, res *rankResult) {
+	fail := func(kind, format string, args ...any) {
+		res.Failures = append(res.Failures, report.RankFailure{Kind: kind, Detail: fmt.Sprintf(format, args...)})
+	}
+	src := r.stagedSrc(s)
+	one := func() error { return r.enqueueCall(s, &s.launch, src) }
+
+	var g1 backend.Graph
+	var err error
+	if s.c.Mode.Graph {
+		if g1, err = r.b.Capture(one); err != nil {
+			fail("error", "capture: %v", err)
+			return
+		}
+		defer g1.Destroy()
+		err = g1.Launch()
+	} else {
+		err = one()
+	}
+	if err != nil {
+		fail("error", "%v", err)
+		return
+	}
+	if err := r.sync(s.c, "the checked call", s.launch.Blocks); err != nil {
+		fail("error", "checked call: %v", err)
+		res.Fatal = fatalText(err)
+		return
+	}
+	if !r.verify(s, s.out, 0, res, "") {
+		return
+	}
+	if r.cfg.Iters <= 0 || r.cfg.Reps <= 0 {
+		return
+	}
+
+	// Timed calls. In place, every call reduces the previous result, so the
+	// values drift; only out-of-place outputs are checked again afterwards.
+	if err := r.c.Barrier(); err != nil {
+		res.Fatal = fmt.Sprintf("barrier before timing: %v", err)
+		return
+	}
+	var gN backend.Graph
+	if s.c.Mode.Graph {
+		if gN, err = r.b.Capture(func() error {
+			for i := 0; i < r.cfg.Iters; i++ {
+				if err := one(); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			fail("error", "capture %d calls: %v", r.cfg.Iters, err)
+			return
+		}
+		defer gN.Destroy()
+		// Captured calls did not run yet: count them when replayed.
+		s.calls -= uint32(r.cfg.Iters)
+	}
+	for i := 0; i < r.cfg.Warmup && err == nil; i++ {
+		if g1 != nil {
+			err = g1.Launch()
+			s.calls++
+		} else {
+			err = one()
+		}
+	}
+	type span struct{ a, b backend.Event }
+	var spans []span
+	for rep := 0; rep < r.cfg.Reps && err == nil; rep++ {
+		var sp span
+		if sp.a, err = r.b.Record(); err != nil {
+			break
+		}
+		if gN != nil {
+			err = gN.Launch()
+			s.calls += uint32(r.cfg.Iters)
+		} else {
+			for i := 0; i < r.cfg.Iters && err == nil; i++ {
+				err = one()
+			}
+		}
+		if err != nil {
+			break
+		}
+		if sp.b, err = r.b.Record(); err != nil {
+			break
+		}
+		spans = append(spans, sp)
+	}
+	if err != nil {
+		fail("error", "timed calls: %v", err)
+		_ = r.sync(s.c, "the timed calls", s.launch.Blocks)
+		return
+	}
+	if err := r.sync(s.c, "the timed calls", s.launch.Blocks); err != nil {
+		fail("error", "timed calls: %v", err)
+		res.Fatal = fatalText(err)
+		return
+	}
+	var per []float64
+	for _, sp := range spans {
+		d, err := sp.b.Since(sp.a)
+		if err != nil {
+			fail("error", "timing: %v", err)
+			return
+		}
+		per = append(per, float64(d.Nanoseconds())/1e3/float64(r.cfg.Iters))
+	}
+	res.TimeUS = median(per)
+	if !s.c.Mode.InPlace {
+		r.verify(s, s.out, 0, res, "after timing: ")
+	} else {
+		r.verifyTrace(s, res)
+	}
+}
+
+// verify downloads an output region, checks guards, values and the trace
+// word, and records failures. It reports whether all was right.
+func (r *run) verify(s *caseState, region backend.Ptr, iter int, res *rankResult, prefix string) bool {
+	img := make([]byte, s.region)
+	if err := r.b.Download(img, region); err != nil {
+		res.Failures = append(res.Failures, report.RankFailure{Kind: "error", Detail: prefix + "download output: " + err.Error()})
+		res.Fatal = fatalText(err)
+		return false
+	}
+	ok := r.checkImage(s, img, iter, res, prefix)
+	return r.verifyTrace(s, res) && ok
+}
+
+// checkImage checks one downloaded region: guards intact, values right.
+func (r *run) checkImage(s *caseState, img []byte, iter int, res *rankResult, prefix string) bool {
+	ok := true
+	if bad := guardDamage(img, s.lead, s.lead+s.bytes); bad != "" {
+		res.Failures = append(res.Failures, report.RankFailure{Kind: "guard", Detail: prefix + bad})
+		ok = false
+	}
+	got := img[s.lead : s.lead+s.bytes]
+	spec := reference.CheckSpec{Gen: r.genFor(s), Op: s.c.Op, NRanks: r.w.Size, Iter: iter, Order: s.v.Order}
+	cr := reference.Check(spec, got)
+	if cr.Wrong > 0 {
+		res.Wrong += cr.Wrong
+		f := report.RankFailure{Kind: "mismatch", Detail: prefix + cr.String(), Wrong: cr.Wrong, WorstULP: cr.WorstULP}
+		for _, m := range cr.First {
+			f.Mismatches = append(f.Mismatches, report.Mismatch{
+				Index: m.Index, Got: m.Got, Want: m.Want, GotBits: m.GotBits, WantBits: m.WantBits, ULP: m.ULP, Iter: iter,
+			})
+		}
+		res.Failures = append(res.Failures, f)
+		ok = false
+	}
+	return ok
+}
+
+// guardDamage describes bytes outside [lo, hi) that are not guardByte.
+func guardDamage(img []byte, lo, hi int64) string {
+	var bad []string
+	count := 0
+	for i, b := range img {
+		if int64(i) >= lo && int64(i) < hi {
+			continue
+		}
+		if b != guardByte {
+			count++
+			if len(bad) < 4 {
+				rel := int64(i) - hi
+				where := fmt.Sprintf("byte %d after the end", rel)
+				if int64(i) < lo {
+					where = fmt.Sprintf("byte %d before the start", lo-int64(i))
+				}
+				bad = append(bad, fmt.Sprintf("%s is %#02x", where, b))
+			}
+		}
+	}
+	if count == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d guard bytes overwritten: %s", count, strings.Join(bad, ", "))
+}
+
+// verifyTrace checks that the kernel that ran is the one the case names and
+// that it ran as often as it was launched.
+func (r *run) verifyTrace(s *caseState, res *rankResult) bool {
+	if !s.v.Custom {
+		return true
+	}
+	sig, err := r.b.ReadSignal(r.w.Rank)
+	if err != nil {
+		res.Failures = append(res.Failures, report.RankFailure{Kind: "error", Detail: "read trace word: " + err.Error()})
+		return false
+	}
+	snap := signal.Snapshot(sig)
+	id, count := snap.Word(signal.OffTraceVariant), snap.Word(signal.OffTraceCount)
+	want := s.trace0 + s.calls
+	switch {
+	case id != s.v.ID:
+		name := fmt.Sprintf("id %#x", id)
+		if o := kernels.ByID(id); o != nil {
+			name = fmt.Sprintf("%s (id %#x)", o.Name, id)
+		}
+		res.Failures = append(res.Failures, report.RankFailure{Kind: "trace",
+			Detail: fmt.Sprintf("the case names %s (id %#x) but the kernel that ran wrote %s", s.v.Name, s.v.ID, name)})
+		return false
+	case count != want:
+		res.Failures = append(res.Failures, report.RankFailure{Kind: "trace",
+			Detail: fmt.Sprintf("%d launches enqueued but the trace counted %d", s.calls, count-s.trace0)})
+		return false
+	}
+	return true
+}
+
+// fatalText marks errors after which the backend cannot go on.
+func fatalText(err error) string {
+	var f interface{ Fatal() bool }
+	if errors.As(err, &f) && f.Fatal() {
+		return err.Error()
+	}
+	return ""
+}

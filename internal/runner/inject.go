@@ -1,0 +1,91 @@
+package runner
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/artest/artest/kernels"
+)
+
+// Inject is the set of faults a run plants on purpose, to prove that each
+// protection of the suite catches what it exists for.
+type Inject struct {
+	Bits        uint32 // kernels.Inject* bits passed to every launch
+	DelayRank   int
+	Delay       time.Duration
+	WrongKernel bool // the dispatcher launches another variant than the case names
+	specs    []string
+}
+
+// faultNames maps --inject words to kernel bits.
+var faultNames = map[string]uint32{
+	"no-end-barrier":   kernels.InjectNoEndBarrier,
+	"no-start-barrier": kernels.InjectNoStartBarrier,
+	"no-mid-barrier":   kernels.InjectNoMidBarrier,
+	"skip-last":        kernels.InjectSkipLast,
+	"overrun":          kernels.InjectOverrun,
+}
+
+// FaultHelp lists the --inject values.
+func FaultHelp() string {
+	var names []string
+	for n := range faultNames {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	names = append(names, "wrong-kernel", "delay:rank=R,us=N")
+	return strings.Join(names, ", ")
+}
+
+// ParseInject adds one --inject value.
+func (in *Inject) Parse(spec string) error {
+	spec = strings.TrimSpace(spec)
+	if bit, ok := faultNames[spec]; ok {
+		in.Bits |= bit
+		in.specs = append(in.specs, spec)
+		return nil
+	}
+	switch {
+	case spec == "wrong-kernel":
+		in.WrongKernel = true
+	case strings.HasPrefix(spec, "delay:"):
+		rank, us := -1, int64(-1)
+		for _, kv := range strings.Split(strings.TrimPrefix(spec, "delay:"), ",") {
+			k, v, ok := strings.Cut(kv, "=")
+			n, err := strconv.ParseInt(v, 10, 64)
+			if !ok || err != nil || n < 0 {
+				return fmt.Errorf("bad --inject %q: want delay:rank=R,us=N", spec)
+			}
+			switch k {
+			case "rank":
+				rank = int(n)
+			case "us":
+				us = n
+			default:
+				return fmt.Errorf("bad --inject %q: unknown key %q (want rank and us)", spec, k)
+			}
+		}
+		if rank < 0 || us < 0 {
+			return fmt.Errorf("bad --inject %q: want delay:rank=R,us=N", spec)
+		}
+		if us > 3600e6 {
+			return fmt.Errorf("bad --inject %q: a delay over an hour", spec)
+		}
+		in.Bits |= kernels.InjectDelay
+		in.DelayRank = rank
+		in.Delay = time.Duration(us) * time.Microsecond
+	default:
+		return fmt.Errorf("unknown --inject %q (valid: %s)", spec, FaultHelp())
+	}
+	in.specs = append(in.specs, spec)
+	return nil
+}
+
+// Specs is what was asked for, for the report header and repro lines.
+func (in *Inject) Specs() []string { return append([]string(nil), in.specs...) }
+
+// Any reports whether a fault is planted.
+func (in *Inject) Any() bool { return len(in.specs) > 0 }

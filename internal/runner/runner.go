@@ -1,0 +1,375 @@
+// Package runner executes the case matrix on every rank: it prepares inputs,
+// poisons outputs and fences them with guard bytes, launches the variant
+// through a backend, checks every rank's output against the reference,
+// checks the trace word, times the calls, gathers every rank's findings on
+// rank 0 and has the reports written there. The same code drives the cuda
+// and host backends.
+package runner
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/artest/artest/cases"
+	"github.com/artest/artest/internal/backend"
+	"github.com/artest/artest/internal/comm"
+	"github.com/artest/artest/internal/exitcode"
+	"github.com/artest/artest/internal/report"
+	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/reference"
+	"github.com/artest/artest/signal"
+)
+
+// Config is one run.
+type Config struct {
+	Cases   []cases.Case
+	Seed    uint64
+	Input   reference.InputKind
+	Warmup  int
+	Iters   int
+	Reps    int
+	Stress  int // back-to-back iterations per case instead of check+time; 0: off
+	Timeout time.Duration
+	Inject  Inject
+	// Blocks and Threads override the registry's launch defaults when > 0.
+	Blocks, Threads int
+
+	Header report.Header
+	// Rank 0 writes the table to Stdout and the files named here.
+	Stdout, Stderr io.Writer
+	JSONPath       string
+	JUnitPath      string
+
+	// AbortGrace is how long a rank other than 0 waits after its own
+	// timeout before aborting the job itself, leaving rank 0 the chance to
+	// write the reports and the diagnosis first.
+	AbortGrace time.Duration
+}
+
+// Guard bytes before and after every output region; the pattern is one no
+// kernel writes by accident.
+const (
+	guardBytes = 256
+	guardByte  = 0xA5
+)
+
+// stressBudget bounds the memory of one stress batch's input and output
+// slots on each rank; stressMaxBatch bounds its iterations.
+const (
+	stressBudget   = 256 << 20
+	stressMaxBatch = 1024
+)
+
+// Capacity is the size each shared buffer needs for these cases.
+func Capacity(cs []cases.Case) int64 {
+	var most int64
+	for _, c := range cs {
+		need := c.Bytes + int64(c.Mode.Offset*c.DType.Size())
+		most = max(most, need)
+	}
+	return most + 2*guardBytes
+}
+
+// Run executes cfg's cases on this rank and returns the job's exit code,
+// the same on every rank. A hang does not return: the job is aborted with
+// exit code 3 after the diagnosis (and, on rank 0, the reports) are written.
+func Run(c comm.Comm, b backend.Backend, w *backend.World, cfg *Config) int {
+	r := &run{c: c, b: b, w: w, cfg: cfg}
+	if cfg.AbortGrace == 0 {
+		cfg.AbortGrace = 3 * time.Second
+	}
+	r.rep = &report.Report{Header: cfg.Header}
+	code, stopErr := r.loop()
+	if c.Rank() == 0 {
+		r.rep.Summary.ExitCode = code
+		if stopErr != nil {
+			r.rep.Summary.Error = stopErr.Error()
+		}
+		if err := r.writeReports(); err != nil && code == exitcode.OK {
+			code = exitcode.Env
+		}
+	}
+	buf := []byte{byte(code)}
+	if err := c.Bcast(buf, 0); err != nil {
+		return exitcode.Env
+	}
+	return int(buf[0])
+}
+
+type run struct {
+	c   comm.Comm
+	b   backend.Backend
+	w   *backend.World
+	cfg *Config
+	rep *report.Report // rank 0 only
+}
+
+// rankResult is what one rank found in one case; rank 0 merges them.
+type rankResult struct {
+	Skip     string               `json:"skip,omitempty"`
+	Failures []report.RankFailure `json:"failures,omitempty"`
+	Wrong    uint64               `json:"wrong"`
+	TimeUS   float64              `json:"time_us"`
+	// Fatal: the backend is unusable (a sticky CUDA error); stop the run.
+	Fatal string `json:"fatal,omitempty"`
+}
+
+func (r *run) loop() (int, error) {
+	code := exitcode.OK
+	for _, c := range r.cfg.Cases {
+		start := time.Now()
+		res := r.runCase(c)
+		merged, fatal, err := r.gather(c, res)
+		if err != nil {
+			return exitcode.Env, fmt.Errorf("gather results of %s: %w", c.ID(), err)
+		}
+		if r.c.Rank() == 0 {
+			merged.Seconds = time.Since(start).Seconds()
+			r.rep.Cases = append(r.rep.Cases, merged)
+			if merged.Verdict == report.Fail {
+				code = exitcode.Wrong
+			}
+		}
+		if fatal != "" {
+			return exitcode.Wrong, fmt.Errorf("run stopped after %s: %s", c.ID(), fatal)
+		}
+	}
+	return code, nil
+}
+
+// gather merges every rank's result on rank 0. fatal is non-empty on every
+// rank when any rank's backend broke.
+func (r *run) gather(c cases.Case, res rankResult) (report.Case, string, error) {
+	blob, err := json.Marshal(res)
+	if err != nil {
+		return report.Case{}, "", err
+	}
+	all, err := r.c.Gather(blob, 0)
+	if err != nil {
+		return report.Case{}, "", err
+	}
+	var merged report.Case
+	fatal := ""
+	if r.c.Rank() == 0 {
+		results := make([]rankResult, len(all))
+		for i, b := range all {
+			if err := json.Unmarshal(b, &results[i]); err != nil {
+				return report.Case{}, "", fmt.Errorf("rank %d result: %w", i, err)
+			}
+			if results[i].Fatal != "" && fatal == "" {
+				fatal = fmt.Sprintf("rank %d: %s", i, results[i].Fatal)
+			}
+		}
+		merged = merge(c, results, r.cfg)
+	}
+	// Everyone learns whether to stop.
+	fb := make([]byte, 1)
+	if fatal != "" {
+		fb[0] = 1
+	}
+	if err := r.c.Bcast(fb, 0); err != nil {
+		return report.Case{}, "", err
+	}
+	if fb[0] == 1 && fatal == "" {
+		fatal = "a rank's backend failed"
+	}
+	return merged, fatal, nil
+}
+
+func merge(c cases.Case, rs []rankResult, cfg *Config) report.Case {
+	out := report.Case{
+		ID: c.ID(), Variant: c.Variant, DType: c.DType.String(), Op: c.Op.String(),
+		Bytes: c.Bytes, Count: c.Count(), Mode: c.Mode.String(), Ranks: c.Ranks,
+		Verdict: report.Pass, Iters: cfg.Iters, Stress: cfg.Stress,
+	}
+	for i, res := range rs {
+		if res.Skip != "" {
+			out.Verdict = report.Skipped
+			out.Reason = res.Skip
+			out.Failures = nil
+			out.Wrong = 0
+			out.TimeUS = 0
+			return out
+		}
+		for _, f := range res.Failures {
+			f.Rank = i
+			out.Failures = append(out.Failures, f)
+		}
+		out.Wrong += res.Wrong
+		out.TimeUS = max(out.TimeUS, res.TimeUS)
+	}
+	if len(out.Failures) > 0 {
+		out.Verdict = report.Fail
+		f := out.Failures[0]
+		more := ""
+		if n := ranksFailing(out.Failures); n > 1 {
+			more = fmt.Sprintf(" (and %d more ranks)", n-1)
+		}
+		out.Reason = fmt.Sprintf("rank %d %s: %s%s", f.Rank, f.Kind, f.Detail, more)
+	}
+	if out.TimeUS > 0 {
+		out.AlgBW = report.AlgbwGBps(out.Bytes, out.TimeUS)
+		out.BusBW = report.Busbw(out.AlgBW, out.Ranks)
+	}
+	return out
+}
+
+func ranksFailing(fs []report.RankFailure) int {
+	set := map[int]bool{}
+	for _, f := range fs {
+		set[f.Rank] = true
+	}
+	return len(set)
+}
+
+// agreeSkip makes every rank skip a case when any rank must, so that no
+// rank waits at a barrier for a peer that never launches.
+func (r *run) agreeSkip(reason string) (string, error) {
+	blob := make([]byte, 256)
+	copy(blob, reason)
+	all, err := r.c.Allgather(blob)
+	if err != nil {
+		return "", err
+	}
+	for i := 0; i < r.c.Size(); i++ {
+		s := strings.TrimRight(string(all[i*256:(i+1)*256]), "\x00")
+		if s != "" {
+			if i != r.c.Rank() && reason == "" {
+				return fmt.Sprintf("rank %d: %s", i, s), nil
+			}
+			return s, nil
+		}
+	}
+	return "", nil
+}
+
+func (r *run) writeReports() error {
+	rep := r.rep
+	attachNCCL(rep.Cases)
+	rep.Tally()
+	var firstErr error
+	note := func(err error) {
+		if err != nil {
+			fmt.Fprintf(r.cfg.Stderr, "artest: %v\n", err)
+			if firstErr == nil {
+				firstErr = err
+			}
+		}
+	}
+	note(report.WriteTable(r.cfg.Stdout, rep))
+	if r.cfg.JSONPath != "" {
+		note(report.WriteFileAtomic(r.cfg.JSONPath, func(w io.Writer) error { return report.WriteJSON(w, rep) }))
+	}
+	if r.cfg.JUnitPath != "" {
+		note(report.WriteFileAtomic(r.cfg.JUnitPath, func(w io.Writer) error { return report.WriteJUnit(w, rep) }))
+	}
+	return firstErr
+}
+
+// attachNCCL puts the nccl variant's time beside every other variant's case
+// with the same dtype, op, size and mode, with the speed-up.
+func attachNCCL(cs []report.Case) {
+	type key struct {
+		dtype, op, mode string
+		bytes            int64
+	}
+	nccl := map[key]float64{}
+	for _, c := range cs {
+		if c.Variant == "nccl" && c.Verdict == report.Pass && c.TimeUS > 0 {
+			nccl[key{c.DType, c.Op, c.Mode, c.Bytes}] = c.TimeUS
+		}
+	}
+	for i := range cs {
+		c := &cs[i]
+		if c.Variant == "nccl" || c.TimeUS <= 0 {
+			continue
+		}
+		if t, ok := nccl[key{c.DType, c.Op, c.Mode, c.Bytes}]; ok {
+			c.NCCLTimeUS = t
+			c.Speedup = t / c.TimeUS
+		}
+	}
+}
+
+// hang handles a stream that did not finish within the timeout: it reads
+// every rank's SignalBlock, says who waits for whom, and aborts the job with
+// exit code 3. Rank 0 writes the reports of every finished case first.
+func (r *run) hang(c cases.Case, what string, blocks int) {
+	var snaps []signal.Snapshot
+	for p := 0; p < r.w.Size; p++ {
+		s, err := r.b.ReadSignal(p)
+		if err != nil {
+			fmt.Fprintf(r.cfg.Stderr, "artest: rank %d: read rank %d SignalBlock: %v\n", r.c.Rank(), p, err)
+			continue
+		}
+		snaps = append(snaps, signal.Snapshot(s))
+	}
+	diag := ""
+	if len(snaps) == r.w.Size {
+		diag = signal.Summarize(signal.Diagnose(snaps, blocks))
+	}
+	if diag == "" {
+		diag = "no rank waits at a barrier (a rank may never have launched, or the call is not a custom kernel)"
+	}
+	msg := fmt.Sprintf("hang in case %s: rank %d saw no completion of %s within %s\n%s",
+		c.ID(), r.c.Rank(), what, r.cfg.Timeout, indent(diag))
+	if r.c.Rank() != 0 {
+		// Give rank 0 the first word: it writes the reports and the same
+		// diagnosis, then aborts everyone.
+		time.Sleep(r.cfg.AbortGrace)
+	}
+	fmt.Fprintf(r.cfg.Stderr, "artest: %s\n", msg)
+	if r.c.Rank() == 0 {
+		r.rep.Summary.ExitCode = exitcode.Hang
+		r.rep.Summary.Error = msg
+		_ = r.writeReports()
+	}
+	if f, ok := r.cfg.Stdout.(*os.File); ok {
+		_ = f.Sync()
+	}
+	r.c.Abort(exitcode.Hang)
+}
+
+func indent(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = "  " + l
+	}
+	return strings.Join(lines, "\n")
+}
+
+// sync waits for the stream; on a timeout it does not return.
+func (r *run) sync(c cases.Case, what string, blocks int) error {
+	err := r.b.Sync(r.cfg.Timeout)
+	if errors.Is(err, backend.ErrTimeout) {
+		r.hang(c, what, blocks)
+	}
+	return err
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// lookupVariant is kernels.Lookup for names the matrix already validated.
+func lookupVariant(name string) *kernels.Variant {
+	v, err := kernels.Lookup(name)
+	if err != nil {
+		panic(err) // cases.Build only produces registered names
+	}
+	return v
+}

@@ -1,0 +1,154 @@
+package runner
+
+import (
+	"fmt"
+
+	"github.com/artest/artest/internal/backend"
+	"github.com/artest/artest/internal/report"
+)
+
+// maxStressFailures bounds how many failing iterations are described one by
+// one; the rest are counted.
+const maxStressFailures = 4
+
+// stress runs cfg.Stress calls back to back with no host synchronisation
+// between them, each with its own inputs (iteration i uses generator
+// iteration i) written into the same registered buffer, as a serving loop
+// does, and checks every iteration's output. Outputs go to per-iteration
+// slots; when the slots of all iterations would not fit, the iterations run
+// in batches that are each back to back.
+func (r *run) stress(s *caseState, res *rankResult) {
+	fail := func(kind, format string, args ...any) {
+		res.Failures = append(res.Failures, report.RankFailure{Kind: kind, Detail: fmt.Sprintf(format, args...)})
+	}
+	n := r.cfg.Stress
+	slot := s.region
+	k := int(min(int64(n), stressMaxBatch, max(1, stressBudget/(2*slot))))
+	srcAll, err := r.b.Alloc(int64(k) * slot)
+	if err != nil {
+		fail("error", "alloc %d stress input slots: %v", k, err)
+		return
+	}
+	defer r.b.Free(srcAll)
+	m := s.c.Mode
+	var outAll backend.Ptr
+	if !(m.InPlace && !m.Registered) {
+		if outAll, err = r.b.Alloc(int64(k) * slot); err != nil {
+			fail("error", "alloc %d stress output slots: %v", k, err)
+			return
+		}
+		defer r.b.Free(outAll)
+	}
+	at := func(base backend.Ptr, j int) backend.Ptr { return base + backend.Ptr(int64(j)*slot) }
+	// Where iteration j's kernel writes, and where its result is checked.
+	launches := make([]backend.Launch, k)
+	check := make([]backend.Ptr, k)
+	for j := 0; j < k; j++ {
+		switch {
+		case m.InPlace && m.Registered: // result lands in the registered buffer, then is copied out
+			launches[j] = r.newLaunch(s, s.in)
+			check[j] = at(outAll, j)
+		case m.InPlace: // staged in place: the result overwrites the staged input
+			launches[j] = r.newLaunch(s, s.msg(at(srcAll, j)))
+			check[j] = at(srcAll, j)
+		default:
+			launches[j] = r.newLaunch(s, s.msg(at(outAll, j)))
+			check[j] = at(outAll, j)
+		}
+	}
+	batch := func(kk int) error {
+		for j := 0; j < kk; j++ {
+			// Each iteration's input goes into the registered buffer the
+			// moment the previous call returns: exactly what the end
+			// barrier must make safe.
+			if err := r.enqueueCall(s, &launches[j], s.msg(at(srcAll, j))); err != nil {
+				return err
+			}
+			if m.InPlace && m.Registered {
+				if err := r.b.Copy(s.msg(at(outAll, j)), s.in, s.bytes); err != nil {
+					return fmt.Errorf("copy result out: %w", err)
+				}
+			}
+		}
+		return nil
+	}
+
+	graphs := map[int]backend.Graph{}
+	defer func() {
+		for _, g := range graphs {
+			_ = g.Destroy()
+		}
+	}()
+	failedIters, wrongIters := 0, 0
+	for s0 := 0; s0 < n; s0 += k {
+		kk := min(k, n-s0)
+		srcImg := make([]byte, 0, int64(kk)*slot)
+		outImg := make([]byte, 0, int64(kk)*slot)
+		for j := 0; j < kk; j++ {
+			in := make([]byte, s.bytes)
+			r.genFor(s).Fill(in, r.w.Rank, s0+j, 0)
+			srcImg = append(srcImg, s.regionBytes(in)...)
+			outImg = append(outImg, s.poison()...)
+		}
+		if err := r.b.Upload(srcAll, srcImg); err != nil {
+			fail("error", "upload stress inputs: %v", err)
+			return
+		}
+		if outAll != 0 {
+			if err := r.b.Upload(outAll, outImg); err != nil {
+				fail("error", "poison stress outputs: %v", err)
+				return
+			}
+		}
+		if m.Graph {
+			g := graphs[kk]
+			if g == nil {
+				if g, err = r.b.Capture(func() error { return batch(kk) }); err != nil {
+					fail("error", "capture %d stress calls: %v", kk, err)
+					return
+				}
+				graphs[kk] = g
+				s.calls -= uint32(kk) // counted when replayed
+			}
+			err = g.Launch()
+			s.calls += uint32(kk)
+		} else {
+			err = batch(kk)
+		}
+		if err != nil {
+			fail("error", "stress iteration %d: %v", s0, err)
+			_ = r.sync(s.c, "stress calls", s.launch.Blocks)
+			return
+		}
+		if err := r.sync(s.c, fmt.Sprintf("stress iterations %d..%d", s0, s0+kk-1), launches[0].Blocks); err != nil {
+			fail("error", "stress iterations %d..%d: %v", s0, s0+kk-1, err)
+			res.Fatal = fatalText(err)
+			return
+		}
+		img := make([]byte, s.region)
+		for j := 0; j < kk; j++ {
+			if err := r.b.Download(img, check[j]); err != nil {
+				fail("error", "download stress output: %v", err)
+				res.Fatal = fatalText(err)
+				return
+			}
+			var one rankResult
+			if !r.checkImage(s, img, s0+j, &one, fmt.Sprintf("iteration %d: ", s0+j)) {
+				failedIters++
+				res.Wrong += one.Wrong
+				if one.Wrong > 0 {
+					wrongIters++
+				}
+				if failedIters <= maxStressFailures {
+					res.Failures = append(res.Failures, one.Failures...)
+				}
+			}
+		}
+	}
+	if failedIters > 0 {
+		res.Failures = append([]report.RankFailure{{Kind: "mismatch", Wrong: res.Wrong,
+			Detail: fmt.Sprintf("%d of %d stress iterations wrong (%d with wrong values, %d wrong elements in all)", failedIters, n, wrongIters, res.Wrong)}},
+			res.Failures...)
+	}
+	r.verifyTrace(s, res)
+}

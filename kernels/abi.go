@@ -1,0 +1,49 @@
+package kernels
+
+import "github.com/artest/artest/signal"
+
+// Args is the one parameter every custom kernel takes, by value. Its layout is
+// the C struct ArtestArgs in kernels/common.cuh; abi_test.go checks sizes and
+// offsets against the header, so a field added on one side only fails the
+// build's tests. The host backend passes the same struct to its Go model of
+// each kernel, so both backends see identical launch parameters.
+type Args struct {
+	// Per rank r: r's input buffer (already at the case's offset), r's
+	// staging buffer and r's SignalBlock, as addresses valid in this process
+	// (device addresses of opened IPC handles on cuda, synthetic addresses
+	// on host).
+	PeerIn     [signal.MaxRanks]uint64
+	PeerStage  [signal.MaxRanks]uint64
+	PeerSignal [signal.MaxRanks]uint64
+	Out        uint64 // this rank's output (may equal PeerIn[Rank]: in-place)
+	Count      uint64 // elements
+	Rank       uint32
+	NRanks     uint32
+	Inject     uint32 // Inject* bits
+	DelayRank  uint32 // rank that sleeps when InjectDelay is set
+	DelayNs    uint64
+	VariantID  uint32 // written to the trace word at the end of the launch
+	Flags      uint32 // Flag* bits
+	StageBytes uint64 // capacity of each staging buffer
+	Param0     uint32 // variant-specific launch parameters (stages, lanes, slots):
+	Param1     uint32 // their meaning is in the variant's registry entry
+	Param2     uint32
+	Param3     uint32
+}
+
+// Flags bits.
+const (
+	FlagInPlace uint32 = 1 << 0 // Out == PeerIn[Rank]
+)
+
+// Inject bits: faults compiled into every kernel and every host model as
+// runtime switches, so the suite can prove that each protection matters.
+const (
+	InjectNoEndBarrier   uint32 = 1 << 0 // skip the end barrier
+	InjectNoStartBarrier uint32 = 1 << 1 // skip the start barrier
+	InjectDelay          uint32 = 1 << 2 // DelayRank sleeps DelayNs after the start barrier, in every block
+	InjectSkipLast       uint32 = 1 << 3 // planted bug: the last element is not written (poison must catch it)
+	InjectOverrun        uint32 = 1 << 4 // planted bug: one element past the end is written (guards must catch it)
+	InjectNoMidBarrier   uint32 = 1 << 5 // skip the mid barrier (twoshot, in-place oneshot)
+	InjectNoCreditWait   uint32 = 1 << 6 // ring: the producer does not wait for credit
+)

@@ -1,0 +1,269 @@
+// Package hostmodel is the host (CPU) implementation of every custom
+// variant: the same protocol as the CUDA kernel of the same name, with
+// goroutines for blocks, the same SignalBlock flags and epochs, the same
+// reduction order and the same fault switches. It is a model of the
+// protocol, not a call to the reference: remove a barrier here and the
+// results go wrong here too.
+package hostmodel
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/reference"
+	"github.com/artest/artest/signal"
+)
+
+// Memory resolves backend addresses to host bytes.
+type Memory interface {
+	// Bytes returns n bytes at p; it panics if they are not mapped (a bug in
+	// the caller, like an illegal address on the GPU).
+	Bytes(p uint64, n int64) []byte
+}
+
+// Launch describes one call, as backend.Launch does for the kernels.
+type Launch struct {
+	Variant *kernels.Variant
+	DType   reference.DType
+	Op      reference.Op
+	Args    *kernels.Args
+	Blocks  int
+	// Stop is polled while a block waits; when it reports true the block
+	// gives up (the backend is closing). It may be nil.
+	Stop func() bool
+}
+
+// ErrStopped: a block gave up waiting because Stop reported true.
+var ErrStopped = fmt.Errorf("host kernel stopped while waiting at a barrier")
+
+// Run executes the launch on the calling goroutine's behalf: one goroutine
+// per block, returning when every block has finished (as a stream would
+// when the kernel completes).
+func Run(mem Memory, l *Launch) error {
+	a := l.Args
+	if l.Blocks < 1 || l.Blocks > signal.MaxBlocks {
+		return fmt.Errorf("host %s: %d blocks, want 1..%d", l.Variant.Name, l.Blocks, signal.MaxBlocks)
+	}
+	if a.NRanks < 1 || a.NRanks > signal.MaxRanks || a.Rank >= a.NRanks {
+		return fmt.Errorf("host %s: rank %d of %d", l.Variant.Name, a.Rank, a.NRanks)
+	}
+	k := &kernel{l: l, mem: mem, elem: int64(l.DType.Size())}
+	k.sig = make([]signal.Block, a.NRanks)
+	for r := range k.sig {
+		k.sig[r] = signal.Block(mem.Bytes(a.PeerSignal[r], signal.Size))
+	}
+	var body func(b int) error
+	switch l.Variant.ID {
+	case kernels.IDOneshot:
+		body = k.oneshot
+	case kernels.IDTwoshot:
+		body = k.twoshot
+	default:
+		return fmt.Errorf("host backend has no model of variant %q", l.Variant.Name)
+	}
+	errs := make([]error, l.Blocks)
+	var wg sync.WaitGroup
+	for b := 0; b < l.Blocks; b++ {
+		wg.Add(1)
+		go func(b int) {
+			defer wg.Done()
+			// A bad address panics in Memory.Bytes; report it like the
+			// GPU's illegal-address error instead of crashing the rank.
+			defer func() {
+				if r := recover(); r != nil {
+					errs[b] = fmt.Errorf("host %s block %d: %v", l.Variant.Name, b, r)
+				}
+			}()
+			errs[b] = body(b)
+		}(b)
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	k.sig[a.Rank].WriteTrace(a.VariantID)
+	return nil
+}
+
+// Has reports whether variant id has a host model.
+func Has(id uint32) bool {
+	return id == kernels.IDOneshot || id == kernels.IDTwoshot
+}
+
+type kernel struct {
+	l    *Launch
+	mem  Memory
+	sig  []signal.Block
+	elem int64
+}
+
+func (k *kernel) own() signal.Block { return k.sig[k.l.Args.Rank] }
+
+func (k *kernel) injected(bit uint32) bool { return k.l.Args.Inject&bit != 0 }
+
+// barrier is the host form of the kernel's barrier(): announce, then wait
+// for every peer, for one block and phase of this launch's epoch.
+func (k *kernel) barrier(ph, b int, epoch uint32) error {
+	a := k.l.Args
+	signal.Arrive(k.sig, ph, b, int(a.Rank), epoch)
+	if !signal.Wait(k.own(), ph, b, int(a.NRanks), epoch, k.l.Stop) {
+		return ErrStopped
+	}
+	return nil
+}
+
+func (k *kernel) delay() {
+	a := k.l.Args
+	if k.injected(kernels.InjectDelay) && a.Rank == a.DelayRank {
+		time.Sleep(time.Duration(a.DelayNs))
+	}
+}
+
+// span is block b's share [lo, hi) of n elements: contiguous ranges, the
+// same on every rank, so a block's barriers cover exactly what the same
+// block of each peer reads and writes.
+func span(n int64, b, blocks int) (lo, hi int64) {
+	return n * int64(b) / int64(blocks), n * int64(b+1) / int64(blocks)
+}
+
+// reduceInto writes op over all ranks' inputs for elements [lo, hi) into
+// dst (a buffer whose element 0 is element 0 of the message), accumulating
+// in float32 in rank order 0..N-1 and rounding once, as the kernels do.
+func (k *kernel) reduceInto(dst []byte, lo, hi int64) {
+	a := k.l.Args
+	d := k.l.DType
+	count := int64(a.Count)
+	ins := make([][]byte, a.NRanks)
+	for r := range ins {
+		ins[r] = k.mem.Bytes(a.PeerIn[r], count*k.elem)
+	}
+	for i := lo; i < hi; i++ {
+		acc := d.GetF32(ins[0], int(i))
+		for r := 1; r < len(ins); r++ {
+			x := d.GetF32(ins[r], int(i))
+			switch k.l.Op {
+			case reference.Sum:
+				acc += x
+			case reference.Max:
+				acc = max(acc, x)
+			case reference.Min:
+				acc = min(acc, x)
+			}
+		}
+		d.SetF32(dst, int(i), acc)
+	}
+}
+
+// outEnd is where writing [lo, hi) of the output stops: one short of the
+// end under the planted skip-last bug.
+func (k *kernel) outEnd(hi int64) int64 {
+	if k.injected(kernels.InjectSkipLast) && hi == int64(k.l.Args.Count) {
+		return hi - 1
+	}
+	return hi
+}
+
+// overrun applies the planted overrun bug after [lo, hi) was written: the
+// block that owns the last element also writes one element past the end.
+func (k *kernel) overrun(lo, hi int64) {
+	count := int64(k.l.Args.Count)
+	if k.injected(kernels.InjectOverrun) && hi == count && lo < hi {
+		past := k.mem.Bytes(k.l.Args.Out, (count+1)*k.elem)
+		copy(past[count*k.elem:], past[lo*k.elem:(lo+1)*k.elem])
+	}
+}
+
+// writeOut copies elements [lo, hi) of src (element 0 of src is element 0
+// of the message) into the output.
+func (k *kernel) writeOut(src []byte, lo, hi int64) {
+	out := k.mem.Bytes(k.l.Args.Out, int64(k.l.Args.Count)*k.elem)
+	if end := k.outEnd(hi); end > lo {
+		copy(out[lo*k.elem:end*k.elem], src[lo*k.elem:end*k.elem])
+	}
+	k.overrun(lo, hi)
+}
+
+// oneshot: start barrier; reduce this block's span from every peer; then
+// out of place: write the output, end barrier (peers may still read my
+// input until they pass it); in place: the output is my input, which peers
+// are still reading, so reduce into my staging, mid barrier, then copy.
+func (k *kernel) oneshot(b int) error {
+	a := k.l.Args
+	own := k.own()
+	epoch := own.Epoch(b) + 1
+	if !k.injected(kernels.InjectNoStartBarrier) {
+		if err := k.barrier(signal.PhaseStart, b, epoch); err != nil {
+			return err
+		}
+	}
+	k.delay()
+	count := int64(a.Count)
+	lo, hi := span(count, b, k.l.Blocks)
+	if a.Flags&kernels.FlagInPlace != 0 {
+		stage := k.mem.Bytes(a.PeerStage[a.Rank], count*k.elem)
+		k.reduceInto(stage, lo, hi)
+		if !k.injected(kernels.InjectNoMidBarrier) {
+			if err := k.barrier(signal.PhaseMid, b, epoch); err != nil {
+				return err
+			}
+		}
+		k.writeOut(stage, lo, hi)
+	} else {
+		k.reduceInto(k.mem.Bytes(a.Out, count*k.elem), lo, k.outEnd(hi))
+		k.overrun(lo, hi)
+		if !k.injected(kernels.InjectNoEndBarrier) {
+			if err := k.barrier(signal.PhaseEnd, b, epoch); err != nil {
+				return err
+			}
+		}
+	}
+	own.Store(signal.EpochOffset(b), epoch)
+	return nil
+}
+
+// twoshot: start barrier; reduce chunk r (this block's span of it) from
+// every peer into my staging; mid barrier; gather every peer's chunk from
+// its staging into my output; end barrier, since peers may still be reading
+// my staging.
+func (k *kernel) twoshot(b int) error {
+	a := k.l.Args
+	own := k.own()
+	epoch := own.Epoch(b) + 1
+	n := int(a.NRanks)
+	count := int64(a.Count)
+	chunk := kernels.ChunkElems(count, n, k.elem)
+	chunkSpan := func(c int) (lo, hi int64) {
+		clo := min(int64(c)*chunk, count)
+		chi := min(clo+chunk, count)
+		l, h := span(chi-clo, b, k.l.Blocks)
+		return clo + l, clo + h
+	}
+	if !k.injected(kernels.InjectNoStartBarrier) {
+		if err := k.barrier(signal.PhaseStart, b, epoch); err != nil {
+			return err
+		}
+	}
+	k.delay()
+	lo, hi := chunkSpan(int(a.Rank))
+	k.reduceInto(k.mem.Bytes(a.PeerStage[a.Rank], count*k.elem), lo, hi)
+	if !k.injected(kernels.InjectNoMidBarrier) {
+		if err := k.barrier(signal.PhaseMid, b, epoch); err != nil {
+			return err
+		}
+	}
+	for p := 0; p < n; p++ {
+		lo, hi := chunkSpan(p)
+		k.writeOut(k.mem.Bytes(a.PeerStage[p], count*k.elem), lo, hi)
+	}
+	if !k.injected(kernels.InjectNoEndBarrier) {
+		if err := k.barrier(signal.PhaseEnd, b, epoch); err != nil {
+			return err
+		}
+	}
+	own.Store(signal.EpochOffset(b), epoch)
+	return nil
+}

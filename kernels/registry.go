@@ -1,0 +1,182 @@
+// Package kernels holds the variant registry (what each allreduce variant is,
+// what it supports and how it is launched), the kernel argument ABI shared
+// with the CUDA sources beside this file, and the grid partition rules that
+// the CUDA kernels and their host models both follow.
+package kernels
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/artest/artest/reference"
+)
+
+// Needs is what a variant requires of the machine.
+type Needs uint32
+
+const (
+	NeedSM80      Needs = 1 << 0 // compute capability 8.0 or newer
+	NeedSM90      Needs = 1 << 1 // compute capability 9.0 or newer
+	NeedP2P       Needs = 1 << 2 // peer access between every pair of GPUs
+	NeedMulticast Needs = 1 << 3 // NVLS multicast objects (behind the safety gate)
+	NeedNCCL      Needs = 1 << 4 // libnccl.so.2
+	NeedCUDA      Needs = 1 << 5 // runs on the cuda backend only
+)
+
+func (n Needs) String() string {
+	var parts []string
+	for _, x := range []struct {
+		bit  Needs
+		name string
+	}{{NeedSM80, "sm_80"}, {NeedSM90, "sm_90"}, {NeedP2P, "p2p"}, {NeedMulticast, "multicast"}, {NeedNCCL, "nccl"}, {NeedCUDA, "cuda"}} {
+		if n&x.bit != 0 {
+			parts = append(parts, x.name)
+		}
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ",")
+}
+
+// Variant is one allreduce implementation under test.
+type Variant struct {
+	Name    string
+	ID      uint32 // written into the trace word by every launch; 0: writes none (nccl)
+	Summary string
+
+	DTypes   []reference.DType
+	Ops      []reference.Op
+	MinRanks int
+	MaxRanks int
+	Needs    Needs
+	// Order is the reduction order the variant guarantees; it decides whether
+	// random-input sums are compared bit for bit.
+	Order reference.Order
+	// Custom variants use the signal protocol, the IPC buffers and the trace
+	// word; nccl does not.
+	Custom bool
+
+	// Kernel is the CUDA symbol stem: the function for dtype d and op o is
+	// "artest_<Kernel>_<d>_<o>" (KernelName).
+	Kernel string
+	// Launch defaults on the cuda backend. Blocks is an upper bound: a launch
+	// uses fewer when the message has fewer 16-byte vectors than Blocks *
+	// Threads (GridBlocks), the same number on every rank.
+	Blocks  int
+	Threads int
+	// HostBlocks is the number of goroutines that play the blocks on the host
+	// backend.
+	HostBlocks int
+}
+
+// KernelName is the CUDA function that implements v for one dtype and op.
+func (v *Variant) KernelName(d reference.DType, o reference.Op) string {
+	return fmt.Sprintf("artest_%s_%s_%s", v.Kernel, d, o)
+}
+
+// SupportsDType reports whether v implements dtype d.
+func (v *Variant) SupportsDType(d reference.DType) bool {
+	for _, x := range v.DTypes {
+		if x == d {
+			return true
+		}
+	}
+	return false
+}
+
+// SupportsOp reports whether v implements op o.
+func (v *Variant) SupportsOp(o reference.Op) bool {
+	for _, x := range v.Ops {
+		if x == o {
+			return true
+		}
+	}
+	return false
+}
+
+// RanksReason says why v cannot run on n ranks, or "" if it can.
+func (v *Variant) RanksReason(n int) string {
+	if n < v.MinRanks || n > v.MaxRanks {
+		return fmt.Sprintf("%s supports %d to %d ranks, not %d", v.Name, v.MinRanks, v.MaxRanks, n)
+	}
+	return ""
+}
+
+var allDTypes = []reference.DType{reference.F32, reference.F16, reference.BF16}
+var allOps = []reference.Op{reference.Sum, reference.Max, reference.Min}
+
+// Variant ids written into the trace word. Never reuse a number.
+const (
+	IDOneshot uint32 = 0x0051 // 'Q' for one-shot
+	IDTwoshot uint32 = 0x0052
+)
+
+// Registry is every variant artest knows, in the order reports list them.
+// It is data, not init-time self-registration, so what exists is visible here.
+var Registry = []Variant{
+	{
+		Name:    "oneshot",
+		ID:      IDOneshot,
+		Summary: "every rank reads all peers' inputs and reduces all of it; start and end barriers",
+		DTypes:  allDTypes, Ops: allOps,
+		MinRanks: 1, MaxRanks: 8,
+		Needs:  NeedP2P,
+		Order:  reference.OrderRankAscendingF32,
+		Custom: true,
+		Kernel: "oneshot",
+		// 36 x 512 is vLLM's one-shot default on H100; re-measured by artest tune (issue 6).
+		Blocks: 36, Threads: 512,
+		HostBlocks: 4,
+	},
+	{
+		Name:    "twoshot",
+		ID:      IDTwoshot,
+		Summary: "reduce-scatter into staging, mid barrier, all-gather from peers' staging, end barrier",
+		DTypes:  allDTypes, Ops: allOps,
+		MinRanks: 1, MaxRanks: 8,
+		Needs:  NeedP2P,
+		Order:  reference.OrderRankAscendingF32,
+		Custom: true,
+		Kernel: "twoshot",
+		Blocks: 36, Threads: 512,
+		HostBlocks: 4,
+	},
+	{
+		Name:    "nccl",
+		Summary: "ncclAllReduce on the same buffers: baseline and cross-check",
+		DTypes:  allDTypes, Ops: allOps,
+		MinRanks: 1, MaxRanks: 1 << 20,
+		Needs: NeedNCCL | NeedCUDA,
+		Order: reference.OrderUnknown,
+	},
+}
+
+// Names lists the registered variant names.
+func Names() []string {
+	names := make([]string, len(Registry))
+	for i := range Registry {
+		names[i] = Registry[i].Name
+	}
+	return names
+}
+
+// Lookup finds a variant by name; an unknown name lists the valid ones.
+func Lookup(name string) (*Variant, error) {
+	for i := range Registry {
+		if Registry[i].Name == name {
+			return &Registry[i], nil
+		}
+	}
+	return nil, fmt.Errorf("unknown variant %q (valid: %s)", name, strings.Join(Names(), ", "))
+}
+
+// ByID finds the variant that writes trace id id.
+func ByID(id uint32) *Variant {
+	for i := range Registry {
+		if Registry[i].ID == id && id != 0 {
+			return &Registry[i]
+		}
+	}
+	return nil
+}

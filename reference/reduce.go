@@ -1,0 +1,156 @@
+package reference
+
+import (
+	"fmt"
+	"math"
+)
+
+// Expectation is what one output element must be.
+type Expectation struct {
+	// BitExact says the output must equal Bits bit for bit. Otherwise it
+	// must be within Bound of Value.
+	BitExact bool
+	// Bits is the expected dtype bits when BitExact; otherwise Value rounded
+	// to the dtype, for reports.
+	Bits uint32
+	// Value is the expected value (BitExact) or the float64 reference sum,
+	// which is exact for the generator's inputs (see doc.go).
+	Value float64
+	// Bound is the largest |got - Value| a correct implementation can
+	// produce in some order; 0 when BitExact.
+	Bound float64
+}
+
+// BitExact reports whether outputs under spec are compared bit for bit:
+// always for Exact inputs, for max and min, and for a declared order;
+// only a Random sum in an unknown order is compared within a bound.
+func (s CheckSpec) BitExact() bool {
+	return s.Gen.Kind == Exact || s.Op != Sum || s.Order != OrderUnknown
+}
+
+// Expect returns the expectation for output element index under spec. Check
+// uses the same code for every element.
+func (s CheckSpec) Expect(index uint64) Expectation {
+	r := newReducer(s)
+	return r.expect(index)
+}
+
+// reducer computes expected outputs for one CheckSpec.
+type reducer struct {
+	dtype   DType
+	op      Op
+	s       *scheme
+	key     uint64
+	n       int
+	bounded bool
+	// The bound is boundAbs*sum|x_r| + boundRef*|ref| (doc.go).
+	boundAbs, boundRef float64
+	// For ulp counts in the bounded loop: 1/ulp(x) for a float64 x with
+	// biased exponent e >= minBiasedExp is the float64 with biased exponent
+	// invULPBase - e (ulp(x) = 2^(e-1023-precision+1)).
+	minBiasedExp, invULPBase uint64
+}
+
+func newReducer(s CheckSpec) reducer {
+	if s.NRanks < 1 {
+		panic(fmt.Sprintf("reference: CheckSpec.NRanks = %d, need at least 1", s.NRanks))
+	}
+	if s.Op > Min {
+		panic(fmt.Sprintf("reference: unknown op %d", s.Op))
+	}
+	if s.Order > OrderRankAscendingF32 {
+		panic(fmt.Sprintf("reference: unknown order %d", s.Order))
+	}
+	f := s.Gen.DType.format() // panics on an unknown dtype
+	u := s.Gen.DType.UnitRoundoff()
+	return reducer{
+		dtype:        s.Gen.DType,
+		op:           s.Op,
+		s:            s.Gen.scheme(),
+		key:          elemKey(s.Gen.Seed, s.Iter),
+		n:            s.NRanks,
+		bounded:      !s.BitExact(),
+		boundAbs:     float64(s.NRanks-1) * u,
+		boundRef:     u,
+		minBiasedExp: uint64(f.minExp + 1023),
+		invULPBase:   uint64(2*1023 + f.precision - 1),
+	}
+}
+
+// accF32 is the OrderRankAscendingF32 reduction of the element with hash h:
+// acc = x0, then acc = acc op x_r for r = 1..n-1 in float32. For max, min
+// and Exact inputs it is also the exact result, whatever the order.
+func (r *reducer) accF32(h uint64) float32 {
+	if r.op != Sum {
+		return r.extreme(h)
+	}
+	switch v := r.s.vals; len(v) {
+	case 0:
+		return sumF32Random(r.n, h)
+	case 1 << exactBits:
+		return sumVals((*[1 << exactBits]float32)(v), r.n, h)
+	case 1 << bf16RandomWidth:
+		return sumVals((*[1 << bf16RandomWidth]float32)(v), r.n, h)
+	case 1 << f16RandomWidth:
+		return sumVals((*[1 << f16RandomWidth]float32)(v), r.n, h)
+	}
+	panic("reference: no sum for this scheme")
+}
+
+// extreme is max or min; not on the hot path of the benchmarks, so one
+// loop serves every scheme.
+func (r *reducer) extreme(h uint64) float32 {
+	isMax := r.op == Max
+	acc := r.s.value(h & r.s.mask)
+	for rank := 1; rank < r.n; rank++ {
+		v := r.s.value(r.s.field(h, rank))
+		if (isMax && v > acc) || (!isMax && v < acc) {
+			acc = v
+		}
+	}
+	return acc
+}
+
+// sumF64 returns the float64 sum of the Random inputs of the element with
+// hash h and the sum of their magnitudes, both exact (see fixedSum).
+func (r *reducer) sumF64(h uint64) (ref, abs float64) {
+	var sum, mag int64
+	switch f := r.s.fixed; len(f) {
+	case 0:
+		sum, mag = fixedSumF32(r.n, h)
+	case 1 << bf16RandomWidth:
+		sum, mag = fixedSum((*[1 << bf16RandomWidth]uint64)(f), r.n, h)
+	case 1 << f16RandomWidth:
+		sum, mag = fixedSum((*[1 << f16RandomWidth]uint64)(f), r.n, h)
+	default:
+		panic("reference: no fixed-point sum for this scheme")
+	}
+	return float64(sum) * r.s.unit, float64(mag) * r.s.unit
+}
+
+// roundF32 rounds a float32 result to the dtype's bits.
+func (r *reducer) roundF32(acc float32) uint32 {
+	switch r.dtype {
+	case BF16:
+		return uint32(BF16FromF32(acc))
+	case F16:
+		return uint32(F16FromF32(acc))
+	default:
+		return math.Float32bits(acc)
+	}
+}
+
+// bound is the accepted |got - ref| of a Random sum in an unknown order.
+func (r *reducer) bound(ref, abs float64) float64 {
+	return r.boundAbs*abs + r.boundRef*math.Abs(ref)
+}
+
+func (r *reducer) expect(index uint64) Expectation {
+	h := elemHash(r.key, index)
+	if r.bounded {
+		ref, abs := r.sumF64(h)
+		return Expectation{Bits: r.dtype.FromF64(ref), Value: ref, Bound: r.bound(ref, abs)}
+	}
+	bits := r.roundF32(r.accF32(h))
+	return Expectation{BitExact: true, Bits: bits, Value: r.dtype.ToF64(bits)}
+}

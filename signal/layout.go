@@ -1,0 +1,76 @@
+// Package signal is the start/mid/end barrier protocol that every custom
+// variant uses: the memory layout of a rank's SignalBlock, shared byte for
+// byte with kernels/signal.cuh, the epoch rules, the host (CPU)
+// implementation of arrive and wait, and the decoding of a block's flags into
+// a hang diagnosis.
+//
+// One SignalBlock per rank lives in memory every peer can write (CUDA IPC
+// memory or a shared-memory segment). Peer p tells rank r that block b of p
+// has reached phase ph of launch epoch e by storing e, with release
+// semantics, into Flag[ph][b][p] of r's SignalBlock. Rank r's block b waits
+// until every peer's flag has reached e (acquire). Epochs are per block and
+// kept in the rank's own SignalBlock (Epoch[b]); each launch uses
+// Epoch[b]+1, so flags are never reset and back-to-back launches or graph
+// replays can never mistake an old flag for a new one.
+package signal
+
+import "fmt"
+
+// Layout constants. kernels/signal.cuh repeats them; a test keeps both equal.
+const (
+	Magic   uint32 = 0x41525453 // "ARTS" little-endian
+	Version uint32 = 1
+
+	// MaxRanks bounds the world size every variant can address (the kernel
+	// argument block carries this many peer pointers).
+	MaxRanks = 16
+	// MaxBlocks bounds the grid of any custom kernel: flags are per block.
+	MaxBlocks = 256
+
+	// Phases of one launch.
+	PhaseStart = 0 // inputs written: peers may read them
+	PhaseMid   = 1 // this block's reduce-scatter part is in staging
+	PhaseEnd   = 2 // this block no longer reads peers' memory
+	NumPhases  = 3
+
+	// Byte offsets inside a SignalBlock.
+	OffMagic        = 0
+	OffVersion      = 4
+	OffRank         = 8
+	OffNRanks       = 12
+	OffTraceVariant = 64  // variant id of the last kernel that ran
+	OffTraceCount   = 68  // launches completed, incremented by block 0
+	OffDiag         = 128 // DiagWords uint32, written by a kernel that gave up (issue 7)
+	DiagWords       = 16
+	OffEpoch        = 256                                      // [MaxBlocks]uint32
+	OffFlags        = OffEpoch + 4*MaxBlocks                   // [NumPhases][MaxBlocks][MaxRanks]uint32
+	Size            = OffFlags + 4*NumPhases*MaxBlocks*MaxRanks // bytes of one SignalBlock
+)
+
+// EpochOffset is the byte offset of block b's epoch counter.
+func EpochOffset(b int) int { return OffEpoch + 4*b }
+
+// FlagOffset is the byte offset of the flag that peer p writes for block b
+// and phase ph.
+func FlagOffset(ph, b, p int) int {
+	return OffFlags + 4*((ph*MaxBlocks+b)*MaxRanks+p)
+}
+
+// Reached reports whether a flag or sequence value has reached want, with
+// wrap-around: values are compared as a signed distance, so a counter that
+// overflows uint32 keeps working. A flag can be ahead of want (a peer that
+// skipped a barrier under fault injection); waiting treats that as arrived.
+func Reached(seen, want uint32) bool { return int32(seen-want) >= 0 }
+
+// PhaseName is the barrier's name in diagnostics.
+func PhaseName(ph int) string {
+	switch ph {
+	case PhaseStart:
+		return "start"
+	case PhaseMid:
+		return "mid"
+	case PhaseEnd:
+		return "end"
+	}
+	return fmt.Sprintf("phase%d", ph)
+}
