@@ -2,6 +2,7 @@ package cases
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -236,4 +237,20 @@ func skipReasonFor(t *testing.T, c Case) string {
 	v, err := kernels.Lookup(c.Variant)
 	require.NoError(t, err)
 	return SkipReason(v, c)
+}
+
+func TestStressMatrixIsSmallAndCoversEveryAxis(t *testing.T) {
+	cs, err := Build(Selection{Stress: true}, 4)
+	require.NoError(t, err)
+	seen := map[string]bool{}
+	for _, c := range cs {
+		require.LessOrEqual(t, c.Bytes, int64(64<<10))
+		require.Equal(t, reference.Sum, c.Op)
+		seen[fmt.Sprint(c.Mode.InPlace, "ip")] = true
+		seen[fmt.Sprint(c.Mode.Registered, "reg")] = true
+		seen[fmt.Sprint(c.Mode.Graph, "graph")] = true
+		seen[c.DType.String()] = true
+	}
+	require.Len(t, seen, 9, "both values of each mode axis and every dtype: %v", seen)
+	require.Less(t, len(cs), 100)
 }

@@ -20,6 +20,10 @@ type Selection struct {
 	ModeWords []string
 	IDs       []string
 	Quick     bool
+	// Stress picks the stress matrix: few small sizes, every dtype, modes
+	// covering each axis. Races show at any size, and each of thousands of
+	// back-to-back iterations is checked, so size buys nothing but time.
+	Stress bool
 	// MaxBytes drops matrix sizes above it (explicit --size is never
 	// dropped); 0 means no cap. The host backend uses it to keep its default
 	// matrix within shared memory.
@@ -44,6 +48,14 @@ var (
 	}
 	offsetSizes = []int64{12, 4100, 1<<20 + 12}
 	offsetModes = []Mode{{Registered: true, Offset: 1}, {InPlace: true, Offset: 1}, {Registered: true, Offset: 3}}
+
+	stressSizes = []int64{4100, 64 << 10}
+	stressModes = []Mode{
+		{Registered: true},
+		{Graph: true},
+		{InPlace: true, Registered: true},
+		{InPlace: true, Graph: true},
+	}
 
 	quickSizes = []int64{4, 6, 4100, 64 << 10, 1 << 20}
 	quickOps   = []reference.Op{reference.Sum, reference.Max}
@@ -106,6 +118,8 @@ func Build(sel Selection, ranks int) ([]Case, error) {
 	case len(sel.Sizes) > 0:
 		all := append(append([]Mode{}, AllModes...), offsetModes...)
 		tiers = []tier{{sel.Sizes, reference.Ops, all}}
+	case sel.Stress:
+		tiers = []tier{{stressSizes, []reference.Op{reference.Sum}, stressModes}}
 	case sel.Quick:
 		tiers = []tier{{quickSizes, quickOps, quickModes}}
 	default:

@@ -2,6 +2,11 @@ package kernels
 
 import "github.com/artest/artest/signal"
 
+// MaxThreads is the largest block the kernels are compiled for
+// (__launch_bounds__ in common.cuh: at 1024 threads the 16-bit kernels
+// spilled under the 64-register cap).
+const MaxThreads = 512
+
 // VecBytes is the width of the kernels' vector loads and stores.
 const VecBytes = 16
 

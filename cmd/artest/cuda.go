@@ -2,8 +2,15 @@ package main
 
 import (
 	"github.com/artest/artest/internal/backend"
+	"github.com/artest/artest/internal/backend/cuda"
 	"github.com/artest/artest/internal/cli"
+	"github.com/artest/artest/internal/comm"
 )
 
-// openCUDA is set once the cuda backend exists; nil means auto picks host.
-var openCUDA func(o *cli.Options) (backend.Backend, error)
+func openCUDA(o *cli.Options, c comm.Comm) (backend.Backend, error) {
+	b, err := cuda.Open(cuda.Options{Fatbin: o.Fatbin, NCCL: o.NCCL, ShareGPUs: o.ShareGPU}, c)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}

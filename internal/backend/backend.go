@@ -56,6 +56,9 @@ var (
 	ErrTimeout = errors.New("timed out waiting for the stream")
 	// ErrUnsupported: the backend cannot do this (e.g. graphs on host).
 	ErrUnsupported = errors.New("not supported by this backend")
+	// ErrNoDevice: no GPU (or no driver) on this machine; with --backend
+	// auto the host backend takes over.
+	ErrNoDevice = errors.New("no CUDA driver or GPU")
 )
 
 // Graph is a captured sequence of stream work that can be replayed.
@@ -69,6 +72,8 @@ type Event interface {
 	// Since is the time from earlier to this event; both must have
 	// completed (call after Sync).
 	Since(earlier Event) (time.Duration, error)
+	// Destroy releases the event.
+	Destroy() error
 }
 
 // Backend executes allreduces for one rank. Every method is called from the

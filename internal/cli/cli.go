@@ -29,8 +29,12 @@ import (
 	"github.com/artest/artest/reference"
 )
 
-// Version is artest's release; the git revision comes from the build info.
+// Version is artest's release.
 const Version = "0.1.0"
+
+// BuildRevision is set by the Makefile (-ldflags -X); the build info's VCS
+// stamp is the fallback.
+var BuildRevision = ""
 
 // Env is everything the program takes from the outside world.
 type Env struct {
@@ -39,8 +43,10 @@ type Env struct {
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
 	MPIVersion     string
-	// OpenCUDA opens the cuda backend; nil means none is available.
-	OpenCUDA func(o *Options) (backend.Backend, error)
+	// OpenCUDA opens the cuda backend for this rank; nil means the build
+	// has none. It returns an error wrapping backend.ErrNoDevice when the
+	// machine has no driver or GPU.
+	OpenCUDA func(o *Options, c comm.Comm) (backend.Backend, error)
 }
 
 // Options are the parsed flags.
@@ -68,12 +74,14 @@ type Options struct {
 	Blocks   int      `json:"blocks,omitempty"`
 	Threads  int      `json:"threads,omitempty"`
 	Fatbin   string   `json:"fatbin,omitempty"`
+	ShareGPU bool     `json:"share_gpus,omitempty"`
 	NCCL     string   `json:"nccl,omitempty"`
 	HostMax  string   `json:"host_max_size"`
 	Version  bool     `json:"-"`
 	Help     bool     `json:"-"`
 
 	timeout time.Duration
+	set     map[string]bool // flags given on the command line
 	inject  runner.Inject
 	sel     cases.Selection
 	input   reference.InputKind
@@ -110,19 +118,20 @@ func newFlagSet(o *Options) *flag.FlagSet {
 	fs.BoolVar(&o.List, "list", false, "print the selected case IDs and exit")
 	fs.StringVar(&o.Input, "input", "random", "input kind: random (full mantissa) or exact (small integers)")
 	fs.Uint64Var(&o.Seed, "seed", 1, "input generator seed")
-	fs.IntVar(&o.Warmup, "warmup", 5, "untimed calls before timing")
-	fs.IntVar(&o.Iters, "iters", 20, "calls per timed repetition (0: check only)")
-	fs.IntVar(&o.Reps, "reps", 5, "timed repetitions; the median is reported")
-	fs.IntVar(&o.Stress, "stress", 0, "run N back-to-back calls per case, each with its own inputs, checking every one (replaces timing)")
+	fs.IntVar(&o.Warmup, "warmup", 5, "untimed calls before timing (host backend default: 1)")
+	fs.IntVar(&o.Iters, "iters", 20, "calls per timed repetition, 0: check only (host backend default: 3)")
+	fs.IntVar(&o.Reps, "reps", 5, "timed repetitions; the median is reported (host backend default: 1)")
+	fs.IntVar(&o.Stress, "stress", 0, "run N back-to-back calls per case, each with its own inputs, checking every one (replaces timing); without --size, the stress matrix: 4100 B and 64 KiB, sum, every dtype, 4 modes")
 	fs.StringVar(&o.Timeout, "timeout", "60s", "longest wait for one step on the stream before the job is declared hung (exit 3)")
 	fs.Var(repeatFlag{&o.Inject}, "inject", "plant a fault (repeatable): "+runner.FaultHelp())
 	fs.StringVar(&o.JSON, "json", "", "write the JSON report to FILE")
 	fs.StringVar(&o.JUnit, "junit", "", "write a JUnit XML report to FILE")
 	fs.StringVar(&o.ShmDir, "shm-dir", "/dev/shm", "host backend: directory of the shared-memory segments")
-	fs.StringVar(&o.HostMax, "host-max-size", "4M", "host backend: largest size of the default matrix (explicit --size is not capped)")
+	fs.StringVar(&o.HostMax, "host-max-size", "2M", "host backend: largest size of the default matrix (explicit --size is not capped)")
 	fs.IntVar(&o.Blocks, "blocks", 0, "override the variant's block count (0: registry default)")
 	fs.IntVar(&o.Threads, "threads", 0, "override the variant's threads per block (0: registry default)")
 	fs.StringVar(&o.Fatbin, "fatbin", "", "cuda backend: kernel fatbin (default: artest.fatbin beside the binary, or $ARTEST_FATBIN)")
+	fs.BoolVar(&o.ShareGPU, "share-gpus", false, "cuda backend: allow more local ranks than GPUs (rank r uses GPU r mod count); protocol coverage only, timings mean nothing")
 	fs.StringVar(&o.NCCL, "nccl", "", "cuda backend: path of libnccl.so.2 (default: $ARTEST_NCCL, the loader path, well-known places)")
 	fs.BoolVar(&o.Version, "version", false, "print the version and exit")
 	fs.BoolVar(&o.Help, "help", false, "print this help and exit")
@@ -141,6 +150,8 @@ func Parse(args []string) (*Options, error) {
 		}
 		return nil, exitcode.Usagef("%v (see artest --help)", err)
 	}
+	o.set = map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
 	if fs.NArg() > 0 {
 		return nil, exitcode.Usagef("unexpected argument %q (see artest --help)", fs.Arg(0))
 	}
@@ -172,10 +183,10 @@ func Parse(args []string) (*Options, error) {
 	if o.Blocks > 256 {
 		return nil, exitcode.Usagef("--blocks %d: at most 256 (signal.MaxBlocks)", o.Blocks)
 	}
-	if o.Threads != 0 && (o.Threads%32 != 0 || o.Threads > 1024) {
-		return nil, exitcode.Usagef("--threads %d: want a multiple of 32 up to 1024", o.Threads)
+	if o.Threads != 0 && (o.Threads%32 != 0 || o.Threads > kernels.MaxThreads) {
+		return nil, exitcode.Usagef("--threads %d: want a multiple of 32 up to %d", o.Threads, kernels.MaxThreads)
 	}
-	sel := cases.Selection{Variants: o.Variants, ModeWords: o.Modes, IDs: o.CaseIDs, Quick: o.Quick}
+	sel := cases.Selection{Variants: o.Variants, ModeWords: o.Modes, IDs: o.CaseIDs, Quick: o.Quick, Stress: o.Stress > 0}
 	for _, d := range o.DTypes {
 		dt, err := reference.ParseDType(d)
 		if err != nil {
@@ -274,8 +285,21 @@ func Main(e Env) int {
 		}
 		return exitcode.OK
 	}
-	if !o.List && be.Name() == "host" && len(o.sel.Sizes) == 0 && len(o.sel.IDs) == 0 {
-		o.sel.MaxBytes, _ = cases.ParseSize(o.HostMax)
+	if !o.List && be.Name() == "host" {
+		if len(o.sel.Sizes) == 0 && len(o.sel.IDs) == 0 {
+			o.sel.MaxBytes, _ = cases.ParseSize(o.HostMax)
+		}
+		// Host times mean nothing; a few timed calls still exercise the
+		// timing path and back-to-back launches.
+		if !o.set["warmup"] {
+			o.Warmup = 1
+		}
+		if !o.set["iters"] {
+			o.Iters = 3
+		}
+		if !o.set["reps"] {
+			o.Reps = 1
+		}
 	}
 	cs, err := cases.Build(o.sel, c.Size())
 	if err != nil {
@@ -410,13 +434,18 @@ func openBackend(e Env, o *Options) (backend.Backend, string, error) {
 		if e.OpenCUDA == nil {
 			return nil, "cuda", exitcode.Envf("the cuda backend is not available in this build")
 		}
-		b, err := e.OpenCUDA(o)
+		b, err := e.OpenCUDA(o, e.Comm)
 		return b, "cuda", err
 	}
-	// auto: cuda when it opens, host otherwise.
+	// auto: cuda where there is a GPU; a GPU that fails to open is an
+	// error, not a reason to test the host instead.
 	if e.OpenCUDA != nil {
-		if b, err := e.OpenCUDA(o); err == nil {
+		b, err := e.OpenCUDA(o, e.Comm)
+		if err == nil {
 			return b, "cuda", nil
+		}
+		if !errors.Is(err, backend.ErrNoDevice) {
+			return nil, "cuda", err
 		}
 	}
 	return host.New(o.ShmDir), "host", nil
@@ -432,6 +461,9 @@ func closeBackend(b backend.Backend, stderr io.Writer) {
 }
 
 func gitRevision() string {
+	if BuildRevision != "" {
+		return BuildRevision
+	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "unknown"

@@ -326,6 +326,12 @@ func (r *run) checkAndTime(s *caseState, res *rankResult) {
 	}
 	type span struct{ a, b backend.Event }
 	var spans []span
+	defer func() {
+		for _, sp := range spans {
+			_ = sp.a.Destroy()
+			_ = sp.b.Destroy()
+		}
+	}()
 	for rep := 0; rep < r.cfg.Reps && err == nil; rep++ {
 		var sp span
 		if sp.a, err = r.b.Record(); err != nil {

@@ -192,6 +192,8 @@ func (e *event) Since(earlier backend.Event) (time.Duration, error) {
 	return e.at.Sub(o.at), nil
 }
 
+func (e *event) Destroy() error { return nil }
+
 func (b *Backend) Record() (backend.Event, error) {
 	e := &event{}
 	return e, b.stream.enqueue(func() error { e.at = time.Now(); return nil })

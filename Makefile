@@ -1,0 +1,64 @@
+# artest: the two commands a new user needs are `make run` and `make test`.
+#
+#   make run      install what is missing, build, run the default matrix
+#                 (on the GPUs when there are some, else the host backend)
+#   make test     install what is missing, go vet, go test, the kernels'
+#                 compile gate, and the mpirun integration tests
+#   make build    bin/artest
+#   make kernels  bin/artest.fatbin (nvcc: the CUDA toolkit's, else the
+#                 pinned wheels of ci/install-nvcc.sh)
+#   make docker   the reproduction image (needs a Docker engine)
+
+SHELL := /bin/bash
+GO ?= go
+REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+NP ?= 4
+MPIRUN_FLAGS ?= --oversubscribe
+# Open MPI refuses to run as root unless told; CI containers run as root.
+export OMPI_ALLOW_RUN_AS_ROOT := 1
+export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
+# Never let NCCL create NVLS multicast objects from artest's own runs.
+export NCCL_NVLS_ENABLE ?= 0
+
+include kernels/kernels.mk
+
+.PHONY: all deps build run test vet unit integration docker clean
+
+all: build
+
+# Open MPI from Debian packages when mpirun or mpi.h is missing.
+deps:
+	@ci/install-deps.sh
+
+build: deps
+	$(GO) build -ldflags "-X github.com/artest/artest/internal/cli.BuildRevision=$(REV)" -o bin/artest ./cmd/artest
+
+# On a GPU machine: kernels, then one rank per GPU. Elsewhere: the host
+# backend with NP ranks.
+run: build
+	@if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then \
+	  $(MAKE) --no-print-directory kernels && \
+	  n=$$(nvidia-smi -L | wc -l) && echo "make run: $$n GPUs, cuda backend" && \
+	  mpirun -np $$n bin/artest --json bin/artest-report.json --junit bin/artest-report.xml; \
+	else \
+	  echo "make run: no GPU, host backend with $(NP) ranks"; \
+	  mpirun -np $(NP) $(MPIRUN_FLAGS) bin/artest --backend host --json bin/artest-report.json --junit bin/artest-report.xml; \
+	fi
+
+vet: deps
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
+
+unit: deps
+	$(GO) test ./...
+
+integration: build
+	$(GO) test -tags integration -count=1 ./test/integration/
+
+test: vet unit kernels-check integration
+
+docker:
+	docker build -f docker/Dockerfile -t artest:$(REV) .
+
+clean:
+	rm -rf bin

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# What a GPU runner executes: build the kernels, run the default matrix, the
+# stress mode, the fault switches that must fail, a hang that must be
+# diagnosed, and hostile environments, with the world sizes the node allows.
+# Every step's output, JSON and JUnit lands in OUTDIR; a table of the steps
+# and their exit codes is printed last.
+#
+#   ci/gpu.sh [OUTDIR]          (default: bin/gpu-results)
+#
+# Environment:
+#   ARTEST_BIN      the artest binary (default bin/artest, built by make build)
+#   ARTEST_NCCL     libnccl.so.2 to use (default: the Python wheel's if present)
+#   GPU_NPS         world sizes to run (default: the GPU count, and 2 if more)
+#   STRESS          back-to-back iterations for the stress steps (default 10000)
+#   STEPS           space-separated subset of steps to run (default: all)
+#
+# Safety: NVLS multicast is never used. NCCL_NVLS_ENABLE=0 and friends are
+# exported for every rank, and no step selects the multimem variant.
+set -uo pipefail
+
+cd "$(dirname "$0")/.."
+out=${1:-bin/gpu-results}
+mkdir -p "$out"
+bin=${ARTEST_BIN:-bin/artest}
+stress=${STRESS:-10000}
+
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Load every kernel at module load: ranks spin waiting for each other, and a
+# lazily loaded kernel would stall its rank mid-protocol.
+export CUDA_MODULE_LOADING=EAGER
+if [[ -z "${ARTEST_NCCL:-}" ]]; then
+	for p in /opt/torch/.venv/lib/python3*/site-packages/nvidia/nccl/lib/libnccl.so.2; do
+		[[ -e $p ]] && export ARTEST_NCCL=$p && break
+	done
+fi
+
+ngpu=$(nvidia-smi -L 2>/dev/null | wc -l)
+if ((ngpu == 0)); then
+	echo "gpu.sh: no GPU (nvidia-smi -L lists none)" >&2
+	exit 4
+fi
+nps=${GPU_NPS:-$ngpu}
+if [[ -z "${GPU_NPS:-}" && $ngpu -gt 2 ]]; then
+	nps="$ngpu 2"
+fi
+
+summary="$out/summary.txt"
+: >"$summary"
+want_all=${STEPS:-all}
+
+# step NAME EXPECTED TIMEOUT CMD...: runs CMD with a time limit, logs to
+# OUTDIR/NAME.log, and records whether the exit code was the expected one.
+step() {
+	local name=$1 expect=$2 limit=$3
+	shift 3
+	if [[ $want_all != all && " $want_all " != *" ${name%%-np*} "* ]]; then
+		return 0
+	fi
+	local t0=$SECONDS
+	echo "== $name: $*" >&2
+	timeout --kill-after=10 "$limit" "$@" >"$out/$name.log" 2>&1
+	local rc=$?
+	local verdict=ok
+	[[ $rc == "$expect" ]] || verdict=UNEXPECTED
+	printf '%-28s exit %3d (want %s) %5ds  %s\n' "$name" "$rc" "$expect" $((SECONDS - t0)) "$verdict" | tee -a "$summary" >&2
+	tail -n 4 "$out/$name.log" | sed 's/^/    /' >&2
+	return 0
+}
+
+{
+	echo "# $(date -u +%FT%TZ) $(hostname)"
+	nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv
+	nvidia-smi topo -m
+	/usr/local/cuda/bin/nvcc --version 2>/dev/null | tail -2
+	echo "ARTEST_NCCL=${ARTEST_NCCL:-}"
+	"$bin" --version
+} >"$out/machine.txt" 2>&1
+
+step kernels 0 300 make --no-print-directory kernels
+
+for np in $nps; do
+	r="$out"
+	step "smoke-np$np" 0 120 mpirun -np "$np" "$bin" --quick --json "$r/smoke-np$np.json"
+	if ! grep -q "^smoke-np$np .* ok$" "$summary" && [[ $want_all == all ]]; then
+		echo "gpu.sh: the smoke run failed on $np ranks; skipping the long steps" >&2
+		continue
+	fi
+	step "matrix-np$np" 0 420 mpirun -np "$np" "$bin" --json "$r/matrix-np$np.json" --junit "$r/matrix-np$np.xml"
+	step "stress-np$np" 0 420 mpirun -np "$np" "$bin" --stress "$stress" --json "$r/stress-np$np.json" --junit "$r/stress-np$np.xml"
+	# Without the end barrier, and with the last rank slow to read, fast
+	# ranks overwrite their registered inputs while it still reads them.
+	step "fault-no-end-barrier-np$np" 1 180 mpirun -np "$np" "$bin" --variant oneshot --stress 2000 \
+		--inject no-end-barrier --inject "delay:rank=$((np - 1)),us=200" --json "$r/fault-np$np.json"
+	step "fault-planted-np$np" 1 60 mpirun -np "$np" "$bin" --variant oneshot,twoshot --dtype bf16 --op sum \
+		--size 4100 --mode oop,plain,aligned --inject skip-last --inject overrun --json "$r/planted-np$np.json"
+	step "fault-wrong-kernel-np$np" 1 60 mpirun -np "$np" "$bin" --variant twoshot --dtype f32 --op sum \
+		--size 64K --mode oop,reg,plain,aligned --inject wrong-kernel --json "$r/wrong-kernel-np$np.json"
+	step "hang-np$np" 3 60 mpirun -np "$np" "$bin" --variant oneshot --dtype f32 --op sum --size 4K \
+		--mode oop,reg,plain,aligned --inject "delay:rank=$((np - 1)),us=3000000" --timeout 1s
+done
+
+np=$(echo "$nps" | awk '{print $1}')
+# Hostile environments: one clear line and the documented exit code.
+step "bad-fatbin" 4 60 mpirun -np "$np" "$bin" --quick --fatbin /nonexistent/artest.fatbin
+step "bad-too-many-ranks" 4 60 mpirun -np $((ngpu * 2)) --oversubscribe "$bin" --quick
+step "bad-size" 2 60 mpirun -np "$np" "$bin" --size 3 --dtype f32
+step "no-nccl" 0 120 env ARTEST_NCCL= mpirun -np "$np" -x ARTEST_NCCL=/nonexistent/libnccl.so.2 "$bin" \
+	--quick --dtype f32 --op sum --json "$out/no-nccl.json"
+# More ranks than GPUs, two per GPU: covers 2N-rank code paths; times mean nothing.
+step "shared-np$((ngpu * 2))" 0 180 mpirun -np $((ngpu * 2)) --oversubscribe "$bin" --share-gpus --quick \
+	--json "$out/shared-np$((ngpu * 2)).json"
+
+echo "== summary" >&2
+cat "$summary"
+! grep -q UNEXPECTED "$summary"

@@ -1,0 +1,545 @@
+// Package cuda is the backend artest's users run: one GPU per rank, the
+// variants' kernels loaded from the fatbin that `make kernels` builds, the
+// world's buffers shared through CUDA IPC handles exchanged over the
+// communicator, and NCCL as baseline and cross-check.
+//
+// Every method must be called from the OS thread that opened the backend
+// (the primary context is current there), except ReadSignal, which makes
+// the context current on its own thread.
+package cuda
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/artest/artest/internal/backend"
+	"github.com/artest/artest/internal/comm"
+	cu "github.com/artest/artest/internal/cuda"
+	"github.com/artest/artest/internal/exitcode"
+	"github.com/artest/artest/internal/nccl"
+	"github.com/artest/artest/internal/topo"
+	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/signal"
+)
+
+// Options are the flags the cuda backend takes.
+type Options struct {
+	Fatbin    string // path of the fatbin; "" searches
+	NCCL      string // path of libnccl.so.2; "" searches
+	ShareGPUs bool   // allow more local ranks than GPUs
+}
+
+// FatbinName is the file `make kernels` writes beside the binary.
+const FatbinName = "artest.fatbin"
+
+// Backend is one rank's GPU.
+type Backend struct {
+	d       *cu.Driver
+	dev     cu.Device
+	ordinal int
+	ctx     cu.Context
+	cc      int // compute capability, e.g. 90
+	name    string
+	module  cu.Module
+	fatbin  string
+	fns     map[string]cu.Function
+	stream  cu.Stream
+
+	nccl       *nccl.Lib
+	ncclReason string // why nccl cannot run ("" when it can)
+	ncclComm   nccl.Comm
+
+	world     *backend.World
+	own       []cu.DevicePtr // signal, input, staging of this rank
+	opened    []cu.DevicePtr // peers' mappings
+	p2pReason string
+	devices   []string
+	topology  any
+	rank      int
+}
+
+// Open picks this rank's GPU, makes its primary context current, loads the
+// fatbin and NCCL. It returns an error wrapping backend.ErrNoDevice when the
+// machine has no driver or GPU at all.
+func Open(o Options, c comm.Comm) (*Backend, error) {
+	d, err := cu.Load()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", backend.ErrNoDevice, err)
+	}
+	n, err := d.DeviceCount()
+	if err != nil || n == 0 {
+		return nil, fmt.Errorf("%w: cuDeviceGetCount found no GPU (%v)", backend.ErrNoDevice, err)
+	}
+	if c.LocalSize() > n && !o.ShareGPUs {
+		return nil, exitcode.Envf("%d ranks on %s but only %d GPUs (start at most %d ranks per node, or pass --share-gpus for protocol coverage)", c.LocalSize(), c.Hostname(), n, n)
+	}
+	b := &Backend{d: d, ordinal: c.LocalRank() % n, fns: map[string]cu.Function{}, rank: c.Rank()}
+	if b.dev, err = d.DeviceGet(b.ordinal); err != nil {
+		return nil, exitcode.Envf("GPU %d: %v", b.ordinal, err)
+	}
+	if b.ctx, err = d.MakeCurrent(b.dev); err != nil {
+		return nil, exitcode.Envf("GPU %d primary context: %v", b.ordinal, err)
+	}
+	major, minor, err := d.ComputeCapability(b.dev)
+	if err != nil {
+		return nil, exitcode.Envf("GPU %d: %v", b.ordinal, err)
+	}
+	b.cc = major*10 + minor
+	b.name, _ = d.DeviceName(b.dev)
+	if err := b.loadFatbin(o.Fatbin); err != nil {
+		b.Close()
+		return nil, err
+	}
+	if b.stream, err = d.StreamCreate(cu.StreamNonBlocking); err != nil {
+		b.Close()
+		return nil, exitcode.Envf("create stream: %v", err)
+	}
+	b.loadNCCL(o.NCCL)
+	return b, nil
+}
+
+func (b *Backend) loadFatbin(flagPath string) error {
+	var tried []string
+	candidates := []string{flagPath, os.Getenv("ARTEST_FATBIN")}
+	if exe, err := os.Executable(); err == nil {
+		candidates = append(candidates, filepath.Join(filepath.Dir(exe), FatbinName))
+	}
+	for i, p := range candidates {
+		if p == "" {
+			continue
+		}
+		tried = append(tried, p)
+		img, err := os.ReadFile(p)
+		if err != nil {
+			if i < 2 { // named explicitly: no fallback
+				return exitcode.Envf("kernel fatbin %s: %v", p, err)
+			}
+			continue
+		}
+		m, err := b.d.ModuleLoadData(img)
+		if err != nil {
+			if errors.Is(err, cu.ErrNoBinaryForGPU) {
+				return exitcode.Envf("kernel fatbin %s has no code for this GPU (sm_%d): rebuild with make kernels", p, b.cc)
+			}
+			return exitcode.Envf("load kernel fatbin %s: %v", p, err)
+		}
+		b.module, b.fatbin = m, p
+		return nil
+	}
+	return exitcode.Envf("kernel fatbin not found (tried %s): run make kernels, or pass --fatbin", strings.Join(tried, ", "))
+}
+
+func (b *Backend) loadNCCL(flagPath string) {
+	path, tried, err := nccl.Find(flagPath)
+	if err != nil {
+		b.ncclReason = fmt.Sprintf("libnccl.so.2 not found (tried %d places: %s)", len(tried), strings.Join(tried, ", "))
+		if len(b.ncclReason) > 200 {
+			b.ncclReason = b.ncclReason[:200] + "...)"
+		}
+		return
+	}
+	lib, err := nccl.Load(path)
+	if err != nil {
+		b.ncclReason = err.Error()
+		return
+	}
+	b.nccl = lib
+}
+
+func (b *Backend) Name() string { return "cuda" }
+
+func (b *Backend) Info() backend.Info {
+	v := map[string]string{"cuda_driver": cu.VersionString(b.d.Version()), "fatbin": b.fatbin}
+	if b.nccl != nil {
+		v["nccl"] = b.nccl.Version().String()
+		v["nccl_path"] = b.nccl.Path()
+	}
+	return backend.Info{Versions: v, Devices: b.devices, Topology: b.topology}
+}
+
+// fn finds a kernel in the fatbin, once.
+func (b *Backend) fn(name string) (cu.Function, error) {
+	if f, ok := b.fns[name]; ok {
+		return f, nil
+	}
+	f, err := b.d.ModuleGetFunction(b.module, name)
+	if err != nil {
+		return 0, err
+	}
+	b.fns[name] = f
+	return f, nil
+}
+
+func (b *Backend) SkipReason(v *kernels.Variant, graph bool) string {
+	if v.Needs&kernels.NeedMulticast != 0 {
+		return fmt.Sprintf("%s needs NVLS multicast, which this build does not create", v.Name)
+	}
+	if v.Needs&kernels.NeedNCCL != 0 && b.ncclReason != "" {
+		return "nccl: " + b.ncclReason
+	}
+	if v.Needs&kernels.NeedSM90 != 0 && b.cc < 90 {
+		return fmt.Sprintf("%s needs sm_90, GPU is sm_%d", v.Name, b.cc)
+	}
+	if v.Needs&kernels.NeedSM80 != 0 && b.cc < 80 {
+		return fmt.Sprintf("%s needs sm_80, GPU is sm_%d", v.Name, b.cc)
+	}
+	if v.Needs&kernels.NeedP2P != 0 && b.p2pReason != "" {
+		return b.p2pReason
+	}
+	if v.Custom {
+		if _, err := b.fn(v.KernelName(0, 0)); err != nil {
+			return fmt.Sprintf("the fatbin has no %s kernels (%s): rebuild with make kernels", v.Name, b.fatbin)
+		}
+	}
+	return ""
+}
+
+// fatal marks errors after which the context is unusable.
+type fatal struct{ error }
+
+func (f fatal) Fatal() bool   { return true }
+func (f fatal) Unwrap() error { return f.error }
+
+func wrap(err error) error {
+	if err != nil && cu.IsSticky(err) {
+		return fatal{err}
+	}
+	return err
+}
+
+func (b *Backend) Alloc(n int64) (backend.Ptr, error) {
+	p, err := b.d.MemAlloc(uint64(n))
+	return backend.Ptr(p), wrap(err)
+}
+
+func (b *Backend) Free(p backend.Ptr) error { return wrap(b.d.MemFree(cu.DevicePtr(p))) }
+
+func (b *Backend) Upload(dst backend.Ptr, src []byte) error {
+	return wrap(b.d.MemcpyHtoD(cu.DevicePtr(dst), src))
+}
+
+func (b *Backend) Download(dst []byte, src backend.Ptr) error {
+	return wrap(b.d.MemcpyDtoH(dst, cu.DevicePtr(src)))
+}
+
+func (b *Backend) Copy(dst, src backend.Ptr, n int64) error {
+	return wrap(b.d.MemcpyDtoDAsync(cu.DevicePtr(dst), cu.DevicePtr(src), uint64(n), b.stream))
+}
+
+func (b *Backend) Allreduce(l *backend.Launch) error {
+	a := &l.Args
+	if !l.Variant.Custom {
+		return b.ncclAllreduce(l)
+	}
+	threads := l.Threads
+	if threads <= 0 {
+		threads = l.Variant.Threads
+	}
+	if l.Blocks <= 0 {
+		l.Blocks = kernels.Grid(l.Variant, int64(a.Count), int64(l.DType.Size()), int(a.NRanks), l.Variant.Blocks, threads)
+	}
+	l.Threads = threads
+	f, err := b.fn(l.Variant.KernelName(l.DType, l.Op))
+	if err != nil {
+		return fmt.Errorf("kernel %s: %w", l.Variant.KernelName(l.DType, l.Op), err)
+	}
+	return wrap(b.d.Launch(f, cu.D1(uint32(l.Blocks)), cu.D1(uint32(threads)), 0, b.stream, unsafe.Pointer(a), unsafe.Sizeof(*a)))
+}
+
+func (b *Backend) ncclAllreduce(l *backend.Launch) error {
+	if b.ncclComm == 0 {
+		return fmt.Errorf("nccl: %s", b.ncclReason)
+	}
+	dt, err := nccl.DataTypeOf(l.DType)
+	if err != nil {
+		return err
+	}
+	op, err := nccl.RedOpOf(l.Op)
+	if err != nil {
+		return err
+	}
+	a := &l.Args
+	return b.nccl.AllReduce(cu.DevicePtr(a.PeerIn[a.Rank]), cu.DevicePtr(a.Out), a.Count, dt, op, b.ncclComm, b.stream)
+}
+
+type event struct {
+	b *Backend
+	e cu.Event
+}
+
+func (e *event) Since(earlier backend.Event) (time.Duration, error) {
+	o, ok := earlier.(*event)
+	if !ok {
+		return 0, errors.New("cuda event from another backend")
+	}
+	return e.b.d.EventElapsed(o.e, e.e)
+}
+
+func (e *event) Destroy() error { return e.b.d.EventDestroy(e.e) }
+
+func (b *Backend) Record() (backend.Event, error) {
+	ev, err := b.d.EventCreate(0)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	if err := b.d.EventRecord(ev, b.stream); err != nil {
+		_ = b.d.EventDestroy(ev)
+		return nil, wrap(err)
+	}
+	return &event{b: b, e: ev}, nil
+}
+
+type graph struct {
+	b    *Backend
+	exec cu.GraphExec
+}
+
+func (g *graph) Launch() error  { return wrap(g.b.d.GraphLaunch(g.exec, g.b.stream)) }
+func (g *graph) Destroy() error { return g.b.d.GraphExecDestroy(g.exec) }
+
+// Capture records what fn enqueues on the stream into a CUDA graph.
+func (b *Backend) Capture(fn func() error) (backend.Graph, error) {
+	if err := b.d.StreamBeginCapture(b.stream, cu.CaptureThreadLocal); err != nil {
+		return nil, wrap(err)
+	}
+	ferr := fn()
+	g, err := b.d.StreamEndCapture(b.stream)
+	if ferr != nil {
+		if err == nil {
+			_ = b.d.GraphDestroy(g)
+		}
+		return nil, ferr
+	}
+	if err != nil {
+		return nil, wrap(err)
+	}
+	defer b.d.GraphDestroy(g)
+	exec, err := b.d.GraphInstantiate(g, 0)
+	if err != nil {
+		return nil, wrap(err)
+	}
+	return &graph{b: b, exec: exec}, nil
+}
+
+// Sync polls the stream until it is idle or the deadline passes; polling,
+// not cuStreamSynchronize, so that a hung kernel cannot hang the host.
+func (b *Backend) Sync(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	pause := time.Microsecond
+	for {
+		done, err := b.d.StreamQuery(b.stream)
+		if err != nil {
+			return wrap(err)
+		}
+		if done {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return backend.ErrTimeout
+		}
+		time.Sleep(pause)
+		pause = min(pause*2, 200*time.Microsecond)
+	}
+}
+
+// ReadSignal copies rank r's SignalBlock through this rank's mapping of it.
+// The copy goes on the legacy default stream, which does not wait for the
+// backend's non-blocking stream, so it works while a kernel spins.
+func (b *Backend) ReadSignal(r int) ([]byte, error) {
+	if b.world == nil || r < 0 || r >= len(b.world.Signal) {
+		return nil, fmt.Errorf("no SignalBlock for rank %d", r)
+	}
+	out := make([]byte, signal.Size)
+	if err := b.d.MemcpyDtoH(out, cu.DevicePtr(b.world.Signal[r])); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+const handleBytes = 64
+
+// Setup allocates this rank's SignalBlock, input and staging buffers,
+// exchanges their IPC handles, opens every peer's, checks P2P between every
+// pair of GPUs and creates the NCCL communicator.
+func (b *Backend) Setup(c comm.Comm, capacity int64) (*backend.World, error) {
+	free, total, err := b.d.MemGetInfo()
+	if err == nil && uint64(2*capacity+signal.Size) > free {
+		return nil, exitcode.Envf("GPU %d has %d MiB free of %d MiB; the cases need %d MiB of shared buffers: choose smaller --size", b.ordinal, free>>20, total>>20, (2*capacity+signal.Size)>>20)
+	}
+	sizes := []int64{signal.Size, capacity, capacity}
+	var handles []byte
+	for i, n := range sizes {
+		p, err := b.d.MemAlloc(uint64(n))
+		if err != nil {
+			return nil, exitcode.Envf("allocate shared buffer %d (%d bytes): %v", i, n, err)
+		}
+		b.own = append(b.own, p)
+		if err := b.d.MemsetD8Async(p, 0, uint64(n), b.stream); err != nil {
+			return nil, fmt.Errorf("clear shared buffer: %w", err)
+		}
+		h, err := b.d.IpcGetMemHandle(p)
+		if err != nil {
+			return nil, exitcode.Envf("IPC handle of shared buffer %d: %v", i, err)
+		}
+		handles = append(handles, h[:]...)
+	}
+	if err := b.d.StreamSynchronize(b.stream); err != nil {
+		return nil, err
+	}
+	hdr := make([]byte, 16)
+	binary.LittleEndian.PutUint32(hdr[0:], signal.Magic)
+	binary.LittleEndian.PutUint32(hdr[4:], signal.Version)
+	binary.LittleEndian.PutUint32(hdr[8:], uint32(c.Rank()))
+	binary.LittleEndian.PutUint32(hdr[12:], uint32(c.Size()))
+	if err := b.d.MemcpyHtoD(b.own[0], hdr); err != nil {
+		return nil, err
+	}
+	// Exchange handles and device identities in one collective.
+	me := make([]byte, 3*handleBytes+64)
+	copy(me, handles)
+	bus, _ := b.d.DevicePCIBusID(b.dev)
+	ident := fmt.Sprintf("%d|%s|%s", b.ordinal, bus, b.name)
+	copy(me[3*handleBytes:], ident)
+	all, err := c.Allgather(me)
+	if err != nil {
+		return nil, fmt.Errorf("exchange IPC handles: %w", err)
+	}
+	stride := len(me)
+	w := &backend.World{Rank: c.Rank(), Size: c.Size(), Capacity: capacity}
+	ordinals := make([]int, c.Size())
+	var openErr error
+	for r := 0; r < c.Size(); r++ {
+		blob := all[r*stride : (r+1)*stride]
+		id := strings.TrimRight(string(blob[3*handleBytes:]), "\x00")
+		parts := strings.SplitN(id, "|", 3)
+		fmt.Sscan(parts[0], &ordinals[r])
+		if len(parts) == 3 {
+			b.devices = append(b.devices, fmt.Sprintf("rank %d: GPU %s %s (bus %s)", r, parts[0], parts[2], parts[1]))
+		}
+		var ptrs [3]cu.DevicePtr
+		for i := 0; i < 3; i++ {
+			if r == c.Rank() {
+				ptrs[i] = b.own[i]
+				continue
+			}
+			var h cu.IPCMemHandle
+			copy(h[:], blob[i*handleBytes:(i+1)*handleBytes])
+			p, err := b.d.IpcOpenMemHandle(h)
+			if err != nil && openErr == nil {
+				openErr = exitcode.Envf("open rank %d IPC handle %d: %v", r, i, err)
+			}
+			if err == nil {
+				b.opened = append(b.opened, p)
+			}
+			ptrs[i] = p
+		}
+		w.Signal = append(w.Signal, backend.Ptr(ptrs[0]))
+		w.Input = append(w.Input, backend.Ptr(ptrs[1]))
+		w.Staging = append(w.Staging, backend.Ptr(ptrs[2]))
+	}
+	if openErr != nil {
+		return nil, openErr
+	}
+	b.p2pReason = b.checkP2P(ordinals)
+	if err := b.setupNCCL(c); err != nil {
+		return nil, err
+	}
+	if c.Rank() == 0 {
+		if t, err := topo.Discover(); err == nil {
+			b.topology = t
+		} else {
+			b.topology = map[string]string{"error": err.Error()}
+		}
+	}
+	b.world = w
+	return w, nil
+}
+
+// checkP2P says why some pair of GPUs cannot reach each other ("" if all can).
+// Every rank computes the same answer from the same gathered ordinals.
+func (b *Backend) checkP2P(ordinals []int) string {
+	for i, oi := range ordinals {
+		for j, oj := range ordinals {
+			if i >= j || oi == oj {
+				continue
+			}
+			di, err1 := b.d.DeviceGet(oi)
+			dj, err2 := b.d.DeviceGet(oj)
+			if err1 != nil || err2 != nil {
+				return fmt.Sprintf("cannot query GPUs %d and %d", oi, oj)
+			}
+			ok, err := b.d.CanAccessPeer(di, dj)
+			if err != nil || !ok {
+				return fmt.Sprintf("no P2P access between GPU %d (rank %d) and GPU %d (rank %d)", oi, i, oj, j)
+			}
+		}
+	}
+	return ""
+}
+
+// setupNCCL creates the communicator when every rank loaded NCCL; ranks
+// agree first, since ncclCommInitRank is collective.
+func (b *Backend) setupNCCL(c comm.Comm) error {
+	ok := []byte{0}
+	if b.nccl != nil {
+		ok[0] = 1
+	}
+	all, err := c.Allgather(ok)
+	if err != nil {
+		return err
+	}
+	for r, x := range all {
+		if x == 0 {
+			if b.ncclReason == "" {
+				b.ncclReason = fmt.Sprintf("rank %d could not load libnccl.so.2", r)
+			}
+			return nil
+		}
+	}
+	var id nccl.UniqueID
+	if c.Rank() == 0 {
+		if id, err = b.nccl.GetUniqueID(); err != nil {
+			return exitcode.Envf("ncclGetUniqueId: %v", err)
+		}
+	}
+	if err := c.Bcast(id[:], 0); err != nil {
+		return err
+	}
+	if b.ncclComm, err = b.nccl.CommInitRank(c.Size(), id, c.Rank()); err != nil {
+		return exitcode.Envf("ncclCommInitRank: %v", err)
+	}
+	return nil
+}
+
+// Close releases everything in reverse order of creation.
+func (b *Backend) Close() error {
+	var errs []error
+	if b.ncclComm != 0 {
+		errs = append(errs, b.nccl.CommDestroy(b.ncclComm))
+	}
+	if b.stream != 0 {
+		_ = b.Sync(5 * time.Second)
+	}
+	for _, p := range b.opened {
+		errs = append(errs, b.d.IpcCloseMemHandle(p))
+	}
+	for _, p := range b.own {
+		errs = append(errs, b.d.MemFree(p))
+	}
+	if b.stream != 0 {
+		errs = append(errs, b.d.StreamDestroy(b.stream))
+	}
+	if b.module != 0 {
+		errs = append(errs, b.d.ModuleUnload(b.module))
+	}
+	errs = append(errs, b.d.PrimaryCtxRelease(b.dev))
+	return errors.Join(errs...)
+}
+
+var _ backend.Backend = (*Backend)(nil)
