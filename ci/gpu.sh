@@ -10,7 +10,8 @@
 # Environment:
 #   ARTEST_BIN      the artest binary (default bin/artest, built by make build)
 #   ARTEST_NCCL     libnccl.so.2 to use (default: the Python wheel's if present)
-#   GPU_NPS         world sizes to run (default: the GPU count, and 2 if more)
+#   GPU_NPS         world sizes to run (default: the GPU count)
+#   GPU_BUDGET_S    start no step after this many seconds (default: no limit)
 #   STRESS          back-to-back iterations for the stress steps (default 10000)
 #   STEPS           space-separated subset of steps to run (default: all)
 #
@@ -41,9 +42,9 @@ if ((ngpu == 0)); then
 	exit 4
 fi
 nps=${GPU_NPS:-$ngpu}
-if [[ -z "${GPU_NPS:-}" && $ngpu -gt 2 ]]; then
-	nps="$ngpu 2"
-fi
+# Steps stop being started after this many seconds, so that a runner with a
+# time limit still gets every log back.
+budget=${GPU_BUDGET_S:-100000}
 
 summary="$out/summary.txt"
 : >"$summary"
@@ -58,6 +59,10 @@ step() {
 		return 0
 	fi
 	local t0=$SECONDS
+	if ((SECONDS > budget)); then
+		printf '%-28s not run: past GPU_BUDGET_S=%s\n' "$name" "$budget" | tee -a "$summary" >&2
+		return 0
+	fi
 	echo "== $name: $*" >&2
 	timeout --kill-after=10 "$limit" "$@" >"$out/$name.log" 2>&1
 	local rc=$?

@@ -287,6 +287,33 @@ func TestFakeLaunch(t *testing.T) {
 	require.ErrorContains(t, d.Launch(fn, D1(1), D1(1), 0, s, nil, 24), "nil argument")
 }
 
+// A parameter struct embedded in a Go struct that holds Go pointers (as
+// backend.Launch holds its *Variant) must launch without tripping the cgo
+// pointer checker: the panic that first met the GPU.
+func TestFakeLaunchArgInsidePointerStruct(t *testing.T) {
+	d := fake(t)
+	m, err := d.ModuleLoadData([]byte("FAKE"))
+	require.NoError(t, err)
+	defer d.ModuleUnload(m)
+	fn, err := d.ModuleGetFunction(m, "record")
+	require.NoError(t, err)
+	out, err := d.MemAlloc(16 * 8)
+	require.NoError(t, err)
+	defer d.MemFree(out)
+	type launch struct {
+		name *string
+		args recordArgs
+		more []int
+	}
+	name := "x"
+	l := &launch{name: &name, args: recordArgs{Out: out, A: 1, B: 2}, more: []int{1}}
+	require.NoError(t, d.Launch(fn, D1(1), D1(32), 0, 0, unsafe.Pointer(&l.args), unsafe.Sizeof(l.args)))
+	require.NoError(t, d.LaunchEx(LaunchConfig{Grid: D1(1), Block: D1(32)}, fn, unsafe.Pointer(&l.args), unsafe.Sizeof(l.args)))
+	b := make([]byte, 8)
+	require.NoError(t, d.MemcpyDtoH(b, out))
+	require.Equal(t, byte(3), b[0])
+}
+
 func TestFakeLaunchExMissing(t *testing.T) {
 	d := fake(t)
 	d.t.launchKernelEx.ptr = nil // as on a driver older than CUDA 11.8

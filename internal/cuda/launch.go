@@ -1,6 +1,7 @@
 package cuda
 
 /*
+#include <stdlib.h>
 #include "trampolines.h"
 */
 import "C"
@@ -40,10 +41,23 @@ func (d *Driver) Launch(fn Function, grid, block Dim3, sharedBytes uint32, s Str
 	if err := checkLaunch(d.t.launchKernel.name, grid, block, arg, argSize); err != nil {
 		return err
 	}
+	carg := cArg(arg, argSize)
+	defer C.free(carg)
 	return d.check(&d.t.launchKernel, C.art_cuLaunchKernel(d.t.launchKernel.ptr, C.uintptr_t(fn),
 		C.uint(grid.X), C.uint(grid.Y), C.uint(grid.Z),
 		C.uint(block.X), C.uint(block.Y), C.uint(block.Z),
-		C.uint(sharedBytes), C.uintptr_t(s), arg, C.size_t(argSize)))
+		C.uint(sharedBytes), C.uintptr_t(s), carg, C.size_t(argSize)))
+}
+
+// cArg copies a kernel argument into C memory before the cgo call. Passing
+// the Go pointer itself would make the cgo checker inspect the whole Go
+// object it points into, and a parameter struct embedded in a larger
+// struct that holds Go pointers (a launch description, say) panics there.
+func cArg(arg unsafe.Pointer, size uintptr) unsafe.Pointer {
+	if arg == nil || size == 0 {
+		return nil
+	}
+	return C.CBytes(unsafe.Slice((*byte)(arg), size))
 }
 
 // LaunchArg launches fn with *arg as its single by-value parameter. T must
@@ -143,9 +157,11 @@ func (d *Driver) LaunchEx(cfg LaunchConfig, fn Function, arg unsafe.Pointer, arg
 	if len(cfg.Attributes) > 0 {
 		attrs = (*C.art_launchAttr)(unsafe.Pointer(&cfg.Attributes[0]))
 	}
+	carg := cArg(arg, argSize)
+	defer C.free(carg)
 	return d.check(&d.t.launchKernelEx, C.art_cuLaunchKernelEx(d.t.launchKernelEx.ptr, C.uintptr_t(fn),
 		C.uint(cfg.Grid.X), C.uint(cfg.Grid.Y), C.uint(cfg.Grid.Z),
 		C.uint(cfg.Block.X), C.uint(cfg.Block.Y), C.uint(cfg.Block.Z),
 		C.uint(cfg.SharedBytes), C.uintptr_t(cfg.Stream),
-		attrs, C.uint(len(cfg.Attributes)), arg, C.size_t(argSize)))
+		attrs, C.uint(len(cfg.Attributes)), carg, C.size_t(argSize)))
 }

@@ -447,7 +447,7 @@ func (b *Backend) Setup(c comm.Comm, capacity int64) (*backend.World, error) {
 		return nil, openErr
 	}
 	b.p2pReason = b.checkP2P(ordinals)
-	if err := b.setupNCCL(c); err != nil {
+	if err := b.setupNCCL(c, ordinals); err != nil {
 		return nil, err
 	}
 	if c.Rank() == 0 {
@@ -485,7 +485,19 @@ func (b *Backend) checkP2P(ordinals []int) string {
 
 // setupNCCL creates the communicator when every rank loaded NCCL; ranks
 // agree first, since ncclCommInitRank is collective.
-func (b *Backend) setupNCCL(c comm.Comm) error {
+func (b *Backend) setupNCCL(c comm.Comm, ordinals []int) error {
+	// NCCL refuses two ranks on one GPU (--share-gpus); every rank sees the
+	// same ordinals, so every rank skips it alike.
+	seen := map[int]int{}
+	for r, o := range ordinals {
+		if first, dup := seen[o]; dup {
+			if b.ncclReason == "" {
+				b.ncclReason = fmt.Sprintf("NCCL cannot run two ranks on one GPU (ranks %d and %d share GPU %d)", first, r, o)
+			}
+			return nil
+		}
+		seen[o] = r
+	}
 	ok := []byte{0}
 	if b.nccl != nil {
 		ok[0] = 1
