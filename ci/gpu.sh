@@ -13,6 +13,7 @@
 #   GPU_NPS         world sizes to run (default: the GPU count)
 #   GPU_BUDGET_S    start no step after this many seconds (default: no limit)
 #   STRESS          back-to-back iterations for the stress steps (default 10000)
+#   STRESS_ARGS     extra flags for the stress step, e.g. "--size 4100,16K"
 #   STEPS           space-separated subset of steps to run (default: all)
 #
 # Safety: NVLS multicast is never used. NCCL_NVLS_ENABLE=0 and friends are
@@ -92,7 +93,7 @@ for np in $nps; do
 		continue
 	fi
 	step "matrix-np$np" 0 420 mpirun -np "$np" "$bin" --json "$r/matrix-np$np.json" --junit "$r/matrix-np$np.xml"
-	step "stress-np$np" 0 420 mpirun -np "$np" "$bin" --stress "$stress" --json "$r/stress-np$np.json" --junit "$r/stress-np$np.xml"
+	step "stress-np$np" 0 420 mpirun -np "$np" "$bin" --stress "$stress" ${STRESS_ARGS:-} --json "$r/stress-np$np.json" --junit "$r/stress-np$np.xml"
 	# Without the end barrier, and with the last rank slow to read, fast
 	# ranks overwrite their registered inputs while it still reads them.
 	step "fault-no-end-barrier-np$np" 1 180 mpirun -np "$np" "$bin" --variant oneshot --stress 2000 \
