@@ -2,6 +2,9 @@ package runner
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/internal/report"
@@ -82,14 +85,15 @@ func (r *run) stress(s *caseState, res *rankResult) {
 	failedIters, wrongIters := 0, 0
 	for s0 := 0; s0 < n; s0 += k {
 		kk := min(k, n-s0)
-		srcImg := make([]byte, 0, int64(kk)*slot)
-		outImg := make([]byte, 0, int64(kk)*slot)
-		for j := 0; j < kk; j++ {
+		srcImg := make([]byte, int64(kk)*slot)
+		outImg := make([]byte, int64(kk)*slot)
+		poison := s.poison()
+		parallel(kk, func(j int) {
 			in := make([]byte, s.bytes)
 			r.genFor(s).Fill(in, r.w.Rank, s0+j, 0)
-			srcImg = append(srcImg, s.regionBytes(in)...)
-			outImg = append(outImg, s.poison()...)
-		}
+			copy(srcImg[int64(j)*slot:], s.regionBytes(in))
+			copy(outImg[int64(j)*slot:], poison)
+		})
 		if err := r.b.Upload(srcAll, srcImg); err != nil {
 			fail("error", "upload stress inputs: %v", err)
 			return
@@ -125,23 +129,33 @@ func (r *run) stress(s *caseState, res *rankResult) {
 			res.Fatal = fatalText(err)
 			return
 		}
-		img := make([]byte, s.region)
+		// The check slots are contiguous: one download, then every slot
+		// checked in parallel (a slot is small; one check rarely fills the
+		// cores by itself).
+		all := make([]byte, int64(kk)*slot)
+		if err := r.b.Download(all, check[0]); err != nil {
+			fail("error", "download stress outputs: %v", err)
+			res.Fatal = fatalText(err)
+			return
+		}
+		results := make([]rankResult, kk)
+		oks := make([]bool, kk)
+		parallel(kk, func(j int) {
+			img := all[int64(j)*slot : int64(j+1)*slot]
+			oks[j] = r.checkImage(s, img, s0+j, &results[j], fmt.Sprintf("iteration %d: ", s0+j))
+		})
 		for j := 0; j < kk; j++ {
-			if err := r.b.Download(img, check[j]); err != nil {
-				fail("error", "download stress output: %v", err)
-				res.Fatal = fatalText(err)
-				return
+			if oks[j] {
+				continue
 			}
-			var one rankResult
-			if !r.checkImage(s, img, s0+j, &one, fmt.Sprintf("iteration %d: ", s0+j)) {
-				failedIters++
-				res.Wrong += one.Wrong
-				if one.Wrong > 0 {
-					wrongIters++
-				}
-				if failedIters <= maxStressFailures {
-					res.Failures = append(res.Failures, one.Failures...)
-				}
+			one := results[j]
+			failedIters++
+			res.Wrong += one.Wrong
+			if one.Wrong > 0 {
+				wrongIters++
+			}
+			if failedIters <= maxStressFailures {
+				res.Failures = append(res.Failures, one.Failures...)
 			}
 		}
 	}
@@ -151,4 +165,25 @@ func (r *run) stress(s *caseState, res *rankResult) {
 			res.Failures...)
 	}
 	r.verifyTrace(s, res)
+}
+
+// parallel runs fn(0..n-1) on up to GOMAXPROCS goroutines.
+func parallel(n int, fn func(i int)) {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				fn(i)
+			}
+		}()
+	}
+	wg.Wait()
 }
