@@ -7,7 +7,6 @@
 #   make build    bin/artest
 #   make kernels  bin/artest.fatbin (nvcc: the CUDA toolkit's, else the
 #                 pinned wheels of ci/install-nvcc.sh)
-#   make docker   the reproduction image (needs a Docker engine)
 
 SHELL := /bin/bash
 GO ?= go
@@ -22,7 +21,7 @@ export NCCL_NVLS_ENABLE ?= 0
 
 include kernels/kernels.mk
 
-.PHONY: all deps build run test vet unit integration docker clean
+.PHONY: all deps build run test vet unit integration clean
 
 all: build
 
@@ -56,9 +55,6 @@ integration: build
 	$(GO) test -tags integration -count=1 ./test/integration/
 
 test: vet unit kernels-check integration
-
-docker:
-	docker build -f docker/Dockerfile -t artest:$(REV) .
 
 clean:
 	rm -rf bin

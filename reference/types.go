@@ -1,7 +1,3 @@
-// Package reference is the pure-Go truth every allreduce result is checked
-// against: element types and their conversions, reduction operators, the
-// deterministic input generator, the reference reductions and the comparison
-// that turns an output buffer into a verdict.
 package reference
 
 import (

@@ -107,7 +107,7 @@ func (l repeatFlag) Set(s string) error { *l.v = append(*l.v, s); return nil }
 func newFlagSet(o *Options) *flag.FlagSet {
 	fs := flag.NewFlagSet("artest", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&o.Backend, "backend", "auto", "cuda, host, or auto (cuda when every local rank has a GPU, else host)")
+	fs.StringVar(&o.Backend, "backend", "auto", "cuda, host, or auto (cuda where a CUDA driver and a GPU exist, else host)")
 	fs.Var(listFlag{&o.Variants}, "variant", "variants to run, comma-separated (default: all): "+strings.Join(kernels.Names(), ", "))
 	fs.Var(listFlag{&o.DTypes}, "dtype", "element types: f32, f16, bf16 (default: all)")
 	fs.Var(listFlag{&o.Ops}, "op", "reductions: sum, max, min (default: all)")

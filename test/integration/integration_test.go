@@ -1,0 +1,194 @@
+//go:build integration
+
+// Package integration runs the built binary under mpirun, as users and CI
+// do, on the host backend: exit codes, the JSON report, injected faults, a
+// hang, and bad input. `make integration` builds bin/artest first.
+package integration
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/artest/artest/internal/report"
+)
+
+func binary(t *testing.T) string {
+	t.Helper()
+	p, err := filepath.Abs("../../bin/artest")
+	require.NoError(t, err)
+	_, err = os.Stat(p)
+	require.NoError(t, err, "build it first: make build")
+	_, err = exec.LookPath("mpirun")
+	require.NoError(t, err, "mpirun missing: make deps installs Open MPI")
+	return p
+}
+
+type outcome struct {
+	code           int
+	stdout, stderr string
+}
+
+func run(t *testing.T, limit time.Duration, name string, args ...string) outcome {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "NCCL_NVLS_ENABLE=0")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	require.NoError(t, cmd.Start())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(limit):
+		_ = cmd.Process.Kill()
+		t.Fatalf("%s %v did not finish within %s\nstdout:\n%s\nstderr:\n%s", name, args, limit, out.String(), errb.String())
+	}
+	return outcome{code: cmd.ProcessState.ExitCode(), stdout: out.String(), stderr: errb.String()}
+}
+
+func mpirun(t *testing.T, np int, limit time.Duration, args ...string) outcome {
+	t.Helper()
+	full := append([]string{"-np", itoa(np), "--oversubscribe", binary(t), "--backend", "host"}, args...)
+	return run(t, limit, "mpirun", full...)
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func readReport(t *testing.T, path string) *report.Report {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	r, err := report.ReadJSON(f)
+	require.NoError(t, err)
+	return r
+}
+
+// artestLines are the lines artest itself wrote to stderr (mpirun adds its own).
+func artestLines(s string) []string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, "artest: ") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+func TestQuickMatrixPassesOnEveryWorldSize(t *testing.T) {
+	for _, np := range []int{4, 2, 3} {
+		dir := t.TempDir()
+		js, ju := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml")
+		o := mpirun(t, np, 5*time.Minute, "--quick", "--json", js, "--junit", ju)
+		require.Equal(t, 0, o.code, "np %d\n%s\n%s", np, o.stdout, o.stderr)
+		require.Contains(t, o.stdout, "# pass ")
+		r := readReport(t, js)
+		require.Equal(t, np, r.Header.Ranks)
+		require.Equal(t, "host", r.Header.Backend)
+		require.Len(t, r.Header.Hosts, np)
+		require.Zero(t, r.Summary.Fail)
+		require.Zero(t, r.Summary.ExitCode)
+		var custom int
+		for _, c := range r.Cases {
+			if c.Variant != "nccl" {
+				custom++
+				require.Equal(t, report.Pass, c.Verdict, c.ID)
+			}
+		}
+		require.Positive(t, custom)
+		x, err := os.ReadFile(ju)
+		require.NoError(t, err)
+		require.Contains(t, string(x), `<testsuite name="artest.oneshot"`)
+	}
+}
+
+// The end barrier is what keeps a rank from overwriting its registered input
+// while a slow peer still reads it: remove it, delay rank 1, and the stress
+// mode must fail, naming the case; with the faults gone it passes.
+func TestNoEndBarrierFailsUnderStress(t *testing.T) {
+	js := filepath.Join(t.TempDir(), "r.json")
+	args := []string{"--variant", "oneshot", "--dtype", "f32", "--op", "sum", "--size", "4K", "--mode", "oop,reg,plain,aligned", "--stress", "50"}
+	o := mpirun(t, 4, 3*time.Minute, append(args, "--inject", "no-end-barrier", "--inject", "delay:rank=1,us=500", "--json", js)...)
+	require.Equal(t, 1, o.code, "%s\n%s", o.stdout, o.stderr)
+	require.Contains(t, o.stdout, "# FAIL oneshot/f32/sum/4KiB/oop-reg-plain/np4")
+	r := readReport(t, js)
+	require.Equal(t, 1, r.Summary.Fail)
+	require.Equal(t, 1, r.Summary.ExitCode)
+	require.Equal(t, []string{"no-end-barrier", "delay:rank=1,us=500"}, r.Header.Inject)
+
+	o = mpirun(t, 4, 3*time.Minute, args...)
+	require.Equal(t, 0, o.code, "%s\n%s", o.stdout, o.stderr)
+}
+
+func TestPlantedBugsFail(t *testing.T) {
+	for _, inject := range []string{"skip-last", "overrun", "wrong-kernel", "no-mid-barrier"} {
+		js := filepath.Join(t.TempDir(), "r.json")
+		args := []string{"--variant", "twoshot", "--dtype", "bf16", "--op", "sum", "--size", "64K", "--mode", "oop,reg,plain,aligned", "--inject", inject, "--json", js}
+		if inject == "no-mid-barrier" {
+			// The reduce-scatter result is read before the slow rank wrote it.
+			args = append(args, "--inject", "delay:rank=1,us=2000", "--stress", "20")
+		}
+		o := mpirun(t, 2, 2*time.Minute, args...)
+		require.Equal(t, 1, o.code, "%s\n%s\n%s", inject, o.stdout, o.stderr)
+		require.Equal(t, 1, readReport(t, js).Summary.Fail, inject)
+	}
+}
+
+func TestHangExitsThreeAndNamesTheRank(t *testing.T) {
+	o := mpirun(t, 4, 2*time.Minute, "--variant", "oneshot", "--dtype", "f32", "--op", "sum", "--size", "4K",
+		"--mode", "oop,reg,plain,aligned", "--inject", "delay:rank=2,us=2000000", "--timeout", "1s")
+	require.Equal(t, 3, o.code, "%s\n%s", o.stdout, o.stderr)
+	require.Contains(t, o.stderr, "hang in case oneshot/f32/sum/4KiB/oop-reg-plain/np4")
+	require.Contains(t, o.stderr, "for rank 2")
+}
+
+func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--size", "1X"}, "bad size"},
+		{[]string{"--variant", "threeshot"}, "unknown variant"},
+		{[]string{"--size", "6", "--dtype", "f32"}, "not a whole number"},
+		{[]string{"--shm-dir", "/no/such/dir", "--quick"}, "does not exist"},
+		{[]string{"--variant", "oneshot", "--case", "oneshot/f32/sum/4KiB/oop-reg-plain/np8"}, "is for 8 ranks"},
+	} {
+		o := mpirun(t, 2, time.Minute, tc.args...)
+		require.Equal(t, 2, o.code, "%v\n%s", tc.args, o.stderr)
+		lines := artestLines(o.stderr)
+		require.Len(t, lines, 1, "%v: %q", tc.args, o.stderr)
+		require.Contains(t, lines[0], tc.want)
+		require.NotContains(t, o.stderr, "goroutine ", "no Go stack trace")
+	}
+}
+
+func TestRanksStartedWithDifferentFlags(t *testing.T) {
+	bin := binary(t)
+	o := run(t, time.Minute, "mpirun", "--oversubscribe",
+		"-np", "1", bin, "--backend", "host", "--quick", "--size", "4K", ":",
+		"-np", "1", bin, "--backend", "host", "--quick", "--size", "8K")
+	require.Equal(t, 2, o.code, o.stderr)
+	require.Contains(t, strings.Join(artestLines(o.stderr), "\n"), "different flags")
+}
+
+func TestWithoutMpirunItIsOneRank(t *testing.T) {
+	o := run(t, 2*time.Minute, binary(t), "--backend", "host", "--quick", "--dtype", "f32", "--op", "sum")
+	require.Equal(t, 0, o.code, o.stderr)
+	require.Contains(t, o.stdout, "1 rank")
+}
+
+func TestLauncherOfAnotherMPIIsAnEnvironmentError(t *testing.T) {
+	cmd := exec.Command(binary(t), "--backend", "host", "--quick")
+	cmd.Env = append(os.Environ(), "OMPI_COMM_WORLD_SIZE=4")
+	out, _ := cmd.CombinedOutput()
+	require.Equal(t, 4, cmd.ProcessState.ExitCode(), string(out))
+	require.Contains(t, string(out), "OMPI_COMM_WORLD_SIZE")
+}
