@@ -108,7 +108,7 @@ func TestCaseIDRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, c, got)
 	for _, bad := range []string{
-		"oneshot/bf16/sum/1MiB/oop-reg-plain",    // missing np
+		"oneshot/bf16/sum/1MiB/oop-reg-plain",     // missing np
 		"oneshot/bf17/sum/1MiB/oop-reg-plain/np4", // dtype
 		"oneshot/bf16/add/1MiB/oop-reg-plain/np4", // op
 		"oneshot/bf16/sum/1XB/oop-reg-plain/np4",  // size

@@ -3,8 +3,8 @@ package signal
 import (
 	"encoding/binary"
 	"fmt"
-	"syscall"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unsafe"
 )

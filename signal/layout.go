@@ -42,8 +42,8 @@ const (
 	OffTraceCount   = 68  // launches completed, incremented by block 0
 	OffDiag         = 128 // DiagWords uint32, written by a kernel that gave up (issue 7)
 	DiagWords       = 16
-	OffEpoch        = 256                                      // [MaxBlocks]uint32
-	OffFlags        = OffEpoch + 4*MaxBlocks                   // [NumPhases][MaxBlocks][MaxRanks]uint32
+	OffEpoch        = 256                                       // [MaxBlocks]uint32
+	OffFlags        = OffEpoch + 4*MaxBlocks                    // [NumPhases][MaxBlocks][MaxRanks]uint32
 	Size            = OffFlags + 4*NumPhases*MaxBlocks*MaxRanks // bytes of one SignalBlock
 )
 

@@ -17,7 +17,7 @@ type Inject struct {
 	DelayRank   int
 	Delay       time.Duration
 	WrongKernel bool // the dispatcher launches another variant than the case names
-	specs    []string
+	specs       []string
 }
 
 // faultNames maps --inject words to kernel bits.

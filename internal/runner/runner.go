@@ -277,7 +277,7 @@ func (r *run) writeReports() error {
 func attachNCCL(cs []report.Case) {
 	type key struct {
 		dtype, op, mode string
-		bytes            int64
+		bytes           int64
 	}
 	nccl := map[key]float64{}
 	for _, c := range cs {
