@@ -24,7 +24,7 @@ var tableColumns = []column{
 	{"count", "(elements)", 12},
 	{"type", "", 6},
 	{"redop", "", 6},
-	{"mode", "", 7},
+	{"mode", "", 18}, // fits oop-reg-plain-off3
 	{"time", "(us)", 9},
 	{"algbw", "(GB/s)", 8},
 	{"busbw", "(GB/s)", 8},
