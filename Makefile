@@ -10,7 +10,7 @@
 
 SHELL := /bin/bash
 GO ?= go
-REV := $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+REV := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
 NP ?= 4
 MPIRUN_FLAGS ?= --oversubscribe
 # Open MPI refuses to run as root unless told; CI containers run as root.
