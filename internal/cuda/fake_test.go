@@ -247,13 +247,21 @@ type recordArgs struct {
 	A, B uint64
 }
 
-func TestFakeLaunch(t *testing.T) {
-	d := fake(t)
+// recordKernel loads the fake module and returns its "record" kernel; the
+// module is unloaded when the test ends.
+func recordKernel(t *testing.T, d *Driver) Function {
+	t.Helper()
 	m, err := d.ModuleLoadData([]byte("FAKE"))
 	require.NoError(t, err)
-	defer d.ModuleUnload(m)
+	t.Cleanup(func() { _ = d.ModuleUnload(m) })
 	fn, err := d.ModuleGetFunction(m, "record")
 	require.NoError(t, err)
+	return fn
+}
+
+func TestFakeLaunch(t *testing.T) {
+	d := fake(t)
+	fn := recordKernel(t, d)
 	s, err := d.StreamCreate(StreamDefault)
 	require.NoError(t, err)
 
@@ -292,11 +300,7 @@ func TestFakeLaunch(t *testing.T) {
 // pointer checker: the panic that first met the GPU.
 func TestFakeLaunchArgInsidePointerStruct(t *testing.T) {
 	d := fake(t)
-	m, err := d.ModuleLoadData([]byte("FAKE"))
-	require.NoError(t, err)
-	defer d.ModuleUnload(m)
-	fn, err := d.ModuleGetFunction(m, "record")
-	require.NoError(t, err)
+	fn := recordKernel(t, d)
 	out, err := d.MemAlloc(16 * 8)
 	require.NoError(t, err)
 	defer d.MemFree(out)

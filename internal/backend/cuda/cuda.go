@@ -3,9 +3,10 @@
 // world's buffers shared through CUDA IPC handles exchanged over the
 // communicator, and NCCL as baseline and cross-check.
 //
-// Every method must be called from the OS thread that opened the backend
-// (the primary context is current there), except ReadSignal, which makes
-// the context current on its own thread.
+// Every method, ReadSignal included, must be called from the OS thread that
+// opened the backend: the primary context is current there. The runner's
+// watchdog runs on that thread too (Sync polls with a deadline), so no
+// other thread ever needs the context.
 package cuda
 
 import (
