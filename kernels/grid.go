@@ -24,7 +24,11 @@ func ChunkElems(count int64, n int, elem int64) int64 {
 // oneshot, one chunk for twoshot), at least 1 and at most maxBlocks. It
 // depends on the count and world size only, so every rank launches the same
 // grid, which the per-block barriers require.
-func Grid(v *Variant, count int64, elem int64, nranks, maxBlocks, threads int) int {
+func Grid(v *Variant, a *Args, elem int64, maxBlocks, threads int) int {
+	if v.GridFunc != nil {
+		return max(1, min(v.GridFunc(a, elem, maxBlocks, threads), signal.MaxBlocks))
+	}
+	count, nranks := int64(a.Count), int(a.NRanks)
 	part := count
 	if v.ID == IDTwoshot {
 		part = ChunkElems(count, nranks, elem)

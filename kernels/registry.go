@@ -68,6 +68,68 @@ type Variant struct {
 	// HostBlocks is the number of goroutines that play the blocks on the host
 	// backend.
 	HostBlocks int
+
+	// Params are the variant's own launch parameters (stages, lanes, slot
+	// sizes), carried in Args.Param0..3 and set with --param NAME=VALUE.
+	Params []Param
+	// Resolve, when set, fills the parameters that are 0 ("auto") from the
+	// message (size, world); it runs on the host before every launch, the
+	// same on every rank and on both backends.
+	Resolve func(a *Args, elemBytes int64)
+	// GridFunc, when set, replaces Grid's formula for this variant.
+	GridFunc func(a *Args, elemBytes int64, maxBlocks, threads int) int
+	// SharedBytes, when set, is the dynamic shared memory a CUDA launch
+	// needs (set through the launch attribute when above the 48 KiB default).
+	SharedBytes func(a *Args, threads int) int
+}
+
+// Param is one launch parameter of a variant.
+type Param struct {
+	Name     string // as in --param NAME=VALUE
+	Slot     int    // 0..3: Args.Param0..Param3
+	Default  uint32 // used when --param does not name it; 0 may mean auto (see Help)
+	Min, Max uint32 // valid values (0 is always accepted when Default is 0: auto)
+	Help     string
+}
+
+// ParamSlot returns a pointer to Args.Param<slot>.
+func (a *Args) ParamSlot(slot int) *uint32 {
+	switch slot {
+	case 0:
+		return &a.Param0
+	case 1:
+		return &a.Param1
+	case 2:
+		return &a.Param2
+	case 3:
+		return &a.Param3
+	}
+	panic(fmt.Sprintf("param slot %d out of range 0..3", slot))
+}
+
+// SetParams writes v's parameters into a: the value in set when it names
+// the parameter, else the default; then Resolve fills the auto ones.
+func (v *Variant) SetParams(a *Args, set map[string]uint32, elemBytes int64) {
+	for _, p := range v.Params {
+		val, ok := set[p.Name]
+		if !ok {
+			val = p.Default
+		}
+		*a.ParamSlot(p.Slot) = val
+	}
+	if v.Resolve != nil {
+		v.Resolve(a, elemBytes)
+	}
+}
+
+// Param finds v's parameter by name.
+func (v *Variant) Param(name string) (Param, bool) {
+	for _, p := range v.Params {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Param{}, false
 }
 
 // KernelName is the CUDA function that implements v for one dtype and op.
@@ -110,6 +172,10 @@ var allOps = []reference.Op{reference.Sum, reference.Max, reference.Min}
 const (
 	IDOneshot uint32 = 0x0051 // 'Q' for one-shot
 	IDTwoshot uint32 = 0x0052
+	// Reserved for the variants of issues 4 and 5.
+	IDOneshotCpasync uint32 = 0x0053
+	IDRing           uint32 = 0x0054
+	IDMultimem       uint32 = 0x0055
 )
 
 // Registry is every variant artest knows, in the order reports list them.

@@ -15,6 +15,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -77,6 +78,7 @@ type Options struct {
 	ShareGPU bool     `json:"share_gpus,omitempty"`
 	NCCL     string   `json:"nccl,omitempty"`
 	HostMax  string   `json:"host_max_size"`
+	Params   []string `json:"params,omitempty"`
 	Version  bool     `json:"-"`
 	Help     bool     `json:"-"`
 
@@ -85,6 +87,7 @@ type Options struct {
 	inject  runner.Inject
 	sel     cases.Selection
 	input   reference.InputKind
+	params  map[string]uint32
 }
 
 type listFlag struct{ v *[]string }
@@ -130,6 +133,7 @@ func newFlagSet(o *Options) *flag.FlagSet {
 	fs.StringVar(&o.HostMax, "host-max-size", "2M", "host backend: largest size of the default matrix (explicit --size is not capped)")
 	fs.IntVar(&o.Blocks, "blocks", 0, "override the variant's block count (0: registry default)")
 	fs.IntVar(&o.Threads, "threads", 0, "override the variant's threads per block (0: registry default)")
+	fs.Var(repeatFlag{&o.Params}, "param", "set a variant launch parameter, NAME=VALUE (repeatable): "+paramHelp())
 	fs.StringVar(&o.Fatbin, "fatbin", "", "cuda backend: kernel fatbin (default: artest.fatbin beside the binary, or $ARTEST_FATBIN)")
 	fs.BoolVar(&o.ShareGPU, "share-gpus", false, "cuda backend: allow more local ranks than GPUs (rank r uses GPU r mod count); protocol coverage only, timings mean nothing")
 	fs.StringVar(&o.NCCL, "nccl", "", "cuda backend: path of libnccl.so.2 (default: $ARTEST_NCCL, the loader path, well-known places)")
@@ -185,6 +189,9 @@ func Parse(args []string) (*Options, error) {
 	}
 	if o.Threads != 0 && (o.Threads%32 != 0 || o.Threads > kernels.MaxThreads) {
 		return nil, exitcode.Usagef("--threads %d: want a multiple of 32 up to %d", o.Threads, kernels.MaxThreads)
+	}
+	if o.params, err = parseParams(o.Params); err != nil {
+		return nil, err
 	}
 	sel := cases.Selection{Variants: o.Variants, ModeWords: o.Modes, IDs: o.CaseIDs, Quick: o.Quick, Stress: o.Stress > 0}
 	for _, d := range o.DTypes {
@@ -350,7 +357,7 @@ func Main(e Env) int {
 		Cases: cs, Seed: o.Seed, Input: o.input,
 		Warmup: o.Warmup, Iters: o.Iters, Reps: o.Reps, Stress: o.Stress,
 		Timeout: o.timeout, Inject: o.inject,
-		Blocks: o.Blocks, Threads: o.Threads,
+		Blocks: o.Blocks, Threads: o.Threads, Params: o.params,
 		Stdout: e.Stdout, Stderr: e.Stderr, JSONPath: o.JSON, JUnitPath: o.JUnit,
 		Header: report.Header{
 			Tool: "artest", Version: Version, GitRevision: gitRevision(),
@@ -496,4 +503,55 @@ usage: mpirun -np N artest [flags]
 exit codes: 0 all passed (or skipped with a reason), 1 a case failed,
             2 usage or configuration error, 3 hang (watchdog), 4 environment
 `)
+}
+
+// paramHelp lists every variant's launch parameters for --help.
+func paramHelp() string {
+	var parts []string
+	for i := range kernels.Registry {
+		v := &kernels.Registry[i]
+		for _, p := range v.Params {
+			parts = append(parts, fmt.Sprintf("%s (%s: %s; default %d)", p.Name, v.Name, p.Help, p.Default))
+		}
+	}
+	if len(parts) == 0 {
+		return "none defined"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// parseParams reads --param NAME=VALUE flags. A name applies to every
+// variant that has a parameter of that name; each such variant's range is
+// checked.
+func parseParams(specs []string) (map[string]uint32, error) {
+	out := map[string]uint32{}
+	for _, spec := range specs {
+		name, val, ok := strings.Cut(spec, "=")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" {
+			return nil, exitcode.Usagef("--param %q: want NAME=VALUE", spec)
+		}
+		n, err := strconv.ParseUint(strings.TrimSpace(val), 0, 32)
+		if err != nil {
+			return nil, exitcode.Usagef("--param %s: value %q is not a whole number", name, val)
+		}
+		found := false
+		for i := range kernels.Registry {
+			v := &kernels.Registry[i]
+			p, has := v.Param(name)
+			if !has {
+				continue
+			}
+			found = true
+			auto := n == 0 && p.Default == 0
+			if !auto && (uint32(n) < p.Min || uint32(n) > p.Max) {
+				return nil, exitcode.Usagef("--param %s=%d: %s allows %d to %d", name, n, v.Name, p.Min, p.Max)
+			}
+		}
+		if !found {
+			return nil, exitcode.Usagef("--param %s: no variant has this parameter (%s)", name, paramHelp())
+		}
+		out[name] = uint32(n)
+	}
+	return out, nil
 }

@@ -171,6 +171,7 @@ func (r *run) newLaunch(s *caseState, out backend.Ptr) backend.Launch {
 	if out == s.in {
 		a.Flags |= kernels.FlagInPlace
 	}
+	s.launchV.SetParams(&a, r.cfg.Params, s.elem)
 	return backend.Launch{
 		Variant: s.launchV, DType: s.c.DType, Op: s.c.Op, Args: a,
 		Blocks: r.cfg.Blocks, Threads: r.cfg.Threads,

@@ -39,6 +39,9 @@ type Config struct {
 	Inject  Inject
 	// Blocks and Threads override the registry's launch defaults when > 0.
 	Blocks, Threads int
+	// Params are --param values by name; a variant without a parameter of
+	// that name ignores it.
+	Params map[string]uint32
 
 	Header report.Header
 	// Rank 0 writes the table to Stdout and the files named here.

@@ -60,6 +60,12 @@ func Run(mem Memory, l *Launch) error {
 		body = k.oneshot
 	case kernels.IDTwoshot:
 		body = k.twoshot
+	case kernels.IDOneshotCpasync:
+		body = k.oneshotCpasync
+	case kernels.IDRing:
+		body = k.ring
+	case kernels.IDMultimem:
+		body = k.multimem
 	default:
 		return fmt.Errorf("host backend has no model of variant %q", l.Variant.Name)
 	}
@@ -91,7 +97,11 @@ func Run(mem Memory, l *Launch) error {
 
 // Has reports whether variant id has a host model.
 func Has(id uint32) bool {
-	return id == kernels.IDOneshot || id == kernels.IDTwoshot
+	switch id {
+	case kernels.IDOneshot, kernels.IDTwoshot, kernels.IDOneshotCpasync, kernels.IDRing, kernels.IDMultimem:
+		return true
+	}
+	return false
 }
 
 type kernel struct {

@@ -50,7 +50,9 @@ type Backend struct {
 	module  cu.Module
 	fatbin  string
 	fns     map[string]cu.Function
-	stream  cu.Stream
+	// sharedSet: the dynamic shared memory each kernel was opted in to.
+	sharedSet map[string]int
+	stream    cu.Stream
 
 	nccl       *nccl.Lib
 	ncclReason string // why nccl cannot run ("" when it can)
@@ -80,7 +82,7 @@ func Open(o Options, c comm.Comm) (*Backend, error) {
 	if c.LocalSize() > n && !o.ShareGPUs {
 		return nil, exitcode.Envf("%d ranks on %s but only %d GPUs (start at most %d ranks per node, or pass --share-gpus for protocol coverage)", c.LocalSize(), c.Hostname(), n, n)
 	}
-	b := &Backend{d: d, ordinal: c.LocalRank() % n, fns: map[string]cu.Function{}, rank: c.Rank()}
+	b := &Backend{d: d, ordinal: c.LocalRank() % n, fns: map[string]cu.Function{}, sharedSet: map[string]int{}, rank: c.Rank()}
 	if b.dev, err = d.DeviceGet(b.ordinal); err != nil {
 		return nil, exitcode.Envf("GPU %d: %v", b.ordinal, err)
 	}
@@ -243,14 +245,27 @@ func (b *Backend) Allreduce(l *backend.Launch) error {
 		threads = l.Variant.Threads
 	}
 	if l.Blocks <= 0 {
-		l.Blocks = kernels.Grid(l.Variant, int64(a.Count), int64(l.DType.Size()), int(a.NRanks), l.Variant.Blocks, threads)
+		l.Blocks = kernels.Grid(l.Variant, a, int64(l.DType.Size()), l.Variant.Blocks, threads)
 	}
 	l.Threads = threads
-	f, err := b.fn(l.Variant.KernelName(l.DType, l.Op))
+	name := l.Variant.KernelName(l.DType, l.Op)
+	f, err := b.fn(name)
 	if err != nil {
-		return fmt.Errorf("kernel %s: %w", l.Variant.KernelName(l.DType, l.Op), err)
+		return fmt.Errorf("kernel %s: %w", name, err)
 	}
-	return wrap(b.d.Launch(f, cu.D1(uint32(l.Blocks)), cu.D1(uint32(threads)), 0, b.stream, unsafe.Pointer(a), unsafe.Sizeof(*a)))
+	shared := 0
+	if l.Variant.SharedBytes != nil {
+		shared = l.Variant.SharedBytes(a, threads)
+	}
+	// Above the 48 KiB default a kernel must opt in, once per function and
+	// size; the attribute is the largest size it may be launched with.
+	if shared > 48<<10 && b.sharedSet[name] < shared {
+		if err := b.d.FuncSetAttribute(f, cu.FuncMaxDynamicSharedSizeBytes, shared); err != nil {
+			return fmt.Errorf("kernel %s: %d bytes of shared memory: %w", name, shared, err)
+		}
+		b.sharedSet[name] = shared
+	}
+	return wrap(b.d.Launch(f, cu.D1(uint32(l.Blocks)), cu.D1(uint32(threads)), uint32(shared), b.stream, unsafe.Pointer(a), unsafe.Sizeof(*a)))
 }
 
 func (b *Backend) ncclAllreduce(l *backend.Launch) error {
