@@ -13,7 +13,11 @@
 #   GPU_NPS         world sizes to run (default: the GPU count)
 #   GPU_BUDGET_S    start no step after this many seconds (default: no limit)
 #   STRESS          back-to-back iterations for the stress steps (default 10000)
-#   STRESS_ARGS     extra flags for the stress step, e.g. "--size 4100,16K"
+#   STRESS_ARGS     extra flags for the stress step, e.g. "--variant ring"
+#                   (note: --size replaces the small stress matrix with the
+#                   default matrix's modes and ops at those sizes: far more cases)
+#   MATRIX_ARGS     extra flags for the matrix step, e.g. "--variant ring"
+#   MATRIX_TIMEOUT_S, STRESS_TIMEOUT_S  time limits of those steps (default 420)
 #   STEPS           space-separated subset of steps to run (default: all)
 #
 # Safety: NVLS multicast is never used. NCCL_NVLS_ENABLE=0 and friends are
@@ -92,8 +96,10 @@ for np in $nps; do
 		echo "gpu.sh: the smoke run failed on $np ranks; skipping the long steps" >&2
 		continue
 	fi
-	step "matrix-np$np" 0 420 mpirun -np "$np" "$bin" --json "$r/matrix-np$np.json" --junit "$r/matrix-np$np.xml"
-	step "stress-np$np" 0 420 mpirun -np "$np" "$bin" --stress "$stress" ${STRESS_ARGS:-} --json "$r/stress-np$np.json" --junit "$r/stress-np$np.xml"
+	step "matrix-np$np" 0 "${MATRIX_TIMEOUT_S:-420}" mpirun -np "$np" "$bin" ${MATRIX_ARGS:-} --progress \
+		--jsonl "$r/matrix-np$np.jsonl" --json "$r/matrix-np$np.json" --junit "$r/matrix-np$np.xml"
+	step "stress-np$np" 0 "${STRESS_TIMEOUT_S:-420}" mpirun -np "$np" "$bin" --stress "$stress" ${STRESS_ARGS:-} --progress \
+		--jsonl "$r/stress-np$np.jsonl" --json "$r/stress-np$np.json" --junit "$r/stress-np$np.xml"
 	# Without the end barrier, and with the last rank slow to read, fast
 	# ranks overwrite their registered inputs while it still reads them.
 	step "fault-no-end-barrier-np$np" 1 180 mpirun -np "$np" "$bin" --variant oneshot --stress 2000 \

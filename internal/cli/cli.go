@@ -71,6 +71,8 @@ type Options struct {
 	Inject   []string `json:"inject,omitempty"`
 	JSON     string   `json:"json,omitempty"`
 	JUnit    string   `json:"junit,omitempty"`
+	JSONL    string   `json:"jsonl,omitempty"`
+	Progress bool     `json:"-"`
 	ShmDir   string   `json:"shm_dir"`
 	Blocks   int      `json:"blocks,omitempty"`
 	Threads  int      `json:"threads,omitempty"`
@@ -129,6 +131,8 @@ func newFlagSet(o *Options) *flag.FlagSet {
 	fs.Var(repeatFlag{&o.Inject}, "inject", "plant a fault (repeatable): "+runner.FaultHelp())
 	fs.StringVar(&o.JSON, "json", "", "write the JSON report to FILE")
 	fs.StringVar(&o.JUnit, "junit", "", "write a JUnit XML report to FILE")
+	fs.StringVar(&o.JSONL, "jsonl", "", "append every finished case to FILE as JSON Lines while running (fsynced: an abort or crash keeps them)")
+	fs.BoolVar(&o.Progress, "progress", false, "print a line per finished case to stderr")
 	fs.StringVar(&o.ShmDir, "shm-dir", "/dev/shm", "host backend: directory of the shared-memory segments")
 	fs.StringVar(&o.HostMax, "host-max-size", "2M", "host backend: largest size of the default matrix (explicit --size is not capped)")
 	fs.IntVar(&o.Blocks, "blocks", 0, "override the variant's block count (0: registry default)")
@@ -359,6 +363,7 @@ func Main(e Env) int {
 		Timeout: o.timeout, Inject: o.inject,
 		Blocks: o.Blocks, Threads: o.Threads, Params: o.params,
 		Stdout: e.Stdout, Stderr: e.Stderr, JSONPath: o.JSON, JUnitPath: o.JUnit,
+		JSONLPath: o.JSONL, Progress: o.Progress,
 		Header: report.Header{
 			Tool: "artest", Version: Version, GitRevision: gitRevision(),
 			Command: append([]string{"artest"}, e.Args...), Start: time.Now().UTC(),

@@ -18,13 +18,7 @@ func WriteJSON(w io.Writer, r *Report) error {
 	out := *r
 	out.Cases = make([]Case, len(r.Cases))
 	for i, c := range r.Cases {
-		c.TimeUS = roundDecimals(c.TimeUS, 3)
-		c.NCCLTimeUS = roundDecimals(c.NCCLTimeUS, 3)
-		c.Seconds = roundDecimals(c.Seconds, 6)
-		c.AlgBW = roundSignificant(c.AlgBW, 5)
-		c.BusBW = roundSignificant(c.BusBW, 5)
-		c.Speedup = roundSignificant(c.Speedup, 5)
-		out.Cases[i] = c
+		out.Cases[i] = rounded(c)
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -45,6 +39,17 @@ func ReadJSON(r io.Reader) (*Report, error) {
 		return nil, fmt.Errorf("read JSON report: %w", err)
 	}
 	return &rep, nil
+}
+
+// rounded is c with its measurements rounded as WriteJSON documents.
+func rounded(c Case) Case {
+	c.TimeUS = roundDecimals(c.TimeUS, 3)
+	c.NCCLTimeUS = roundDecimals(c.NCCLTimeUS, 3)
+	c.Seconds = roundDecimals(c.Seconds, 6)
+	c.AlgBW = roundSignificant(c.AlgBW, 5)
+	c.BusBW = roundSignificant(c.BusBW, 5)
+	c.Speedup = roundSignificant(c.Speedup, 5)
+	return c
 }
 
 // Derived timing values that are not finite mean "not measured" (a division

@@ -48,6 +48,11 @@ type Config struct {
 	Stdout, Stderr io.Writer
 	JSONPath       string
 	JUnitPath      string
+	// JSONLPath, when set, is appended case by case while the run goes on
+	// (fsynced), so an abort or a crash keeps every finished case.
+	JSONLPath string
+	// Progress: rank 0 prints one line per finished case to Stderr.
+	Progress bool
 
 	// AbortGrace is how long a rank other than 0 waits after its own
 	// timeout before aborting the job itself, leaving rank 0 the chance to
@@ -88,6 +93,19 @@ func Run(c comm.Comm, b backend.Backend, w *backend.World, cfg *Config) int {
 		cfg.AbortGrace = 3 * time.Second
 	}
 	r.rep = &report.Report{Header: cfg.Header}
+	if c.Rank() == 0 && cfg.JSONLPath != "" {
+		jl, err := report.CreateJSONL(cfg.JSONLPath, &r.rep.Header)
+		if err != nil {
+			// Every rank must learn this, or the others would start
+			// cases rank 0 never joins.
+			fmt.Fprintf(cfg.Stderr, "artest: %v\n", err)
+			return r.bcastCode(exitcode.Env)
+		}
+		r.jsonl = jl
+	}
+	if code := r.bcastCode(exitcode.OK); code != exitcode.OK {
+		return code
+	}
 	code, stopErr := r.loop()
 	if c.Rank() == 0 {
 		r.rep.Summary.ExitCode = code
@@ -106,11 +124,21 @@ func Run(c comm.Comm, b backend.Backend, w *backend.World, cfg *Config) int {
 }
 
 type run struct {
-	c   comm.Comm
-	b   backend.Backend
-	w   *backend.World
-	cfg *Config
-	rep *report.Report // rank 0 only
+	c     comm.Comm
+	b     backend.Backend
+	w     *backend.World
+	cfg   *Config
+	rep   *report.Report      // rank 0 only
+	jsonl *report.JSONLWriter // rank 0 only, when --jsonl is set
+}
+
+// bcastCode makes every rank return rank 0's code.
+func (r *run) bcastCode(code int) int {
+	buf := []byte{byte(code)}
+	if err := r.c.Bcast(buf, 0); err != nil {
+		return exitcode.Env
+	}
+	return int(buf[0])
 }
 
 // rankResult is what one rank found in one case; rank 0 merges them.
@@ -121,6 +149,25 @@ type rankResult struct {
 	TimeUS   float64              `json:"time_us"`
 	// Fatal: the backend is unusable (a sticky CUDA error); stop the run.
 	Fatal string `json:"fatal,omitempty"`
+}
+
+// streamCase appends a finished case to the JSON Lines file and prints the
+// progress line (rank 0). A JSON Lines write error is reported once and
+// stops the streaming, not the run: the final reports still get written.
+func (r *run) streamCase(c report.Case, n int) {
+	if r.jsonl != nil {
+		if err := r.jsonl.Append(c); err != nil {
+			fmt.Fprintf(r.cfg.Stderr, "artest: %v (JSON Lines streaming stopped)\n", err)
+			r.jsonl = nil
+		}
+	}
+	if r.cfg.Progress {
+		line := fmt.Sprintf("# [%d/%d] %s %s %.2fs", n, len(r.cfg.Cases), c.ID, c.Verdict, c.Seconds)
+		if c.Reason != "" && c.Verdict == report.Fail {
+			line += ": " + c.Reason
+		}
+		fmt.Fprintln(r.cfg.Stderr, line)
+	}
 }
 
 func (r *run) loop() (int, error) {
@@ -135,6 +182,7 @@ func (r *run) loop() (int, error) {
 		if r.c.Rank() == 0 {
 			merged.Seconds = time.Since(start).Seconds()
 			r.rep.Cases = append(r.rep.Cases, merged)
+			r.streamCase(merged, len(r.rep.Cases))
 			if merged.Verdict == report.Fail {
 				code = exitcode.Wrong
 			}
@@ -264,6 +312,10 @@ func (r *run) writeReports() error {
 				firstErr = err
 			}
 		}
+	}
+	if r.jsonl != nil {
+		note(r.jsonl.Close(rep.Summary))
+		r.jsonl = nil
 	}
 	note(report.WriteTable(r.cfg.Stdout, rep))
 	if r.cfg.JSONPath != "" {
