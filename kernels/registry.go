@@ -209,6 +209,25 @@ var Registry = []Variant{
 		HostBlocks: 4,
 	},
 	{
+		Name:    "oneshot-cpasync",
+		ID:      IDOneshotCpasync,
+		Summary: "oneshot with a cp.async pipeline (stages x 16-byte copies from every peer into shared memory); start and end barriers",
+		DTypes:  allDTypes, Ops: allOps,
+		MinRanks: 1, MaxRanks: 8,
+		Needs:  NeedP2P | NeedSM80,
+		Order:  reference.OrderRankAscendingF32,
+		Custom: true,
+		Kernel: "oneshot_cpasync",
+		// Guesses until the lead measures them on H200: 256 threads keep 3
+		// stages at 8 ranks to 96 KiB of shared memory (CpasyncSharedBytes),
+		// two blocks per SM; 72 blocks x 256 threads is oneshot's thread count.
+		Blocks: 72, Threads: 256,
+		HostBlocks: 4,
+		Params: []Param{{Name: "stages", Slot: 0, Default: CpasyncDefaultStages,
+			Min: CpasyncMinStages, Max: CpasyncMaxStages, Help: "cp.async pipeline stages"}},
+		SharedBytes: CpasyncSharedBytes,
+	},
+	{
 		Name:    "nccl",
 		Summary: "ncclAllReduce on the same buffers: baseline and cross-check",
 		DTypes:  allDTypes, Ops: allOps,

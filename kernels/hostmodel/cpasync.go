@@ -1,9 +1,29 @@
 package hostmodel
 
-import "fmt"
+import (
+	"fmt"
 
-// oneshotCpasync is the host model of the cpasync variant (issue 4): not written yet.
-// The variant is not in kernels.Registry until it is, so no case reaches it.
+	"github.com/artest/artest/kernels"
+)
+
+// oneshotCpasync is the host model of oneshot-cpasync. It checks the
+// protocol, not the pipeline: the kernel's cp.async stages are a detail of
+// the GPU's memory hierarchy (where peer data waits between its load and
+// its reduction), while what each rank reads and writes, and when, is
+// exactly oneshot's: start barrier, reduce every peer's input in rank
+// order, then an end barrier out of place, or staging and a mid barrier in
+// place, with the same fault switches. So it runs the oneshot model's body.
+// It is a function of its own, reached through this variant's ID, and Run
+// writes the launch's VariantID into the trace word: a dispatcher that runs
+// plain oneshot for a oneshot-cpasync case leaves oneshot's ID there and
+// fails the case, on this backend as on the GPU.
+//
+// Like the kernel, it refuses a stage count outside the range (the kernel
+// traps), so a host that forgets to set param0 fails here too.
 func (k *kernel) oneshotCpasync(b int) error {
-	return fmt.Errorf("host model of cpasync: not implemented")
+	if s := k.l.Args.Param0; s < kernels.CpasyncMinStages || s > kernels.CpasyncMaxStages {
+		return fmt.Errorf("host %s: stages (param0) %d, want %d..%d",
+			k.l.Variant.Name, s, kernels.CpasyncMinStages, kernels.CpasyncMaxStages)
+	}
+	return k.oneshot(b)
 }
