@@ -128,6 +128,54 @@ func TestNoEndBarrierFailsUnderStress(t *testing.T) {
 	require.Equal(t, 0, o.code, "%s\n%s", o.stdout, o.stderr)
 }
 
+// oneshot-cpasync computes oneshot's bits, so only the trace word can tell
+// that it ran: a dispatcher that runs plain oneshot instead must fail the
+// case with right values. It passes --quick on 2 and 4 ranks, and its
+// barriers and planted bugs are caught as oneshot's are.
+func TestOneshotCpasync(t *testing.T) {
+	for _, np := range []int{2, 4} {
+		o := mpirun(t, np, 5*time.Minute, "--variant", "oneshot-cpasync", "--quick")
+		require.Equal(t, 0, o.code, "np %d\n%s\n%s", np, o.stdout, o.stderr)
+		require.Contains(t, o.stdout, ", FAIL 0, skipped 0")
+	}
+
+	one := []string{"--variant", "oneshot-cpasync", "--dtype", "f32", "--op", "sum", "--size", "4K", "--mode", "oop,reg,plain,aligned"}
+	js := filepath.Join(t.TempDir(), "r.json")
+	o := mpirun(t, 4, 2*time.Minute, append(one, "--inject", "wrong-kernel", "--json", js)...)
+	require.Equal(t, 1, o.code, "%s\n%s", o.stdout, o.stderr)
+	require.Contains(t, o.stdout, "# FAIL oneshot-cpasync/f32/sum/4KiB/oop-reg-plain/np4")
+	require.Contains(t, o.stdout, "the case names oneshot-cpasync (id 0x53) but the kernel that ran wrote oneshot (id 0x51)")
+	r := readReport(t, js)
+	require.Equal(t, 1, r.Summary.Fail)
+	require.Len(t, r.Cases, 1)
+	require.Zero(t, r.Cases[0].Wrong, "oneshot's values are right: the trace word alone fails the case")
+
+	stress := append(one, "--stress", "50")
+	o = mpirun(t, 4, 3*time.Minute, append(stress, "--inject", "no-end-barrier", "--inject", "delay:rank=1,us=500")...)
+	require.Equal(t, 1, o.code, "%s\n%s", o.stdout, o.stderr)
+	require.Contains(t, o.stdout, "# FAIL oneshot-cpasync/f32/sum/4KiB/oop-reg-plain/np4")
+	o = mpirun(t, 4, 3*time.Minute, stress...)
+	require.Equal(t, 0, o.code, "%s\n%s", o.stdout, o.stderr)
+
+	for _, inject := range [][]string{
+		{"skip-last"},
+		{"overrun"},
+		{"no-start-barrier", "delay:rank=1,us=2000"},
+	} {
+		args := []string{"--variant", "oneshot-cpasync", "--dtype", "bf16", "--op", "sum", "--size", "64K", "--mode", "oop,reg,plain,aligned", "--stress", "20"}
+		for _, x := range inject {
+			args = append(args, "--inject", x)
+		}
+		o := mpirun(t, 2, 2*time.Minute, args...)
+		require.Equal(t, 1, o.code, "%v\n%s\n%s", inject, o.stdout, o.stderr)
+	}
+	// In place, the mid barrier keeps the result in staging until every
+	// peer has finished reading this rank's input.
+	o = mpirun(t, 2, 2*time.Minute, "--variant", "oneshot-cpasync", "--dtype", "bf16", "--op", "sum", "--size", "64K",
+		"--mode", "ip,reg,plain,aligned", "--stress", "20", "--inject", "no-mid-barrier", "--inject", "delay:rank=1,us=2000")
+	require.Equal(t, 1, o.code, "%s\n%s", o.stdout, o.stderr)
+}
+
 func TestPlantedBugsFail(t *testing.T) {
 	for _, inject := range []string{"skip-last", "overrun", "wrong-kernel", "no-mid-barrier"} {
 		js := filepath.Join(t.TempDir(), "r.json")
