@@ -14,7 +14,9 @@
 // that goroutine. The primary context is the one NCCL uses as well, so
 // NCCL and artest's kernels share memory and streams.
 //
-// Multicast (cuMulticastCreate and friends) is deliberately not bound: a
-// multicast object can take a shared machine's GPUs out of service, and it
-// will only come in behind the safety gate described in the design.
+// Multicast (cuMulticastCreate and friends) is not in the table Load
+// resolves: a multicast object can take a shared machine's GPUs out of
+// service. Its entry points are looked up only by EnableMulticast, which
+// needs a Permit from the safety gate (internal/multicast/gate); before
+// that every multicast method fails without calling the driver (vmm.go).
 package cuda

@@ -29,6 +29,7 @@ type Driver struct {
 	mu     sync.Mutex
 	pinned map[uintptr]int           // page-locked host allocations: start -> length
 	images map[Module]unsafe.Pointer // C copies of module images, freed at unload
+	lazy   lazySymbols               // VMM and multicast entry points (vmm.go), under mu
 }
 
 var process struct {

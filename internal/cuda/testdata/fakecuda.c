@@ -252,3 +252,101 @@ CUresult cuGraphInstantiateWithFlags(H *e, H g, unsigned long long flags) {
 CUresult cuGraphLaunch(H e, H s) { (void)s; return e ? OK : INVALID_VALUE; }
 CUresult cuGraphExecDestroy(H e) { return e ? OK : INVALID_VALUE; }
 CUresult cuGraphDestroy(H g) { return g ? OK : INVALID_VALUE; }
+
+// --- virtual memory management and multicast --------------------------------
+// Resolved lazily by the wrapper (vmm.go); the multicast ones only after
+// EnableMulticast. Every call checks the fields of the structs it gets, so
+// a wrong layout or argument order fails with INVALID_VALUE; the values
+// returned encode what arrived, so the tests can check it.
+typedef struct { int type; int id; } Loc;
+typedef struct {
+	int type, handleTypes;
+	Loc loc;
+	void *win32;
+	unsigned char compression, rdma;
+	unsigned short usage;
+	unsigned char reserved[4];
+} AllocProp;
+typedef struct { Loc loc; int flags; } AccessDesc;
+typedef struct {
+	unsigned int numDevices;
+	size_t size;
+	unsigned long long handleTypes, flags;
+} McProp;
+
+enum { GRAN = 2 << 20 };
+
+static int badProp(const AllocProp *p) {
+	return p->type != 1 || p->loc.type != 1 || p->loc.id < 0 || p->loc.id > 1 || p->win32 != NULL ||
+	       p->compression != 0 || p->rdma != 0 || p->usage != 0;
+}
+// granularity = 2 MiB << option, plus the device in bits 4..7 and the
+// handle types in bits 0..3.
+CUresult cuMemGetAllocationGranularity(size_t *g, const AllocProp *p, int option) {
+	if (badProp(p) || option < 0 || option > 1) return INVALID_VALUE;
+	*g = ((size_t)GRAN << option) | (size_t)(p->loc.id << 4) | (size_t)p->handleTypes;
+	return OK;
+}
+// handle = 0x70000 | device << 12 | size in granules.
+CUresult cuMemCreate(unsigned long long *h, size_t size, const AllocProp *p, unsigned long long flags) {
+	if (badProp(p) || flags != 0 || size == 0 || size % GRAN != 0 || p->handleTypes != 1) return INVALID_VALUE;
+	*h = 0x70000ull | (unsigned long long)p->loc.id << 12 | (size / GRAN);
+	return OK;
+}
+CUresult cuMemRelease(unsigned long long h) { return h ? OK : INVALID_VALUE; }
+// The "file descriptor" is 1000 + the handle's low 16 bits; import maps it
+// back to a memory handle (a multicast handle's marker is not kept).
+CUresult cuMemExportToShareableHandle(void *out, unsigned long long h, int type, unsigned long long flags) {
+	if (type != 1 || flags != 0 || h == 0) return INVALID_VALUE;
+	*(int *)out = 1000 + (int)(h & 0xffff);
+	return OK;
+}
+CUresult cuMemImportFromShareableHandle(unsigned long long *h, void *os, int type) {
+	int fd = (int)(uintptr_t)os;
+	if (type != 1 || fd < 1000) return INVALID_VALUE;
+	*h = 0x70000ull | (unsigned long long)(fd - 1000);
+	return OK;
+}
+// Addresses: 16 x the alignment asked for, so the test sees it arrived.
+CUresult cuMemAddressReserve(CUdeviceptr *p, size_t size, size_t align, CUdeviceptr addr, unsigned long long flags) {
+	if (size == 0 || addr != 0 || flags != 0 || align == 0 || (align & (align - 1)) != 0) return INVALID_VALUE;
+	*p = (CUdeviceptr)align * 16;
+	return OK;
+}
+CUresult cuMemAddressFree(CUdeviceptr p, size_t size) { return p && size ? OK : INVALID_VALUE; }
+CUresult cuMemMap(CUdeviceptr p, size_t size, size_t offset, unsigned long long h, unsigned long long flags) {
+	return p && size && offset == 0 && h && flags == 0 ? OK : INVALID_VALUE;
+}
+CUresult cuMemUnmap(CUdeviceptr p, size_t size) { return p && size ? OK : INVALID_VALUE; }
+CUresult cuMemSetAccess(CUdeviceptr p, size_t size, const AccessDesc *d, size_t count) {
+	if (!p || !size || count != 1 || d->loc.type != 1 || d->flags != 3) return INVALID_VALUE;
+	return d->loc.id >= 0 && d->loc.id <= 1 ? OK : INVALID_DEVICE;
+}
+static int badMcProp(const McProp *p) {
+	return p->numDevices == 0 || p->size == 0 || p->handleTypes != 1 || p->flags != 0;
+}
+// granularity = 2 MiB << option, plus the device count.
+CUresult cuMulticastGetGranularity(size_t *g, const McProp *p, int option) {
+	if (badMcProp(p) || option < 0 || option > 1) return INVALID_VALUE;
+	*g = ((size_t)GRAN << option) + p->numDevices;
+	return OK;
+}
+// handle = 0x80000 | devices << 8 | size in granules.
+CUresult cuMulticastCreate(unsigned long long *h, const McProp *p) {
+	if (badMcProp(p) || p->size % GRAN != 0) return INVALID_VALUE;
+	*h = 0x80000ull | (unsigned long long)p->numDevices << 8 | (p->size / GRAN);
+	return OK;
+}
+CUresult cuMulticastAddDevice(unsigned long long mc, CUdevice d) {
+	if ((mc & 0xf0000) != 0x80000) return INVALID_VALUE;
+	return d >= 0 && d <= 1 ? OK : INVALID_DEVICE;
+}
+CUresult cuMulticastBindMem(unsigned long long mc, size_t mcOff, unsigned long long mem, size_t memOff, size_t size,
+                            unsigned long long flags) {
+	if ((mc & 0xf0000) != 0x80000 || (mem & 0xf0000) != 0x70000 || flags != 0) return INVALID_VALUE;
+	return mcOff % GRAN == 0 && memOff % GRAN == 0 && size % GRAN == 0 && size ? OK : INVALID_VALUE;
+}
+CUresult cuMulticastUnbind(unsigned long long mc, CUdevice d, size_t mcOff, size_t size) {
+	if ((mc & 0xf0000) != 0x80000 || d < 0 || d > 1) return INVALID_VALUE;
+	return mcOff % GRAN == 0 && size % GRAN == 0 && size ? OK : INVALID_VALUE;
+}
