@@ -32,6 +32,11 @@ stress=${STRESS:-10000}
 
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Open MPI binds each rank to one core when there are 2 ranks or fewer (and
+# to a socket above): the stress step's host-side checking then runs on one
+# core per rank (64 KiB f16 cases took 10 s each on 2 ranks). The launch
+# thread stays on its own OS thread (LockOSThread) either way.
+export OMPI_MCA_hwloc_base_binding_policy=none
 # Load every kernel at module load: ranks spin waiting for each other, and a
 # lazily loaded kernel would stall its rank mid-protocol.
 export CUDA_MODULE_LOADING=EAGER
