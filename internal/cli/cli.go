@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -25,6 +26,7 @@ import (
 	"github.com/artest/artest/internal/comm"
 	"github.com/artest/artest/internal/exitcode"
 	"github.com/artest/artest/internal/report"
+	"github.com/artest/artest/internal/repro"
 	"github.com/artest/artest/internal/runner"
 	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/reference"
@@ -81,6 +83,8 @@ type Options struct {
 	NCCL     string   `json:"nccl,omitempty"`
 	HostMax  string   `json:"host_max_size"`
 	Params   []string `json:"params,omitempty"`
+	Repro    string   `json:"repro,omitempty"`
+	ReproDir string   `json:"repro_dir,omitempty"`
 	Version  bool     `json:"-"`
 	Help     bool     `json:"-"`
 
@@ -132,6 +136,8 @@ func newFlagSet(o *Options) *flag.FlagSet {
 	fs.StringVar(&o.JSON, "json", "", "write the JSON report to FILE")
 	fs.StringVar(&o.JUnit, "junit", "", "write a JUnit XML report to FILE")
 	fs.StringVar(&o.JSONL, "jsonl", "", "append every finished case to FILE as JSON Lines while running (fsynced: an abort or crash keeps them)")
+	fs.StringVar(&o.Repro, "repro", "", "rerun the failing case a repro bundle describes (flags given as well override the bundle's)")
+	fs.StringVar(&o.ReproDir, "repro-dir", "", "where failing cases' repro bundles go (default: the --json file's directory, else the current one)")
 	fs.BoolVar(&o.Progress, "progress", false, "print a line per finished case to stderr")
 	fs.StringVar(&o.ShmDir, "shm-dir", "/dev/shm", "host backend: directory of the shared-memory segments")
 	fs.StringVar(&o.HostMax, "host-max-size", "2M", "host backend: largest size of the default matrix (explicit --size is not capped)")
@@ -165,6 +171,9 @@ func Parse(args []string) (*Options, error) {
 	}
 	if o.Help || o.Version {
 		return o, nil
+	}
+	if o.Repro != "" {
+		return parseRepro(o.Repro, args)
 	}
 	switch o.Backend {
 	case "auto", "cuda", "host":
@@ -372,6 +381,7 @@ func Main(e Env) int {
 			Versions: versions, Devices: info.Devices, Topology: info.Topology,
 		},
 	}
+	cfg.OnFail = o.onFail(e.Stderr, c.Size(), be.Name(), &cfg.Header)
 	return runner.Run(c, be, w, cfg)
 }
 
@@ -559,4 +569,99 @@ func parseParams(specs []string) (map[string]uint32, error) {
 		out[name] = uint32(n)
 	}
 	return out, nil
+}
+
+// parseRepro parses a bundle's flags followed by the command line's own
+// (without --repro), so that flags given on the command line win.
+func parseRepro(path string, args []string) (*Options, error) {
+	b, err := repro.Read(path)
+	if err != nil {
+		return nil, exitcode.Usagef("--repro: %v", err)
+	}
+	merged := append([]string(nil), b.Args...)
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--repro" || a == "-repro":
+			i++ // and its value
+		case strings.HasPrefix(a, "--repro=") || strings.HasPrefix(a, "-repro="):
+		default:
+			merged = append(merged, a)
+		}
+	}
+	o, err := Parse(merged)
+	if err != nil {
+		return nil, err
+	}
+	o.Repro = path
+	return o, nil
+}
+
+// rerunArgs are the flags that rerun case id exactly as this run ran it,
+// on the backend it ran on.
+func (o *Options) rerunArgs(id, backendName string) []string {
+	args := []string{"--backend", backendName, "--case", id,
+		"--seed", fmt.Sprint(o.Seed), "--input", o.Input,
+		"--warmup", fmt.Sprint(o.Warmup), "--iters", fmt.Sprint(o.Iters), "--reps", fmt.Sprint(o.Reps),
+		"--timeout", o.Timeout}
+	if o.Stress > 0 {
+		args = append(args, "--stress", fmt.Sprint(o.Stress))
+	}
+	for _, x := range o.Inject {
+		args = append(args, "--inject", x)
+	}
+	for _, x := range o.Params {
+		args = append(args, "--param", x)
+	}
+	if o.Blocks > 0 {
+		args = append(args, "--blocks", fmt.Sprint(o.Blocks))
+	}
+	if o.Threads > 0 {
+		args = append(args, "--threads", fmt.Sprint(o.Threads))
+	}
+	if o.ShareGPU {
+		args = append(args, "--share-gpus")
+	}
+	if o.set["shm-dir"] {
+		args = append(args, "--shm-dir", o.ShmDir)
+	}
+	if o.Fatbin != "" {
+		args = append(args, "--fatbin", o.Fatbin)
+	}
+	if o.NCCL != "" {
+		args = append(args, "--nccl", o.NCCL)
+	}
+	return args
+}
+
+// reproDir is where repro bundles go.
+func (o *Options) reproDir() string {
+	switch {
+	case o.ReproDir != "":
+		return o.ReproDir
+	case o.JSON != "":
+		return filepath.Dir(o.JSON)
+	}
+	return "."
+}
+
+// onFail (rank 0) prints the one-line rerun command of a failing case and
+// writes its repro bundle.
+func (o *Options) onFail(stderr io.Writer, ranks int, backendName string, header *report.Header) func(report.Case) {
+	return func(c report.Case) {
+		args := o.rerunArgs(c.ID, backendName)
+		b := &repro.Bundle{Case: c.ID, Ranks: ranks, Command: repro.Command(ranks, args), Args: args, Header: *header, Result: c}
+		const keep = 8 // mismatches per rank failure: the first ones are what a reader looks at
+		for i := range b.Result.Failures {
+			if f := &b.Result.Failures[i]; len(f.Mismatches) > keep {
+				f.Mismatches = f.Mismatches[:keep]
+			}
+		}
+		path, err := repro.Write(o.reproDir(), b)
+		if err != nil {
+			fmt.Fprintf(stderr, "artest: repro %s: %s (%v)\n", c.ID, b.Command, err)
+			return
+		}
+		fmt.Fprintf(stderr, "artest: repro %s: %s (bundle: %s; rerun: artest --repro %s)\n", c.ID, b.Command, path, path)
+	}
 }

@@ -53,6 +53,10 @@ type Config struct {
 	JSONLPath string
 	// Progress: rank 0 prints one line per finished case to Stderr.
 	Progress bool
+	// OnFail, when set, is called on rank 0 for every failing case and for
+	// the case that hung (the CLI prints the rerun command and writes the
+	// repro bundle).
+	OnFail func(report.Case)
 
 	// AbortGrace is how long a rank other than 0 waits after its own
 	// timeout before aborting the job itself, leaving rank 0 the chance to
@@ -185,6 +189,9 @@ func (r *run) loop() (int, error) {
 			r.streamCase(merged, len(r.rep.Cases))
 			if merged.Verdict == report.Fail {
 				code = exitcode.Wrong
+				if r.cfg.OnFail != nil {
+					r.cfg.OnFail(merged)
+				}
 			}
 		}
 		if fatal != "" {
@@ -384,6 +391,11 @@ func (r *run) hang(c cases.Case, what string, blocks int) {
 		r.rep.Summary.ExitCode = exitcode.Hang
 		r.rep.Summary.Error = msg
 		_ = r.writeReports()
+		if r.cfg.OnFail != nil {
+			r.cfg.OnFail(report.Case{ID: c.ID(), Variant: c.Variant, DType: c.DType.String(), Op: c.Op.String(),
+				Bytes: c.Bytes, Count: c.Count(), Mode: c.Mode.String(), Ranks: c.Ranks,
+				Verdict: report.Fail, Reason: msg})
+		}
 	}
 	if f, ok := r.cfg.Stdout.(*os.File); ok {
 		_ = f.Sync()

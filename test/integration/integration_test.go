@@ -56,7 +56,9 @@ func run(t *testing.T, limit time.Duration, name string, args ...string) outcome
 
 func mpirun(t *testing.T, np int, limit time.Duration, args ...string) outcome {
 	t.Helper()
-	full := append([]string{"-np", itoa(np), "--oversubscribe", binary(t), "--backend", "host"}, args...)
+	// Failing cases write repro bundles; keep them out of the source tree
+	// (a test that wants them names its own --repro-dir, which wins).
+	full := append([]string{"-np", itoa(np), "--oversubscribe", binary(t), "--backend", "host", "--repro-dir", t.TempDir()}, args...)
 	return run(t, limit, "mpirun", full...)
 }
 

@@ -1,0 +1,48 @@
+package repro
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/artest/artest/internal/report"
+)
+
+func TestFileName(t *testing.T) {
+	require.Equal(t, "artest-repro-oneshot_bf16_sum_4100B_oop-reg-plain-off1_np4.json",
+		FileName("oneshot/bf16/sum/4100B/oop-reg-plain-off1/np4"))
+	require.Equal(t, "artest-repro-a_b_c.json", FileName("a b;c"))
+}
+
+func TestCommandQuotes(t *testing.T) {
+	require.Equal(t, "mpirun -np 4 artest --case a/b --inject delay:rank=1,us=5 --shm-dir '/tmp/my dir' --x ''\\'''",
+		Command(4, []string{"--case", "a/b", "--inject", "delay:rank=1,us=5", "--shm-dir", "/tmp/my dir", "--x", "'"}))
+}
+
+func TestWriteRead(t *testing.T) {
+	dir := t.TempDir()
+	b := &Bundle{Case: "oneshot/f32/sum/4B/oop-reg-plain/np2", Ranks: 2, Args: []string{"--case", "oneshot/f32/sum/4B/oop-reg-plain/np2"},
+		Result: report.Case{ID: "oneshot/f32/sum/4B/oop-reg-plain/np2", Verdict: report.Fail}}
+	path, err := Write(dir, b)
+	require.NoError(t, err)
+	got, err := Read(path)
+	require.NoError(t, err)
+	require.Equal(t, FormatVersion, got.Format)
+	require.Equal(t, b.Args, got.Args)
+
+	for name, body := range map[string]string{
+		"version":   `{"artest_repro": 99, "case": "x", "args": ["--case", "x"]}`,
+		"no args":   `{"artest_repro": 1, "case": "x"}`,
+		"recursive": `{"artest_repro": 1, "case": "x", "args": ["--repro", "other.json"]}`,
+		"not json":  `{`,
+	} {
+		p := filepath.Join(dir, name+".json")
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+		_, err := Read(p)
+		require.Error(t, err, name)
+	}
+	_, err = Read(filepath.Join(dir, "missing.json"))
+	require.ErrorContains(t, err, "read repro bundle")
+}
