@@ -21,7 +21,7 @@ export NCCL_NVLS_ENABLE ?= 0
 
 include kernels/kernels.mk
 
-.PHONY: all deps build run test vet unit integration clean
+.PHONY: all deps build run test vet unit integration docker clean
 
 all: build
 
@@ -55,6 +55,12 @@ integration: build
 	$(GO) test -tags integration -count=1 ./test/integration/
 
 test: vet unit kernels-check integration
+
+# The container of docker/Dockerfile; needs a Docker engine (none runs on
+# this project's machines: docker/dockerfile_test.go checks what it can).
+docker:
+	@command -v docker >/dev/null || { echo "make docker: no docker command on this machine" >&2; exit 4; }
+	docker build -f docker/Dockerfile -t artest:$(REV) .
 
 clean:
 	rm -rf bin
