@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -28,6 +29,15 @@ type result struct {
 func runWorld(t *testing.T, n int, argsFor func(rank int) []string) result {
 	t.Helper()
 	world := comm.NewLocalWorld(n)
+	// Failing cases write repro bundles; keep them out of the source tree.
+	reproDir := t.TempDir()
+	withRepro := func(r int) []string {
+		args := argsFor(r)
+		if slices.Contains(args, "--repro-dir") {
+			return args
+		}
+		return append(append([]string(nil), args...), "--repro-dir", reproDir)
+	}
 	res := result{codes: make([]int, n), stdout: make([]string, n), stderr: make([]string, n)}
 	for i := range res.codes {
 		res.codes[i] = -1 // aborted ranks never return
@@ -44,7 +54,7 @@ func runWorld(t *testing.T, n int, argsFor func(rank int) []string) result {
 				res.stdout[r], res.stderr[r] = out.String(), errb.String()
 				mu.Unlock()
 			}()
-			code := Main(Env{Comm: world.Rank(r), Args: argsFor(r), Stdout: &out, Stderr: &errb})
+			code := Main(Env{Comm: world.Rank(r), Args: withRepro(r), Stdout: &out, Stderr: &errb})
 			res.codes[r] = code
 		}(r)
 	}
