@@ -156,7 +156,7 @@ func TestBuildDefaultMatrix(t *testing.T) {
 func TestBuildQuickIsSmall(t *testing.T) {
 	cs, err := Build(Selection{Quick: true}, 2)
 	require.NoError(t, err)
-	require.Less(t, len(cs), 600)
+	require.Less(t, len(cs), 150*len(kernels.Registry), "about 140 quick cases per variant at 2 ranks")
 	for _, c := range cs {
 		require.LessOrEqual(t, c.Bytes, int64(1<<20))
 	}
@@ -252,5 +252,5 @@ func TestStressMatrixIsSmallAndCoversEveryAxis(t *testing.T) {
 		seen[c.DType.String()] = true
 	}
 	require.Len(t, seen, 9, "both values of each mode axis and every dtype: %v", seen)
-	require.Less(t, len(cs), 100)
+	require.LessOrEqual(t, len(cs), 24*len(kernels.Registry), "2 sizes x 4 modes x 3 dtypes per variant")
 }

@@ -228,6 +228,26 @@ var Registry = []Variant{
 		SharedBytes: CpasyncSharedBytes,
 	},
 	{
+		Name:    "ring",
+		ID:      IDRing,
+		Summary: "Disruptor-style slot rings per lane (sequences, credits) in peers' staging: ring reduce-scatter and all-gather in one persistent producer/consumer kernel",
+		DTypes:  allDTypes, Ops: allOps,
+		MinRanks: 1, MaxRanks: 8,
+		Needs: NeedP2P,
+		// Chunk c is summed from rank c around the ring in float32 (ring.go):
+		// not rank-ascending, so random sums are checked within the bound.
+		Order:  reference.OrderUnknown,
+		Custom: true,
+		Kernel: "ring",
+		// One block per lane (RingGrid); 512 threads is a guess until the
+		// lead measures on H200.
+		Blocks: RingMaxLanes, Threads: 512,
+		HostBlocks: 1, // unused: the host backend launches RingGrid's blocks too
+		Params:     RingParams,
+		Resolve:    RingResolve,
+		GridFunc:   RingGrid,
+	},
+	{
 		Name:    "nccl",
 		Summary: "ncclAllReduce on the same buffers: baseline and cross-check",
 		DTypes:  allDTypes, Ops: allOps,

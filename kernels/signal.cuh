@@ -17,7 +17,7 @@
 #endif
 
 constexpr uint32_t SIG_MAGIC = 0x41525453u;  // "ARTS" little-endian
-constexpr uint32_t SIG_VERSION = 1u;
+constexpr uint32_t SIG_VERSION = 2u;  // 2: the ring region
 
 // World size every variant can address: ArtestArgs carries this many peers.
 constexpr uint32_t SIG_MAX_RANKS = 16u;
@@ -32,6 +32,26 @@ constexpr uint32_t SIG_PHASE_MID = 1u;    // this block's first half is done
 constexpr uint32_t SIG_PHASE_END = 2u;    // this block no longer reads peers
 constexpr uint32_t SIG_NUM_PHASES = 3u;
 
+// The ring variant's region (signal/layout.go, signal/ring.go, ring.cuh): one
+// record of SIG_RING_LANE_BYTES per lane at SIG_OFF_RING + lane *
+// SIG_RING_LANE_BYTES. The words the lane's own block writes share the first
+// 64 bytes; the credit (written by the right neighbour) and the slot
+// sequences (written by the left neighbour) have lines of their own.
+constexpr uint32_t SIG_RING_MAX_LANES = 32u;
+constexpr uint32_t SIG_RING_MAX_SLOTS = 64u;
+constexpr uint32_t SIG_RING_LANE_BYTES = 128u + 4u * SIG_RING_MAX_SLOTS;
+constexpr uint32_t SIG_RING_OFF_HEAD = 0u;        // own: pieces through the lane in completed launches
+constexpr uint32_t SIG_RING_OFF_TARGET = 4u;      // own: head + pieces of the launch in progress
+constexpr uint32_t SIG_RING_OFF_SLOTS = 8u;       // own: slots of the launch in progress
+constexpr uint32_t SIG_RING_OFF_WAIT_KIND = 12u;  // own: SIG_RING_WAIT_* while waiting
+constexpr uint32_t SIG_RING_OFF_WAIT_WANT = 16u;  // own: the sequence awaited
+constexpr uint32_t SIG_RING_OFF_WAIT_SLOT = 20u;  // own: the slot awaited (data waits)
+constexpr uint32_t SIG_RING_OFF_CREDIT = 64u;     // right neighbour: last sequence it consumed
+constexpr uint32_t SIG_RING_OFF_SEQ = 128u;       // left neighbour: [SIG_RING_MAX_SLOTS] slot sequences
+constexpr uint32_t SIG_RING_WAIT_NONE = 0u;
+constexpr uint32_t SIG_RING_WAIT_DATA = 1u;    // consumer: a slot's sequence from the left neighbour
+constexpr uint32_t SIG_RING_WAIT_CREDIT = 2u;  // producer: credit from the right neighbour
+
 // Byte offsets inside a SignalBlock.
 constexpr uint32_t SIG_OFF_MAGIC = 0u;
 constexpr uint32_t SIG_OFF_VERSION = 4u;
@@ -44,10 +64,12 @@ constexpr uint32_t SIG_DIAG_WORDS = 16u;
 constexpr uint32_t SIG_OFF_EPOCH = 256u;  // uint32_t[SIG_MAX_BLOCKS]
 constexpr uint32_t SIG_OFF_FLAGS = SIG_OFF_EPOCH + 4u * SIG_MAX_BLOCKS;
 // uint32_t[SIG_NUM_PHASES][SIG_MAX_BLOCKS][SIG_MAX_RANKS] from SIG_OFF_FLAGS.
-constexpr uint32_t SIG_SIZE = SIG_OFF_FLAGS + 4u * SIG_NUM_PHASES * SIG_MAX_BLOCKS * SIG_MAX_RANKS;
+constexpr uint32_t SIG_OFF_RING = SIG_OFF_FLAGS + 4u * SIG_NUM_PHASES * SIG_MAX_BLOCKS * SIG_MAX_RANKS;
+constexpr uint32_t SIG_SIZE = SIG_OFF_RING + SIG_RING_MAX_LANES * SIG_RING_LANE_BYTES;
 
 static_assert(SIG_OFF_DIAG + 4u * SIG_DIAG_WORDS <= SIG_OFF_EPOCH, "diag words overlap the epochs");
 static_assert(SIG_OFF_TRACE_COUNT + 4u <= SIG_OFF_DIAG, "trace words overlap the diag words");
+static_assert(SIG_OFF_RING % 128u == 0 && SIG_RING_LANE_BYTES % 128u == 0, "ring records are not line aligned");
 
 // Byte offset of block b's epoch counter.
 ARTEST_HD constexpr uint32_t sig_epoch_offset(uint32_t b) { return SIG_OFF_EPOCH + 4u * b; }
@@ -55,6 +77,15 @@ ARTEST_HD constexpr uint32_t sig_epoch_offset(uint32_t b) { return SIG_OFF_EPOCH
 // Byte offset of the flag that peer p stores for block b and phase ph.
 ARTEST_HD constexpr uint32_t sig_flag_offset(uint32_t ph, uint32_t b, uint32_t p) {
   return SIG_OFF_FLAGS + 4u * ((ph * SIG_MAX_BLOCKS + b) * SIG_MAX_RANKS + p);
+}
+
+// Byte offset of word off (SIG_RING_OFF_*) of lane l's ring record, and of
+// slot s's sequence word.
+ARTEST_HD constexpr uint32_t sig_ring_offset(uint32_t l, uint32_t off) {
+  return SIG_OFF_RING + SIG_RING_LANE_BYTES * l + off;
+}
+ARTEST_HD constexpr uint32_t sig_ring_seq_offset(uint32_t l, uint32_t s) {
+  return sig_ring_offset(l, SIG_RING_OFF_SEQ + 4u * s);
 }
 
 // Whether a flag that reads seen has reached want. Epochs wrap around uint32,

@@ -19,7 +19,7 @@ import "fmt"
 // Layout constants. kernels/signal.cuh repeats them; a test keeps both equal.
 const (
 	Magic   uint32 = 0x41525453 // "ARTS" little-endian
-	Version uint32 = 1
+	Version uint32 = 2          // 2: the ring region
 
 	// MaxRanks bounds the world size every variant can address (the kernel
 	// argument block carries this many peer pointers).
@@ -44,7 +44,33 @@ const (
 	DiagWords       = 16
 	OffEpoch        = 256                                       // [MaxBlocks]uint32
 	OffFlags        = OffEpoch + 4*MaxBlocks                    // [NumPhases][MaxBlocks][MaxRanks]uint32
-	Size            = OffFlags + 4*NumPhases*MaxBlocks*MaxRanks // bytes of one SignalBlock
+	OffRing         = OffFlags + 4*NumPhases*MaxBlocks*MaxRanks // [RingMaxLanes] lane records (ring.go)
+	Size            = OffRing + RingMaxLanes*RingLaneBytes      // bytes of one SignalBlock
+)
+
+// The ring variant's region: one record of RingLaneBytes per lane, at
+// OffRing + lane*RingLaneBytes. Words the lane's own block writes share the
+// first 64 bytes; the credit, written by the right neighbour, and the slot
+// sequences, written by the left neighbour, have lines of their own (the
+// host backend's ranks are processes on one CPU, where a shared line would
+// bounce between cores). signal/ring.go says what each word means.
+const (
+	RingMaxLanes  = 32                   // lanes a ring launch can use (blocks)
+	RingMaxSlots  = 64                   // slots a lane's ring can have
+	RingLaneBytes = 128 + 4*RingMaxSlots // one lane record
+
+	RingOffHead     = 0   // own: pieces through this lane in completed launches
+	RingOffTarget   = 4   // own: Head + pieces of the launch in progress
+	RingOffSlots    = 8   // own: slots of the launch in progress
+	RingOffWaitKind = 12  // own: RingWait* while the lane's block is waiting
+	RingOffWaitWant = 16  // own: the sequence it waits for
+	RingOffWaitSlot = 20  // own: the slot it waits on (data waits)
+	RingOffCredit   = 64  // right neighbour: sequence of the last piece it consumed
+	RingOffSeq      = 128 // left neighbour: [RingMaxSlots] sequence of the piece in each slot
+
+	RingWaitNone   = 0 // not waiting
+	RingWaitData   = 1 // consumer: a slot's sequence from the left neighbour
+	RingWaitCredit = 2 // producer: credit from the right neighbour
 )
 
 // EpochOffset is the byte offset of block b's epoch counter.

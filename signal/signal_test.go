@@ -14,7 +14,7 @@ func TestLayoutFitsAndDoesNotOverlap(t *testing.T) {
 	require.GreaterOrEqual(t, OffDiag, OffTraceCount+4)
 	require.GreaterOrEqual(t, OffEpoch, OffDiag+4*DiagWords)
 	require.Equal(t, OffEpoch+4*MaxBlocks, FlagOffset(0, 0, 0))
-	require.Equal(t, Size-4, FlagOffset(NumPhases-1, MaxBlocks-1, MaxRanks-1))
+	require.Equal(t, OffRing-4, FlagOffset(NumPhases-1, MaxBlocks-1, MaxRanks-1))
 	// Every (phase, block, peer) has its own word.
 	seen := map[int]bool{}
 	for ph := 0; ph < NumPhases; ph++ {

@@ -27,6 +27,7 @@ var faultNames = map[string]uint32{
 	"no-mid-barrier":   kernels.InjectNoMidBarrier,
 	"skip-last":        kernels.InjectSkipLast,
 	"overrun":          kernels.InjectOverrun,
+	"no-credit-wait":   kernels.InjectNoCreditWait, // ring: the producer does not wait for credit
 }
 
 // FaultHelp lists the --inject values.

@@ -375,6 +375,10 @@ func (r *run) hang(c cases.Case, what string, blocks int) {
 	diag := ""
 	if len(snaps) == r.w.Size {
 		diag = signal.Summarize(signal.Diagnose(snaps, blocks))
+		// A ring launch waits on slot sequences and credits, not barriers.
+		if ring := signal.SummarizeRing(signal.DiagnoseRing(snaps)); ring != "" {
+			diag = strings.TrimPrefix(diag+"\n"+ring, "\n")
+		}
 	}
 	if diag == "" {
 		diag = "no rank waits at a barrier (a rank may never have launched, or the call is not a custom kernel)"

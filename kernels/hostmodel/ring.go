@@ -1,9 +1,195 @@
 package hostmodel
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"runtime"
 
-// ring is the host model of the ring variant (issue 4): not written yet.
-// The variant is not in kernels.Registry until it is, so no case reaches it.
+	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/reference"
+	"github.com/artest/artest/signal"
+)
+
+// ring is the host model of the ring kernel (kernels/ring.cu), block b
+// being lane b: the same plan (kernels.NewRingPlan), the same slots in the
+// receiver's staging, the same sequence and credit words in the
+// SignalBlocks, the same unit loop and the same fault switches. The
+// protocol is described in kernels/ring.go.
 func (k *kernel) ring(b int) error {
-	return fmt.Errorf("host model of ring: not implemented")
+	a := k.l.Args
+	if err := kernels.RingCheck(a, k.l.Blocks, k.elem); err != nil {
+		return err
+	}
+	own := k.own()
+	epoch := own.Epoch(b) + 1
+	n, rank := int64(a.NRanks), int64(a.Rank)
+	lanes, slotBytes, slots := int64(a.Param0), int64(a.Param1), int64(a.Param2)
+	plan := kernels.NewRingPlan(int64(a.Count), n, lanes, slotBytes, slots, int64(b))
+	head := own.Load(signal.RingOffset(b, signal.RingOffHead))
+
+	if !k.injected(kernels.InjectNoStartBarrier) {
+		if err := k.barrier(signal.PhaseStart, b, epoch); err != nil {
+			return err
+		}
+	}
+	// For diagnosis: the lane is in a launch until Head reaches Target.
+	own.Store(signal.RingOffset(b, signal.RingOffSlots), uint32(slots))
+	own.Store(signal.RingOffset(b, signal.RingOffTarget), head+uint32(plan.Pieces))
+	k.delay()
+
+	if n == 1 {
+		// No ring: the allreduce of one rank is a copy.
+		count := int64(a.Count)
+		k.writeOut(k.mem.Bytes(a.PeerIn[rank], count*k.elem), plan.Lo, plan.Hi)
+	} else if err := k.ringUnits(b, &plan, head); err != nil {
+		return err
+	}
+	own.Store(signal.RingOffset(b, signal.RingOffHead), head+uint32(plan.Pieces))
+	own.Store(signal.EpochOffset(b), epoch)
+	return nil
+}
+
+// ringUnits is the lane's loop: at unit u it consumes piece u-Q and
+// produces piece u (kernels/ring.go says why that order cannot deadlock).
+func (k *kernel) ringUnits(lane int, plan *kernels.RingPlan, head uint32) error {
+	a := k.l.Args
+	d, op := k.l.DType, k.l.Op
+	n, rank := int64(a.NRanks), int64(a.Rank)
+	right, left := int((rank+1)%n), int((rank-1+n)%n)
+	slots, slotBytes := int64(a.Param2), int64(a.Param1)
+	ring := func(p int) []byte { // lane's ring in rank p's staging
+		base := kernels.RingStageBase(a.PeerStage[p]) + uint64(int64(lane)*slots*slotBytes)
+		return k.mem.Bytes(base, slots*slotBytes)
+	}
+	mine, theirs := ring(int(rank)), ring(right)
+	slot := func(ring []byte, t int64) []byte {
+		s := (int64(head) + t) & (slots - 1)
+		return ring[s*slotBytes : (s+1)*slotBytes]
+	}
+	seq := func(t int64) uint32 { return head + uint32(t) + 1 }
+	count := int64(a.Count)
+	in := k.mem.Bytes(a.PeerIn[rank], count*k.elem)
+	out := k.mem.Bytes(a.Out, count*k.elem)
+	noCredit := k.injected(kernels.InjectNoCreditWait)
+
+	q, total := plan.Q, plan.Pieces
+	for u := int64(0); u < total+q; u++ {
+		c, p := u-q, u
+		consume, produce := c >= 0, p < total
+		if consume {
+			s := int((int64(head) + c) & (slots - 1))
+			if err := k.ringWait(lane, signal.RingSeqOffset(lane, s), seq(c), signal.RingWaitData, s); err != nil {
+				return err
+			}
+		}
+		if produce && !noCredit {
+			// Slot p%S held piece p-S: it must have been consumed.
+			if err := k.ringWait(lane, signal.RingOffset(lane, signal.RingOffCredit), seq(p)-uint32(slots), signal.RingWaitCredit, 0); err != nil {
+				return err
+			}
+		}
+
+		if produce {
+			if round, step, j := plan.Step(p); step == 0 {
+				// Reduce-scatter step 0: this rank's own chunk, as float32.
+				lo, hi := plan.Span(round, kernels.RingSendChunk(rank, 0, n), j)
+				dst := slot(theirs, p)
+				for i := lo; i < hi; i++ {
+					putPartial(dst, i-lo, d.GetF32(in, int(i)))
+				}
+			}
+		}
+		if consume {
+			round, step, j := plan.Step(c)
+			lo, hi := plan.Span(round, kernels.RingRecvChunk(rank, step, n), j)
+			src := slot(mine, c)
+			var dst []byte // the next step's slot, when this piece goes on
+			if step < 2*n-3 {
+				dst = slot(theirs, p)
+			}
+			switch {
+			case step < n-2: // reduce-scatter: add, pass the partial on
+				for i := lo; i < hi; i++ {
+					putPartial(dst, i-lo, apply(op, getPartial(src, i-lo), d.GetF32(in, int(i))))
+				}
+			case step == n-2: // last reduce-scatter step: the sum is final
+				end := k.outEnd(hi) // the skip-last bug leaves the last element unwritten
+				for i := lo; i < hi; i++ {
+					v := d.FromF32(apply(op, getPartial(src, i-lo), d.GetF32(in, int(i))))
+					if i < end {
+						d.SetBits(out, int(i), v)
+					}
+					d.SetBits(dst, int(i-lo), v)
+				}
+				k.overrun(lo, hi)
+			default: // all-gather: write the final values out, pass them on
+				for i := lo; i < k.outEnd(hi); i++ {
+					d.SetBits(out, int(i), d.GetBits(src, int(i-lo)))
+				}
+				if dst != nil {
+					copy(dst[:(hi-lo)*k.elem], src[:(hi-lo)*k.elem])
+				}
+				k.overrun(lo, hi)
+			}
+		}
+
+		if consume {
+			k.sig[left].Store(signal.RingOffset(lane, signal.RingOffCredit), seq(c))
+		}
+		if produce {
+			k.sig[right].Store(signal.RingSeqOffset(lane, int((int64(head)+p)&(slots-1))), seq(p))
+		}
+	}
+	return nil
+}
+
+// ringWait waits until word off of this rank's SignalBlock reaches want,
+// recording what it waits for (kind, slot) in the lane's Wait* words while
+// it does, for the hang diagnosis.
+func (k *kernel) ringWait(lane, off int, want uint32, kind, slot int) error {
+	own := k.own()
+	if signal.Reached(own.Load(off), want) {
+		return nil
+	}
+	own.Store(signal.RingOffset(lane, signal.RingOffWaitWant), want)
+	own.Store(signal.RingOffset(lane, signal.RingOffWaitSlot), uint32(slot))
+	own.Store(signal.RingOffset(lane, signal.RingOffWaitKind), uint32(kind))
+	// signal.Backoff yields the core to other processes (ranks), but a
+	// goroutine spinning in it keeps its P, and the peer a lane waits for
+	// is often another goroutine of this process (a lane of the same rank
+	// feeding the same peer, or, in tests, another rank). The ring waits
+	// once per piece, not once per launch, so it lets this process's other
+	// goroutines run first.
+	var bo signal.Backoff
+	for !signal.Reached(own.Load(off), want) {
+		runtime.Gosched()
+		if bo.Pause() && k.l.Stop != nil && k.l.Stop() {
+			return ErrStopped
+		}
+	}
+	own.Store(signal.RingOffset(lane, signal.RingOffWaitKind), signal.RingWaitNone)
+	return nil
+}
+
+func getPartial(slot []byte, i int64) float32 {
+	return math.Float32frombits(binary.LittleEndian.Uint32(slot[4*i:]))
+}
+
+func putPartial(slot []byte, i int64, v float32) {
+	binary.LittleEndian.PutUint32(slot[4*i:], math.Float32bits(v))
+}
+
+// apply is one step of the reduction in float32, as Op<OP>::apply in
+// common.cuh.
+func apply(op reference.Op, acc, x float32) float32 {
+	switch op {
+	case reference.Sum:
+		return acc + x
+	case reference.Max:
+		return max(acc, x)
+	case reference.Min:
+		return min(acc, x)
+	}
+	panic(fmt.Sprintf("ring: unknown op %d", op))
 }

@@ -172,6 +172,15 @@ func (b *Backend) Copy(dst, src backend.Ptr, n int64) error {
 func (b *Backend) Allreduce(l *backend.Launch) error {
 	if l.Blocks <= 0 {
 		l.Blocks = l.Variant.HostBlocks
+		if l.Variant.GridFunc != nil {
+			// The grid is part of the protocol (ring: one block per lane):
+			// the same formula as on cuda.
+			threads := l.Threads
+			if threads <= 0 {
+				threads = l.Variant.Threads
+			}
+			l.Blocks = kernels.Grid(l.Variant, &l.Args, int64(l.DType.Size()), l.Variant.Blocks, threads)
+		}
 	}
 	launch := &hostmodel.Launch{
 		Variant: l.Variant, DType: l.DType, Op: l.Op, Blocks: l.Blocks,
