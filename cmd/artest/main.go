@@ -19,6 +19,10 @@ func main() {
 }
 
 func run() int {
+	// Comparing two reports needs no world: no MPI, no launcher.
+	if cli.IsCompare(os.Args[1:]) {
+		return cli.Compare(os.Args[2:], os.Stdout, os.Stderr)
+	}
 	w, err := mpi.Init()
 	if err != nil {
 		// No usable MPI (or a launcher of another MPI): the environment.

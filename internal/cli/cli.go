@@ -85,6 +85,12 @@ type Options struct {
 	Params   []string `json:"params,omitempty"`
 	Repro    string   `json:"repro,omitempty"`
 	ReproDir string   `json:"repro_dir,omitempty"`
+	Bench    bool     `json:"bench,omitempty"`
+	MinBytes string   `json:"minbytes,omitempty"`
+	MaxBytes string   `json:"maxbytes,omitempty"`
+	Factor   string   `json:"stepfactor,omitempty"`
+	Agg      string   `json:"agg"`
+	Plot     string   `json:"plot,omitempty"`
 	Version  bool     `json:"-"`
 	Help     bool     `json:"-"`
 
@@ -94,6 +100,10 @@ type Options struct {
 	sel     cases.Selection
 	input   reference.InputKind
 	params  map[string]uint32
+
+	// Bench mode (bench.go).
+	agg               report.Agg
+	benchDefaultSizes bool // the sweep is the default one, not -b/-e/-f
 }
 
 type listFlag struct{ v *[]string }
@@ -149,6 +159,7 @@ func newFlagSet(o *Options) *flag.FlagSet {
 	fs.StringVar(&o.NCCL, "nccl", "", "cuda backend: path of libnccl.so.2 (default: $ARTEST_NCCL, the loader path, well-known places)")
 	fs.BoolVar(&o.Version, "version", false, "print the version and exit")
 	fs.BoolVar(&o.Help, "help", false, "print this help and exit")
+	addBenchFlags(fs, o)
 	return fs
 }
 
@@ -157,7 +168,8 @@ func newFlagSet(o *Options) *flag.FlagSet {
 func Parse(args []string) (*Options, error) {
 	o := &Options{}
 	fs := newFlagSet(o)
-	if err := fs.Parse(args); err != nil {
+	var benchSub bool
+	if err := parseFlags(fs, args, &benchSub); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			o.Help = true
 			return o, nil
@@ -166,6 +178,7 @@ func Parse(args []string) (*Options, error) {
 	}
 	o.set = map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
+	o.Bench = o.Bench || benchSub
 	if fs.NArg() > 0 {
 		return nil, exitcode.Usagef("unexpected argument %q (see artest --help)", fs.Arg(0))
 	}
@@ -230,6 +243,9 @@ func Parse(args []string) (*Options, error) {
 		return nil, exitcode.Usagef("--host-max-size: %v", err)
 	}
 	o.sel = sel
+	if err := o.applyBench(); err != nil {
+		return nil, err
+	}
 	return o, nil
 }
 
@@ -320,6 +336,7 @@ func Main(e Env) int {
 		if !o.set["reps"] {
 			o.Reps = 1
 		}
+		o.benchOnHost()
 	}
 	cs, err := cases.Build(o.sel, c.Size())
 	if err != nil {
@@ -373,11 +390,13 @@ func Main(e Env) int {
 		Blocks: o.Blocks, Threads: o.Threads, Params: o.params,
 		Stdout: e.Stdout, Stderr: e.Stderr, JSONPath: o.JSON, JUnitPath: o.JUnit,
 		JSONLPath: o.JSONL, Progress: o.Progress,
+		Agg: o.agg, Bench: o.Bench, AfterReports: o.afterReports(),
 		Header: report.Header{
 			Tool: "artest", Version: Version, GitRevision: gitRevision(),
 			Command: append([]string{"artest"}, e.Args...), Start: time.Now().UTC(),
 			Hosts: hosts, Ranks: c.Size(), Backend: be.Name(), Seed: o.Seed, Input: o.input.String(),
 			Iters: o.Iters, Warmup: o.Warmup, Stress: o.Stress, Inject: o.inject.Specs(),
+			Reps: o.Reps, Agg: string(o.agg), Bench: o.Bench,
 			Versions: versions, Devices: info.Devices, Topology: info.Topology,
 		},
 	}
@@ -509,6 +528,8 @@ func printHelp(w io.Writer) {
 	fmt.Fprintf(w, `artest %s: test, reference and benchmark suite for GPU allreduce kernels
 
 usage: mpirun -np N artest [flags]
+       mpirun -np N artest bench [flags]      benchmark: a size sweep (-b, -e, -f), timed
+       artest compare OLD.json NEW.json [flags]   gate on performance (artest compare --help)
 
 `, Version)
 	fs := newFlagSet(&Options{})

@@ -29,6 +29,9 @@ type Header struct {
 	Iters       int               `json:"iters"`
 	Warmup      int               `json:"warmup"`
 	Stress      int               `json:"stress,omitempty"`
+	Reps        int               `json:"reps,omitempty"`  // timed repetitions of Iters calls
+	Agg         string            `json:"agg,omitempty"`   // how ranks' times combine: max, avg or min
+	Bench       bool              `json:"bench,omitempty"` // an `artest bench` run: cases carry Timing
 	Inject      []string          `json:"inject,omitempty"`
 	Versions    map[string]string `json:"versions"` // go, mpi, cuda driver, nccl, ...
 	Devices     []string          `json:"devices,omitempty"`
@@ -73,8 +76,10 @@ type Case struct {
 	Reason   string        `json:"reason,omitempty"`
 	Wrong    uint64        `json:"wrong"` // wrong elements summed over ranks and checks
 	Failures []RankFailure `json:"failures,omitempty"`
-	// Timing: median per-iteration time, the max over ranks; zero when the
-	// case was not timed (skipped, failed before timing, stress runs).
+	// Timing: the median over repetitions of the per-call time, each
+	// repetition's time aggregated across ranks (Header.Agg: the max unless
+	// --agg says otherwise); zero when the case was not timed (skipped,
+	// failed before timing, stress runs).
 	TimeUS float64 `json:"time_us,omitempty"`
 	AlgBW  float64 `json:"algbw_gbps,omitempty"` // bytes / time
 	BusBW  float64 `json:"busbw_gbps,omitempty"` // algbw * 2(n-1)/n
@@ -85,6 +90,8 @@ type Case struct {
 	Iters      int     `json:"iters,omitempty"`
 	Stress     int     `json:"stress,omitempty"`
 	Seconds    float64 `json:"seconds"` // wall time the case took
+	// Timing is the distribution behind TimeUS; benchmark runs only.
+	Timing *Timing `json:"timing,omitempty"`
 }
 
 // Summary counts verdicts and carries the exit code the run ends with.

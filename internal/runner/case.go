@@ -354,6 +354,11 @@ func (r *run) checkAndTime(s *caseState, res *rankResult) {
 		}
 		spans = append(spans, sp)
 	}
+	var callEvents []backend.Event
+	if r.cfg.Bench && gN == nil && err == nil {
+		callEvents, err = r.sampleCalls(one)
+	}
+	defer destroyEvents(callEvents)
 	if err != nil {
 		fail("error", "timed calls: %v", err)
 		_ = r.sync(s.c, "the timed calls", s.launch.Blocks)
@@ -374,6 +379,11 @@ func (r *run) checkAndTime(s *caseState, res *rankResult) {
 		per = append(per, float64(d.Nanoseconds())/1e3/float64(r.cfg.Iters))
 	}
 	res.TimeUS = median(per)
+	res.RepUS = per
+	if res.CallUS, err = callTimes(callEvents); err != nil {
+		fail("error", "timing single calls: %v", err)
+		return
+	}
 	if !s.c.Mode.InPlace {
 		r.verify(s, s.out, 0, res, "after timing: ")
 	} else {

@@ -58,6 +58,17 @@ type Config struct {
 	// repro bundle).
 	OnFail func(report.Case)
 
+	// Agg combines the ranks' per-call times of each repetition (default:
+	// the max); the case's time is the median over repetitions.
+	Agg report.Agg
+	// Bench keeps every repetition's time in the case's Timing, times one
+	// more repetition of plain launches call by call, and has rank 0 write
+	// the benchmark table instead of the test table.
+	Bench bool
+	// AfterReports, when set, runs on rank 0 after the reports were written
+	// (the CLI draws the --plot file there); its error counts as theirs.
+	AfterReports func(*report.Report) error
+
 	// AbortGrace is how long a rank other than 0 waits after its own
 	// timeout before aborting the job itself, leaving rank 0 the chance to
 	// write the reports and the diagnosis first.
@@ -151,6 +162,10 @@ type rankResult struct {
 	Failures []report.RankFailure `json:"failures,omitempty"`
 	Wrong    uint64               `json:"wrong"`
 	TimeUS   float64              `json:"time_us"`
+	// RepUS is the per-call time of every timed repetition; CallUS the
+	// single calls of the bench sample (plain launches only).
+	RepUS  []float64 `json:"rep_us,omitempty"`
+	CallUS []float64 `json:"call_us,omitempty"`
 	// Fatal: the backend is unusable (a sticky CUDA error); stop the run.
 	Fatal string `json:"fatal,omitempty"`
 }
@@ -260,8 +275,8 @@ func merge(c cases.Case, rs []rankResult, cfg *Config) report.Case {
 			out.Failures = append(out.Failures, f)
 		}
 		out.Wrong += res.Wrong
-		out.TimeUS = max(out.TimeUS, res.TimeUS)
 	}
+	out.TimeUS, out.Timing = aggregateTimes(rs, cfg)
 	if len(out.Failures) > 0 {
 		out.Verdict = report.Fail
 		f := out.Failures[0]
@@ -324,12 +339,19 @@ func (r *run) writeReports() error {
 		note(r.jsonl.Close(rep.Summary))
 		r.jsonl = nil
 	}
-	note(report.WriteTable(r.cfg.Stdout, rep))
+	if r.cfg.Bench {
+		note(report.WriteBenchTable(r.cfg.Stdout, rep))
+	} else {
+		note(report.WriteTable(r.cfg.Stdout, rep))
+	}
 	if r.cfg.JSONPath != "" {
 		note(report.WriteFileAtomic(r.cfg.JSONPath, func(w io.Writer) error { return report.WriteJSON(w, rep) }))
 	}
 	if r.cfg.JUnitPath != "" {
 		note(report.WriteFileAtomic(r.cfg.JUnitPath, func(w io.Writer) error { return report.WriteJUnit(w, rep) }))
+	}
+	if r.cfg.AfterReports != nil {
+		note(r.cfg.AfterReports(rep))
 	}
 	return firstErr
 }

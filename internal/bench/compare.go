@@ -1,0 +1,298 @@
+// Package bench holds what `artest bench` adds on top of the runner and the
+// reports: the comparison of two runs that CI gates on (`artest compare`)
+// and the plot of times and bandwidths against size (--plot).
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/artest/artest/cases"
+	"github.com/artest/artest/internal/report"
+)
+
+// Thresholds decide when a case got slower. Small messages are latency
+// bound, and their times jitter by a few hundred nanoseconds from run to
+// run, so they get a wide margin on time; large messages are bandwidth
+// bound and steadier, so a small drop of bus bandwidth already counts. The
+// defaults are the issue's (15 % and 5 % around 1 MiB), guesses until runs
+// on H200 show the run-to-run noise.
+type Thresholds struct {
+	// SmallBelow: cases with fewer bytes are judged by time, the others by
+	// bus bandwidth.
+	SmallBelow int64
+	// MaxSlowdown is the largest allowed time increase of a small case, as
+	// a fraction (0.15: 15 % slower).
+	MaxSlowdown float64
+	// MaxBWDrop is the largest allowed bus bandwidth drop of a large case,
+	// as a fraction (0.05: 5 % less).
+	MaxBWDrop float64
+}
+
+// DefaultThresholds are the issue's: 15 % time under 1 MiB, 5 % busbw from
+// 1 MiB up.
+var DefaultThresholds = Thresholds{SmallBelow: 1 << 20, MaxSlowdown: 0.15, MaxBWDrop: 0.05}
+
+// Status of one case in a comparison.
+type Status string
+
+const (
+	StatusOK         Status = "ok"
+	StatusFaster     Status = "faster"      // better by more than the threshold
+	StatusRegression Status = "SLOWER"      // worse by more than the threshold
+	StatusFails      Status = "FAILS"       // failed in NEW, passed (or was absent) in OLD
+	StatusStillFails Status = "still-fails" // failed in both
+	StatusUntimed    Status = "untimed"     // no time in one of them (skipped, failed before timing)
+	StatusOnlyOld    Status = "only-old"
+	StatusOnlyNew    Status = "only-new"
+)
+
+// Row is one case of a comparison.
+type Row struct {
+	ID       string
+	Bytes    int64
+	Old, New *report.Case
+	// TimeChange is new/old - 1 of the time; BWChange new/old - 1 of the
+	// bus bandwidth (from the times when a report has no busbw, as for one
+	// rank). Both are 0 unless both cases were timed.
+	TimeChange, BWChange float64
+	Status               Status
+	// Why explains a regression or a failure.
+	Why string
+}
+
+// Regression reports whether the row fails the gate.
+func (r *Row) Regression() bool { return r.Status == StatusRegression || r.Status == StatusFails }
+
+// Compare matches the cases of old and new by ID and judges each. Rows come
+// in new's order, then the cases only old has.
+func Compare(old, new *report.Report, th Thresholds) []Row {
+	oldByID := map[string]*report.Case{}
+	for i := range old.Cases {
+		oldByID[old.Cases[i].ID] = &old.Cases[i]
+	}
+	seen := map[string]bool{}
+	var rows []Row
+	for i := range new.Cases {
+		n := &new.Cases[i]
+		if seen[n.ID] {
+			continue // a case listed twice (a JSON Lines file appended to): the first counts
+		}
+		seen[n.ID] = true
+		rows = append(rows, judge(oldByID[n.ID], n, th))
+	}
+	for i := range old.Cases {
+		o := &old.Cases[i]
+		if !seen[o.ID] {
+			seen[o.ID] = true
+			rows = append(rows, Row{ID: o.ID, Bytes: o.Bytes, Old: o, Status: StatusOnlyOld})
+		}
+	}
+	return rows
+}
+
+func judge(o, n *report.Case, th Thresholds) Row {
+	row := Row{ID: n.ID, Bytes: n.Bytes, Old: o, New: n}
+	if o == nil {
+		row.Status = StatusOnlyNew
+		if n.Verdict == report.Fail {
+			row.Status, row.Why = StatusFails, "fails in NEW: "+firstLine(n.Reason)
+		}
+		return row
+	}
+	switch {
+	case n.Verdict == report.Fail && o.Verdict == report.Fail:
+		row.Status = StatusStillFails
+		return row
+	case n.Verdict == report.Fail:
+		row.Status, row.Why = StatusFails, "fails in NEW: "+firstLine(n.Reason)
+		return row
+	case o.TimeUS <= 0 || n.TimeUS <= 0:
+		row.Status = StatusUntimed
+		return row
+	}
+	row.TimeChange = n.TimeUS/o.TimeUS - 1
+	if o.BusBW > 0 && n.BusBW > 0 {
+		row.BWChange = n.BusBW/o.BusBW - 1
+	} else {
+		row.BWChange = o.TimeUS/n.TimeUS - 1 // bandwidth is bytes over time
+	}
+	row.Status = StatusOK
+	if n.Bytes < th.SmallBelow {
+		switch {
+		case row.TimeChange > th.MaxSlowdown:
+			row.Status = StatusRegression
+			row.Why = fmt.Sprintf("time %s, limit +%s below %s", percent(row.TimeChange), percentAbs(th.MaxSlowdown), cases.FormatSize(th.SmallBelow))
+		case row.TimeChange < -th.MaxSlowdown:
+			row.Status = StatusFaster
+		}
+		return row
+	}
+	switch {
+	case -row.BWChange > th.MaxBWDrop:
+		row.Status = StatusRegression
+		row.Why = fmt.Sprintf("busbw %s, limit -%s from %s", percent(row.BWChange), percentAbs(th.MaxBWDrop), cases.FormatSize(th.SmallBelow))
+	case row.BWChange > th.MaxBWDrop:
+		row.Status = StatusFaster
+	}
+	return row
+}
+
+func percent(f float64) string    { return fmt.Sprintf("%+.1f%%", 100*f) }
+func percentAbs(f float64) string { return fmt.Sprintf("%g%%", 100*f) }
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}
+
+// ReadReport reads the --json report, or the --jsonl stream, of an artest
+// run. A file that is neither is an error that says so.
+func ReadReport(path string) (*report.Report, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	// A JSON Lines stream's first line is an object holding only the
+	// header; a report (indented or not) holds cases and summary too.
+	first, _, _ := bytes.Cut(bytes.TrimSpace(b), []byte("\n"))
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(first, &fields) == nil && len(fields) == 1 && fields["header"] != nil {
+		rep, _, err := report.ReadJSONL(bytes.NewReader(b))
+		if err != nil || rep.Header.Tool != "artest" {
+			return nil, fmt.Errorf("%s: not an artest report (want the --json or --jsonl file of an artest run)", path)
+		}
+		return rep, nil
+	}
+	rep, err := report.ReadJSON(bytes.NewReader(b))
+	if err != nil || rep.Header.Tool != "artest" {
+		return nil, fmt.Errorf("%s: not an artest report (want the --json or --jsonl file of an artest run)", path)
+	}
+	return rep, nil
+}
+
+// Summary counts the rows by outcome.
+type Summary struct {
+	Compared, Regressions, Fails, Faster, Untimed, OnlyOld, OnlyNew int
+}
+
+// Summarize counts rows.
+func Summarize(rows []Row) Summary {
+	var s Summary
+	for i := range rows {
+		switch rows[i].Status {
+		case StatusOnlyOld:
+			s.OnlyOld++
+			continue
+		case StatusOnlyNew:
+			s.OnlyNew++
+			continue
+		case StatusRegression:
+			s.Regressions++
+		case StatusFails:
+			s.Fails++
+		case StatusFaster:
+			s.Faster++
+		case StatusUntimed:
+			s.Untimed++
+		}
+		s.Compared++
+	}
+	return s
+}
+
+// WriteComparison prints the comparison: where each report comes from, the
+// thresholds, one row per case (old and new time and busbw with their
+// change, and the status), then the counts. Every line but the rows starts
+// with '#'.
+func WriteComparison(w io.Writer, oldPath, newPath string, old, new *report.Report, th Thresholds, rows []Row) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "# artest compare\n")
+	fmt.Fprintf(bw, "# old: %s (%s)\n", oldPath, describe(&old.Header))
+	fmt.Fprintf(bw, "# new: %s (%s)\n", newPath, describe(&new.Header))
+	if warn := mismatchedRuns(&old.Header, &new.Header); warn != "" {
+		fmt.Fprintf(bw, "# warning: %s\n", warn)
+	}
+	fmt.Fprintf(bw, "# a case is SLOWER when its time grew by more than %s (below %s) or its busbw fell by more than %s (from %s up); FAILS when it fails in new only\n",
+		percentAbs(th.MaxSlowdown), cases.FormatSize(th.SmallBelow), percentAbs(th.MaxBWDrop), cases.FormatSize(th.SmallBelow))
+
+	idWidth := len("case")
+	for i := range rows {
+		idWidth = max(idWidth, len(rows[i].ID))
+	}
+	const num = 10
+	fmt.Fprintf(bw, "#%-*s  %*s  %*s  %*s  %*s  %*s  %*s  %s\n", idWidth-1, " case",
+		num, "old (us)", num, "new (us)", 8, "time", num, "old busbw", num, "new busbw", 8, "busbw", "status")
+	for i := range rows {
+		r := &rows[i]
+		var oldT, newT, oldB, newB float64
+		if r.Old != nil {
+			oldT, oldB = r.Old.TimeUS, r.Old.BusBW
+		}
+		if r.New != nil {
+			newT, newB = r.New.TimeUS, r.New.BusBW
+		}
+		dt, db := "-", "-"
+		if oldT > 0 && newT > 0 && r.Status != StatusFails && r.Status != StatusStillFails {
+			dt, db = percent(r.TimeChange), percent(r.BWChange)
+		}
+		status := string(r.Status)
+		if r.Why != "" {
+			status += ": " + r.Why
+		}
+		fmt.Fprintf(bw, "%-*s  %*s  %*s  %*s  %*s  %*s  %*s  %s\n", idWidth, r.ID,
+			num, number(oldT), num, number(newT), 8, dt, num, number(oldB), num, number(newB), 8, db, status)
+	}
+	s := Summarize(rows)
+	fmt.Fprintf(bw, "#\n# %d compared: %d SLOWER, %d FAILS, %d faster, %d untimed; %d only in old, %d only in new\n",
+		s.Compared, s.Regressions, s.Fails, s.Faster, s.Untimed, s.OnlyOld, s.OnlyNew)
+	if s.Regressions+s.Fails > 0 {
+		fmt.Fprintf(bw, "# exit code 1\n")
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write comparison: %w", err)
+	}
+	return nil
+}
+
+func number(v float64) string {
+	if v <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+func describe(h *report.Header) string {
+	parts := []string{fmt.Sprintf("%s %s", h.Tool, h.Version)}
+	if h.GitRevision != "" {
+		parts = append(parts, "revision "+h.GitRevision)
+	}
+	parts = append(parts, fmt.Sprintf("backend %s, %d ranks", h.Backend, h.Ranks))
+	if !h.Start.IsZero() {
+		parts = append(parts, h.Start.Format("2006-01-02T15:04:05Z07:00"))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// mismatchedRuns says what makes two runs' times incomparable, if anything.
+func mismatchedRuns(o, n *report.Header) string {
+	var diffs []string
+	if o.Backend != n.Backend {
+		diffs = append(diffs, fmt.Sprintf("backend %s vs %s", o.Backend, n.Backend))
+	}
+	if strings.Join(o.Devices, ";") != strings.Join(n.Devices, ";") {
+		diffs = append(diffs, "devices differ")
+	}
+	if o.Agg != n.Agg && o.Agg != "" && n.Agg != "" {
+		diffs = append(diffs, fmt.Sprintf("aggregation over ranks %s vs %s", o.Agg, n.Agg))
+	}
+	if len(diffs) == 0 {
+		return ""
+	}
+	return "the runs differ: " + strings.Join(diffs, ", ")
+}

@@ -1,0 +1,179 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/artest/artest/internal/report"
+)
+
+// timedCase is a passing case of 4 ranks with busbw derived from its time.
+func timedCase(id string, bytes int64, us float64) report.Case {
+	alg := report.AlgbwGBps(bytes, us)
+	return report.Case{ID: id, Variant: strings.Split(id, "/")[0], Bytes: bytes, Ranks: 4, Verdict: report.Pass,
+		TimeUS: us, AlgBW: alg, BusBW: report.Busbw(alg, 4)}
+}
+
+func TestJudge(t *testing.T) {
+	const small, large = 64 << 10, 4 << 20
+	failed := report.Case{ID: "x", Bytes: small, Verdict: report.Fail, Reason: "rank 1 mismatch: 3 wrong\nmore"}
+	skipped := report.Case{ID: "x", Bytes: small, Verdict: report.Skipped, Reason: "no nccl"}
+	tests := []struct {
+		name       string
+		old, new   *report.Case
+		want       Status
+		regression bool
+		why        string
+	}{
+		{"small, same time", ptr(timedCase("x", small, 10)), ptr(timedCase("x", small, 10)), StatusOK, false, ""},
+		{"small, 14.9% slower is within 15%", ptr(timedCase("x", small, 10)), ptr(timedCase("x", small, 11.49)), StatusOK, false, ""},
+		{"small, 20% slower", ptr(timedCase("x", small, 10)), ptr(timedCase("x", small, 12)), StatusRegression, true, "time +20.0%, limit +15% below 1MiB"},
+		{"small, 20% faster", ptr(timedCase("x", small, 10)), ptr(timedCase("x", small, 8)), StatusFaster, false, ""},
+		{"small, busbw is not the gate", ptr(timedCase("x", small, 10)), ptr(timedCase("x", small, 11)), StatusOK, false, ""},
+		{"large, 4% less busbw", ptr(timedCase("x", large, 100)), ptr(timedCase("x", large, 104)), StatusOK, false, ""},
+		{"large, 10% more time is 9.1% less busbw", ptr(timedCase("x", large, 100)), ptr(timedCase("x", large, 110)), StatusRegression, true, "busbw -9.1%, limit -5% from 1MiB"},
+		{"large, 10% more busbw", ptr(timedCase("x", large, 100)), ptr(timedCase("x", large, 90)), StatusFaster, false, ""},
+		{"1 MiB exactly is large", ptr(timedCase("x", 1<<20, 100)), ptr(timedCase("x", 1<<20, 110)), StatusRegression, true, "busbw -9.1%, limit -5% from 1MiB"},
+		{"fails in new", ptr(timedCase("x", small, 10)), &failed, StatusFails, true, "fails in NEW: rank 1 mismatch: 3 wrong"},
+		{"failed in both", &failed, &failed, StatusStillFails, false, ""},
+		{"fixed in new", &failed, ptr(timedCase("x", small, 10)), StatusUntimed, false, ""},
+		{"skipped in new", ptr(timedCase("x", small, 10)), &skipped, StatusUntimed, false, ""},
+		{"new case", nil, ptr(timedCase("x", small, 10)), StatusOnlyNew, false, ""},
+		{"new failing case", nil, &failed, StatusFails, true, "fails in NEW: rank 1 mismatch: 3 wrong"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			row := judge(tt.old, tt.new, DefaultThresholds)
+			require.Equal(t, tt.want, row.Status)
+			require.Equal(t, tt.regression, row.Regression())
+			require.Equal(t, tt.why, row.Why)
+		})
+	}
+}
+
+func ptr(c report.Case) *report.Case { return &c }
+
+func TestJudgeWithoutBusbwUsesTimes(t *testing.T) {
+	// One rank has no busbw; the bandwidth change comes from the times.
+	o := report.Case{ID: "x", Bytes: 4 << 20, Ranks: 1, Verdict: report.Pass, TimeUS: 100}
+	n := o
+	n.TimeUS = 120
+	row := judge(&o, &n, DefaultThresholds)
+	require.Equal(t, StatusRegression, row.Status)
+	require.InDelta(t, 100.0/120-1, row.BWChange, 1e-12)
+}
+
+func TestThresholdsOverride(t *testing.T) {
+	th := Thresholds{SmallBelow: 8 << 20, MaxSlowdown: 0.5, MaxBWDrop: 0.01}
+	// 4 MiB is small now: judged by time with a 50 % margin.
+	row := judge(ptr(timedCase("x", 4<<20, 100)), ptr(timedCase("x", 4<<20, 140)), th)
+	require.Equal(t, StatusOK, row.Status)
+	row = judge(ptr(timedCase("x", 16<<20, 100)), ptr(timedCase("x", 16<<20, 102)), th)
+	require.Equal(t, StatusRegression, row.Status)
+}
+
+func TestCompareMatchesByIDInNewOrder(t *testing.T) {
+	old := &report.Report{Cases: []report.Case{
+		timedCase("a/1KiB", 1<<10, 10),
+		timedCase("gone/1KiB", 1<<10, 10),
+		timedCase("b/4MiB", 4<<20, 100),
+	}}
+	nw := &report.Report{Cases: []report.Case{
+		timedCase("b/4MiB", 4<<20, 200),
+		timedCase("a/1KiB", 1<<10, 10),
+		timedCase("added/1KiB", 1<<10, 10),
+		timedCase("a/1KiB", 1<<10, 99), // listed twice: the first counts
+	}}
+	rows := Compare(old, nw, DefaultThresholds)
+	var got []string
+	for _, r := range rows {
+		got = append(got, r.ID+"="+string(r.Status))
+	}
+	require.Equal(t, []string{"b/4MiB=SLOWER", "a/1KiB=ok", "added/1KiB=only-new", "gone/1KiB=only-old"}, got)
+	s := Summarize(rows)
+	require.Equal(t, Summary{Compared: 2, Regressions: 1, OnlyOld: 1, OnlyNew: 1}, s)
+}
+
+func TestWriteComparison(t *testing.T) {
+	old := &report.Report{Header: report.Header{Tool: "artest", Version: "0.1.0", Backend: "cuda", Ranks: 4, Agg: "max"}, Cases: []report.Case{
+		timedCase("oneshot/bf16/sum/1KiB/oop-reg-plain/np4", 1<<10, 10),
+		timedCase("oneshot/bf16/sum/4MiB/oop-reg-plain/np4", 4<<20, 100),
+	}}
+	nw := &report.Report{Header: report.Header{Tool: "artest", Version: "0.1.0", Backend: "host", Ranks: 4, Agg: "avg"}, Cases: []report.Case{
+		timedCase("oneshot/bf16/sum/1KiB/oop-reg-plain/np4", 1<<10, 12),
+		timedCase("oneshot/bf16/sum/4MiB/oop-reg-plain/np4", 4<<20, 99),
+	}}
+	rows := Compare(old, nw, DefaultThresholds)
+	var buf bytes.Buffer
+	require.NoError(t, WriteComparison(&buf, "old.json", "new.json", old, nw, DefaultThresholds, rows))
+	out := buf.String()
+	for _, want := range []string{
+		"# old: old.json (artest 0.1.0, backend cuda, 4 ranks)\n",
+		"# warning: the runs differ: backend cuda vs host, aggregation over ranks max vs avg\n",
+		"SLOWER: time +20.0%, limit +15% below 1MiB\n",
+		"# 2 compared: 1 SLOWER, 0 FAILS, 0 faster, 0 untimed; 0 only in old, 0 only in new\n",
+		"# exit code 1\n",
+	} {
+		require.Contains(t, out, want)
+	}
+	lines := strings.Split(out, "\n")
+	var row string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "oneshot/bf16/sum/4MiB") {
+			row = l
+		}
+	}
+	require.Equal(t, []string{"oneshot/bf16/sum/4MiB/oop-reg-plain/np4", "100.00", "99.00", "-1.0%", "62.91", "63.55", "+1.0%", "ok"}, strings.Fields(row))
+}
+
+func TestReadReport(t *testing.T) {
+	dir := t.TempDir()
+	rep := &report.Report{Header: report.Header{Tool: "artest", Ranks: 2}, Cases: []report.Case{timedCase("a/1KiB", 1<<10, 10)}}
+
+	jsonPath := filepath.Join(dir, "r.json")
+	require.NoError(t, report.WriteFileAtomic(jsonPath, func(w io.Writer) error { return report.WriteJSON(w, rep) }))
+	got, err := ReadReport(jsonPath)
+	require.NoError(t, err)
+	require.Len(t, got.Cases, 1)
+
+	compact, err := json.Marshal(rep)
+	require.NoError(t, err)
+	compactPath := filepath.Join(dir, "compact.json")
+	require.NoError(t, os.WriteFile(compactPath, compact, 0o644))
+	got, err = ReadReport(compactPath)
+	require.NoError(t, err)
+	require.Len(t, got.Cases, 1, "a report on one line is not a JSON Lines stream")
+
+	jsonlPath := filepath.Join(dir, "r.jsonl")
+	jw, err := report.CreateJSONL(jsonlPath, &rep.Header)
+	require.NoError(t, err)
+	require.NoError(t, jw.Append(rep.Cases[0]))
+	require.NoError(t, jw.Close(rep.Summary))
+	got, err = ReadReport(jsonlPath)
+	require.NoError(t, err)
+	require.Len(t, got.Cases, 1, "JSON Lines streams are read too")
+
+	bad := []struct{ name, content string }{
+		{"not json", "hello\n"},
+		{"another tool's json", `{"header": {"tool": "nccl-tests"}, "cases": []}`},
+		{"empty", ""},
+		{"a json array", "[1, 2]"},
+	}
+	for _, b := range bad {
+		t.Run(b.name, func(t *testing.T) {
+			p := filepath.Join(dir, strings.ReplaceAll(b.name, " ", "_"))
+			require.NoError(t, os.WriteFile(p, []byte(b.content), 0o644))
+			_, err := ReadReport(p)
+			require.ErrorContains(t, err, "not an artest report")
+		})
+	}
+	_, err = ReadReport(filepath.Join(dir, "missing.json"))
+	require.ErrorIs(t, err, os.ErrNotExist)
+}

@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/artest/artest/cases"
+	"github.com/artest/artest/internal/bench"
+	"github.com/artest/artest/internal/exitcode"
+)
+
+// CompareWord, as the first argument, runs `artest compare`. It needs no
+// MPI world: cmd/artest calls Compare before initialising MPI.
+const CompareWord = "compare"
+
+// IsCompare reports whether args (without the program name) ask for
+// `artest compare`.
+func IsCompare(args []string) bool { return len(args) > 0 && args[0] == CompareWord }
+
+// Compare runs `artest compare OLD NEW [flags]` (args without the program
+// name and the word "compare"): it prints the per-case comparison of two
+// reports and returns 0 when no case got slower than the thresholds or
+// newly fails, 1 when one did, and 2 on a usage error or a file that is
+// not an artest report.
+func Compare(args []string, stdout, stderr io.Writer) int {
+	fail := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "artest compare: "+format+"\n", a...)
+		return exitcode.Usage
+	}
+	fs, th := compareFlags()
+	// Flags may come before, between or after the two files.
+	var files []string
+	rest := args
+	for {
+		if err := fs.Parse(rest); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				printCompareHelp(stdout)
+				return exitcode.OK
+			}
+			return fail("%v (see artest compare --help)", err)
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		files = append(files, fs.Arg(0))
+		rest = fs.Args()[1:]
+	}
+	if len(files) != 2 {
+		return fail("want two reports, OLD.json NEW.json; got %d (see artest compare --help)", len(files))
+	}
+	t, err := th.thresholds()
+	if err != nil {
+		return fail("%v", err)
+	}
+	old, err := bench.ReadReport(files[0])
+	if err != nil {
+		return fail("%v", err)
+	}
+	nw, err := bench.ReadReport(files[1])
+	if err != nil {
+		return fail("%v", err)
+	}
+	rows := bench.Compare(old, nw, t)
+	if s := bench.Summarize(rows); s.Compared == 0 {
+		return fail("%s and %s have no case in common (same variants, sizes, modes and rank count?)", files[0], files[1])
+	}
+	if err := bench.WriteComparison(stdout, files[0], files[1], old, nw, t, rows); err != nil {
+		fmt.Fprintf(stderr, "artest compare: %v\n", err)
+		return exitcode.Env
+	}
+	for i := range rows {
+		if rows[i].Regression() {
+			return exitcode.Wrong
+		}
+	}
+	return exitcode.OK
+}
+
+// compareThresholdFlags are the flags' raw values.
+type compareThresholdFlags struct {
+	smallSlowdown, bwDrop float64 // percent
+	smallBelow            string
+}
+
+func compareFlags() (*flag.FlagSet, *compareThresholdFlags) {
+	d := bench.DefaultThresholds
+	th := &compareThresholdFlags{}
+	fs := flag.NewFlagSet("artest compare", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Float64Var(&th.smallSlowdown, "max-slowdown-small", 100*d.MaxSlowdown, "percent: a case below --small-below fails the gate when its time grew by more")
+	fs.Float64Var(&th.bwDrop, "max-bw-drop", 100*d.MaxBWDrop, "percent: a case from --small-below up fails the gate when its busbw fell by more")
+	fs.StringVar(&th.smallBelow, "small-below", cases.FormatSize(d.SmallBelow), "size that splits small (judged by time) from large (judged by busbw) cases")
+	return fs, th
+}
+
+func (f *compareThresholdFlags) thresholds() (bench.Thresholds, error) {
+	if f.smallSlowdown < 0 || f.bwDrop < 0 {
+		return bench.Thresholds{}, fmt.Errorf("--max-slowdown-small and --max-bw-drop are percentages, at least 0")
+	}
+	if f.bwDrop >= 100 {
+		return bench.Thresholds{}, fmt.Errorf("--max-bw-drop %s: a drop of 100%% or more cannot happen; want less than 100", strconv.FormatFloat(f.bwDrop, 'g', -1, 64))
+	}
+	small, err := cases.ParseSize(f.smallBelow)
+	if err != nil {
+		return bench.Thresholds{}, fmt.Errorf("--small-below: %v", err)
+	}
+	return bench.Thresholds{SmallBelow: small, MaxSlowdown: f.smallSlowdown / 100, MaxBWDrop: f.bwDrop / 100}, nil
+}
+
+func printCompareHelp(w io.Writer) {
+	fmt.Fprint(w, strings.TrimLeft(`
+usage: artest compare OLD.json NEW.json [flags]
+
+Compares two artest reports (--json, or --jsonl streams) case by case, matched by
+case ID: old and new time and busbw, and the change. A case is SLOWER when its
+time grew by more than --max-slowdown-small percent (sizes below --small-below)
+or its busbw fell by more than --max-bw-drop percent (the other sizes), and
+FAILS when it fails in NEW but did not in OLD. No MPI is needed.
+
+`, "\n"))
+	fs, _ := compareFlags()
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	fmt.Fprint(w, `
+exit codes: 0 no case got slower, 1 a case is SLOWER or FAILS,
+            2 usage error, a missing file or one that is not an artest report
+`)
+}

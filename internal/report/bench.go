@@ -1,0 +1,402 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// Launch kinds, the last word of a mode unless an offset follows.
+const (
+	launchPlain = "plain"
+	launchGraph = "graph"
+)
+
+// benchColumn is one right-aligned column of the benchmark tables.
+type benchColumn struct {
+	title, unit string
+	width       int
+}
+
+// The per-variant block of the benchmark table keeps nccl-tests'
+// all_reduce_perf columns (size, count, type, redop, then time, algbw,
+// busbw, #wrong per group); where nccl-tests puts its out-of-place and
+// in-place groups side by side, artest puts plain launches and CUDA graph
+// replays, and the root column is the rest of the mode (oop-reg).
+var (
+	benchKeyColumns = []benchColumn{
+		{"size", "(B)", 12},
+		{"count", "(elements)", 12},
+		{"type", "", 6},
+		{"redop", "", 6},
+		{"mode", "", 12}, // fits oop-stg-off3
+	}
+	benchGroupColumns = []benchColumn{
+		{"time", "(us)", 9},
+		{"algbw", "(GB/s)", 8},
+		{"busbw", "(GB/s)", 8},
+		{"#wrong", "", 7},
+	}
+)
+
+// WriteBenchTable writes what `artest bench` prints: the run's header and
+// how times were taken, one block per variant with a row per dtype, op,
+// mode and size and a column group per launch kind, then one comparison
+// block per dtype, op, mode and launch kind with every variant's time per
+// size, NCCL's, the fastest custom variant and its speed-up over NCCL, and
+// the verdict counts. As in the test table, every line but the data rows
+// starts with '#'.
+func WriteBenchTable(w io.Writer, r *Report) error {
+	bw := bufio.NewWriter(w)
+	writeTableHeader(bw, &r.Header)
+	writeBenchMethod(bw, &r.Header)
+	launches := benchLaunches(r.Cases)
+	for _, block := range variantBlocks(r.Cases) {
+		writeBenchBlock(bw, block, launches)
+	}
+	writeComparison(bw, r)
+	writeTableSummary(bw, r)
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write bench table: %w", err)
+	}
+	return nil
+}
+
+// aggName is the header's aggregation, the default for reports that
+// predate --agg.
+func aggName(h *Header) string {
+	if h.Agg == "" {
+		return string(DefaultAgg)
+	}
+	return h.Agg
+}
+
+func writeBenchMethod(w *bufio.Writer, h *Header) {
+	reps := "repetitions"
+	if h.Reps > 0 {
+		reps = fmt.Sprintf("%d %s", h.Reps, plural(h.Reps, "repetition", "repetitions"))
+	}
+	fmt.Fprintf(w, "# bench: time is per call, the median over %s of %d back-to-back %s after %d warm-up %s;\n",
+		reps, h.Iters, plural(h.Iters, "call", "calls"), h.Warmup, plural(h.Warmup, "call", "calls"))
+	fmt.Fprintf(w, "#   each repetition's time is the %s over ranks (--agg %s); every case is checked once before timing (#wrong)\n", aggWord(aggName(h)), aggName(h))
+	if h.Backend == "host" {
+		fmt.Fprintln(w, "# host backend: these times measure Go models of the kernels on CPU cores and say nothing about GPUs")
+	}
+}
+
+func aggWord(agg string) string {
+	switch Agg(agg) {
+	case AggAvg:
+		return "average"
+	case AggMin:
+		return "minimum"
+	case AggMax:
+		return "maximum"
+	}
+	return agg
+}
+
+// splitMode cuts a mode like "oop-reg-graph-off1" into its launch kind
+// ("graph") and the rest ("oop-reg-off1"). A mode without a launch word
+// counts as plain.
+func splitMode(mode string) (rest, launch string) {
+	words := strings.Split(mode, "-")
+	kept := words[:0:0]
+	launch = launchPlain
+	for _, w := range words {
+		switch w {
+		case launchPlain, launchGraph:
+			launch = w
+		default:
+			kept = append(kept, w)
+		}
+	}
+	return strings.Join(kept, "-"), launch
+}
+
+// benchLaunches are the launch kinds any case has, plain first.
+func benchLaunches(cs []Case) []string {
+	has := map[string]bool{}
+	for i := range cs {
+		_, l := splitMode(cs[i].Mode)
+		has[l] = true
+	}
+	var out []string
+	for _, l := range []string{launchPlain, launchGraph} {
+		if has[l] {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// benchRowKey identifies a row: everything of a case but variant and
+// launch kind.
+type benchRowKey struct {
+	dtype, op, mode string
+	bytes           int64
+}
+
+type benchRow struct {
+	key   benchRowKey
+	count int64
+	cells map[string]*Case // by launch kind
+}
+
+// benchRows groups cases into rows in the order rows first appear.
+func benchRows(cases []*Case) []*benchRow {
+	index := map[benchRowKey]*benchRow{}
+	var rows []*benchRow
+	for _, c := range cases {
+		rest, launch := splitMode(c.Mode)
+		k := benchRowKey{c.DType, c.Op, rest, c.Bytes}
+		row, ok := index[k]
+		if !ok {
+			row = &benchRow{key: k, count: c.Count, cells: map[string]*Case{}}
+			index[k] = row
+			rows = append(rows, row)
+		}
+		row.cells[launch] = c
+	}
+	return rows
+}
+
+func writeBenchBlock(w *bufio.Writer, block []*Case, launches []string) {
+	pass, fail, skipped := 0, 0, 0
+	for _, c := range block {
+		switch verdictOf(c) {
+		case Pass:
+			pass++
+		case Skipped:
+			skipped++
+		default:
+			fail++
+		}
+	}
+	fmt.Fprintln(w, "#")
+	fmt.Fprintf(w, "# variant %s: %d %s, pass %d, FAIL %d, skipped %d\n",
+		block[0].Variant, len(block), plural(len(block), "case", "cases"), pass, fail, skipped)
+
+	cols := append([]benchColumn{}, benchKeyColumns...)
+	for range launches {
+		cols = append(cols, benchGroupColumns...)
+	}
+	writeGroupTitles(w, launches)
+	writeBenchTitles(w, cols)
+
+	// Skip reasons are listed once per block, after its rows.
+	var reasons []string
+	reasonCount := map[string]int{}
+	for _, row := range benchRows(block) {
+		cells := []string{
+			strconv.FormatInt(row.key.bytes, 10),
+			strconv.FormatInt(row.count, 10),
+			orAbsent(row.key.dtype),
+			orAbsent(row.key.op),
+			orAbsent(row.key.mode),
+		}
+		var fails []string
+		for _, l := range launches {
+			c := row.cells[l]
+			if c == nil || verdictOf(c) == Skipped {
+				cells = append(cells, absent, absent, absent, absent)
+				if c != nil {
+					reason := skipReason(c)
+					if reasonCount[reason] == 0 {
+						reasons = append(reasons, reason)
+					}
+					reasonCount[reason]++
+				}
+				continue
+			}
+			cells = append(cells,
+				positiveOrAbsent(c.TimeUS, benchGroupColumns[0].width, 2),
+				positiveOrAbsent(c.AlgBW, benchGroupColumns[1].width, 2),
+				positiveOrAbsent(c.BusBW, benchGroupColumns[2].width, 2),
+				strconv.FormatUint(c.Wrong, 10))
+			if verdictOf(c) == Fail {
+				fails = append(fails, fmt.Sprintf("#   FAIL %s: %s", l, failureReason(c)))
+			}
+		}
+		fmt.Fprintln(w, alignCells(cols, cells, 0))
+		for _, f := range fails {
+			fmt.Fprintln(w, f)
+		}
+	}
+	for _, reason := range reasons {
+		if n := reasonCount[reason]; n > 1 {
+			fmt.Fprintf(w, "#   skipped, %d cases in this block: %s\n", n, reason)
+		} else {
+			fmt.Fprintf(w, "#   skipped: %s\n", reason)
+		}
+	}
+}
+
+// writeGroupTitles names each launch group over its columns, nccl-tests'
+// "out-of-place / in-place" line.
+func writeGroupTitles(w *bufio.Writer, launches []string) {
+	keyWidth := 0
+	for i, c := range benchKeyColumns {
+		keyWidth += c.width
+		if i > 0 {
+			keyWidth += len(columnGap)
+		}
+	}
+	groupWidth := 0
+	for _, c := range benchGroupColumns {
+		groupWidth += len(columnGap) + c.width
+	}
+	var b strings.Builder
+	b.WriteString("#")
+	b.WriteString(strings.Repeat(" ", keyWidth-1))
+	for _, l := range launches {
+		b.WriteString(centred(launchTitle(l), groupWidth))
+	}
+	fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+}
+
+// centred pads s with spaces on both sides to width (left gets the odd one).
+func centred(s string, width int) string {
+	if len(s) >= width {
+		return s
+	}
+	pad := width - len(s)
+	return strings.Repeat(" ", pad-pad/2) + s + strings.Repeat(" ", pad/2)
+}
+
+func writeBenchTitles(w *bufio.Writer, cols []benchColumn) {
+	titles := make([]string, len(cols))
+	units := make([]string, len(cols))
+	for i, c := range cols {
+		titles[i], units[i] = c.title, c.unit
+	}
+	fmt.Fprintln(w, "#"+strings.TrimRight(alignCells(cols, titles, 1), " "))
+	fmt.Fprintln(w, "#"+strings.TrimRight(alignCells(cols, units, 1), " "))
+}
+
+// alignCells right-aligns cells in cols; the first column is narrowed by
+// shift so that a leading '#' keeps comment lines aligned.
+func alignCells(cols []benchColumn, cells []string, shift int) string {
+	var b strings.Builder
+	for i, cell := range cells {
+		width := cols[i].width
+		if i == 0 {
+			width -= shift
+		} else {
+			b.WriteString(columnGap)
+		}
+		fmt.Fprintf(&b, "%*s", width, cell)
+	}
+	return b.String()
+}
+
+// comparisonKey is one comparison block: the rows are sizes.
+type comparisonKey struct {
+	dtype, op, mode, launch string
+}
+
+// writeComparison writes, per dtype, op, mode and launch kind, one row per
+// size with every variant's time, the fastest passing custom variant and
+// its speed-up over NCCL (NCCL's time / its time). Failed and skipped cases
+// show no time and are never the fastest.
+func writeComparison(w *bufio.Writer, r *Report) {
+	var variants []string
+	seenVariant := map[string]bool{}
+	hasNCCL := false
+	for i := range r.Cases {
+		v := r.Cases[i].Variant
+		if v == ncclVariant {
+			hasNCCL = true
+			continue
+		}
+		if !seenVariant[v] {
+			seenVariant[v] = true
+			variants = append(variants, v)
+		}
+	}
+	if len(variants) == 0 {
+		return
+	}
+	shown := append([]string{}, variants...)
+	if hasNCCL {
+		shown = append(shown, ncclVariant)
+	}
+
+	type block struct {
+		key   comparisonKey
+		sizes []int64
+		times map[int64]map[string]float64 // size -> variant -> time of passing cases
+	}
+	index := map[comparisonKey]*block{}
+	var blocks []*block
+	for _, launch := range benchLaunches(r.Cases) {
+		for i := range r.Cases {
+			c := &r.Cases[i]
+			rest, l := splitMode(c.Mode)
+			if l != launch {
+				continue
+			}
+			k := comparisonKey{c.DType, c.Op, rest, l}
+			b, ok := index[k]
+			if !ok {
+				b = &block{key: k, times: map[int64]map[string]float64{}}
+				index[k] = b
+				blocks = append(blocks, b)
+			}
+			if _, ok := b.times[c.Bytes]; !ok {
+				b.times[c.Bytes] = map[string]float64{}
+				b.sizes = append(b.sizes, c.Bytes)
+			}
+			if verdictOf(c) == Pass && c.TimeUS > 0 {
+				b.times[c.Bytes][c.Variant] = c.TimeUS
+			}
+		}
+	}
+
+	nameWidth := len("best")
+	for _, v := range shown {
+		nameWidth = max(nameWidth, len(v))
+	}
+	cols := []benchColumn{{"size", "(B)", 12}}
+	for _, v := range shown {
+		cols = append(cols, benchColumn{v, "(us)", max(9, len(v))})
+	}
+	cols = append(cols, benchColumn{"best", "", nameWidth}, benchColumn{"speedup", "(x)", 8})
+
+	for _, b := range blocks {
+		fmt.Fprintln(w, "#")
+		fmt.Fprintf(w, "# comparison %s %s %s, %s: time per call (us), %s over ranks; best is the fastest custom variant, speedup its gain over nccl\n",
+			orAbsent(b.key.dtype), orAbsent(b.key.op), orAbsent(b.key.mode), launchTitle(b.key.launch), aggName(&r.Header))
+		writeBenchTitles(w, cols)
+		for _, size := range b.sizes {
+			times := b.times[size]
+			cells := []string{strconv.FormatInt(size, 10)}
+			best, bestUS := "", 0.0
+			for _, v := range shown {
+				t := times[v]
+				cells = append(cells, positiveOrAbsent(t, max(9, len(v)), 2))
+				if v != ncclVariant && t > 0 && (best == "" || t < bestUS) {
+					best, bestUS = v, t
+				}
+			}
+			speedup := 0.0
+			if nccl := times[ncclVariant]; nccl > 0 && bestUS > 0 {
+				speedup = nccl / bestUS
+			}
+			cells = append(cells, orAbsent(best), positiveOrAbsent(speedup, 8, 2))
+			fmt.Fprintln(w, alignCells(cols, cells, 0))
+		}
+	}
+}
+
+// ncclVariant is the baseline's variant name.
+const ncclVariant = "nccl"
+
+func launchTitle(l string) string {
+	if l == launchGraph {
+		return "CUDA graph replays"
+	}
+	return "plain launches"
+}

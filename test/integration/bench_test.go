@@ -1,0 +1,75 @@
+//go:build integration
+
+package integration
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// artest bench on 2 host ranks writes the bench table, a JSON report with
+// every repetition, and the plot; artest compare, run without mpirun, passes
+// a report against itself and fails it against a copy whose times doubled.
+func TestBenchThenCompare(t *testing.T) {
+	dir := t.TempDir()
+	js, svg := filepath.Join(dir, "bench.json"), filepath.Join(dir, "bench.svg")
+	o := mpirun(t, 2, 3*time.Minute, "bench", "-b", "4", "-e", "64K", "-f", "4", "--variant", "oneshot,twoshot,nccl",
+		"--json", js, "--plot", svg)
+	require.Equal(t, 0, o.code, "%s\n%s", o.stdout, o.stderr)
+	for _, want := range []string{
+		"# bench: time is per call",
+		"the maximum over ranks (--agg max)",
+		"# host backend: these times measure Go models",
+		"# comparison bf16 sum oop-reg, CUDA graph replays",
+	} {
+		require.Contains(t, o.stdout, want)
+	}
+	r := readReport(t, js)
+	require.True(t, r.Header.Bench)
+	var timed int
+	for _, c := range r.Cases {
+		if c.Timing != nil {
+			timed++
+			require.Len(t, c.Timing.RankUS, 2, c.ID)
+		}
+	}
+	require.Equal(t, 2*2*8, timed, "oneshot and twoshot, plain and graph, 8 sizes")
+	plot, err := os.ReadFile(svg)
+	require.NoError(t, err)
+	require.Contains(t, string(plot), "<svg")
+
+	same := run(t, time.Minute, binary(t), "compare", js, js)
+	require.Equal(t, 0, same.code, "%s\n%s", same.stdout, same.stderr)
+	require.Contains(t, same.stdout, " 0 SLOWER, 0 FAILS")
+
+	// The same report with every time doubled (and bandwidths halved).
+	var raw map[string]any
+	b, err := os.ReadFile(js)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &raw))
+	for _, c := range raw["cases"].([]any) {
+		m := c.(map[string]any)
+		if us, ok := m["time_us"].(float64); ok {
+			m["time_us"] = 2 * us
+			m["algbw_gbps"] = m["algbw_gbps"].(float64) / 2
+			m["busbw_gbps"] = m["busbw_gbps"].(float64) / 2
+		}
+	}
+	slower := filepath.Join(dir, "slower.json")
+	b, err = json.Marshal(raw)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(slower, b, 0o644))
+	worse := run(t, time.Minute, binary(t), "compare", js, slower)
+	require.Equal(t, 1, worse.code, "%s\n%s", worse.stdout, worse.stderr)
+	require.Equal(t, 2*2*8, strings.Count(worse.stdout, "SLOWER: time +100.0%"))
+
+	bad := run(t, time.Minute, binary(t), "compare", js, filepath.Join(dir, "missing.json"))
+	require.Equal(t, 2, bad.code)
+	require.Equal(t, 1, strings.Count(bad.stderr, "\n"), bad.stderr)
+}
