@@ -99,10 +99,9 @@ ARTEST_HD constexpr bool ring_pow2(uint64_t x) { return x != 0 && (x & (x - 1)) 
 
 // kernels.RingCheck without the per-lane piece bound: the launch contract
 // every block checks (the same on every block).
-ARTEST_HD constexpr bool ring_args_ok(uint64_t lanes, uint64_t grid, uint64_t slot_bytes, uint64_t slots,
-                                      uint64_t nranks, uint64_t stage_bytes) {
-  return lanes >= 1 && lanes <= RING_MAX_LANES && grid == lanes && ring_pow2(slot_bytes) &&
-         slot_bytes >= RING_MIN_SLOT_BYTES && slot_bytes <= RING_MAX_SLOT_BYTES && ring_pow2(slots) &&
-         slots >= RING_MIN_SLOTS && slots <= RING_MAX_SLOTS &&
-         (nranks <= 1 || lanes * slots * slot_bytes + 15 <= stage_bytes);
+ARTEST_HD constexpr bool ring_args_ok(uint64_t lanes, uint64_t slot_bytes, uint64_t slots, uint64_t nranks,
+                                      uint64_t stage_bytes) {
+  return lanes >= 1 && lanes <= RING_MAX_LANES && ring_pow2(slot_bytes) && slot_bytes >= RING_MIN_SLOT_BYTES &&
+         slot_bytes <= RING_MAX_SLOT_BYTES && ring_pow2(slots) && slots >= RING_MIN_SLOTS &&
+         slots <= RING_MAX_SLOTS && (nranks <= 1 || lanes * slots * slot_bytes + 15 <= stage_bytes);
 }

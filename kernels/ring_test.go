@@ -131,8 +131,9 @@ int main() {
                     (unsigned long long)ring_recv_chunk(r, s, n));
   for (unsigned long long s = 2; s <= 64; s *= 2)
     std::printf("q %llu %llu\n", s, (unsigned long long)ring_step_pieces(s));
-  std::printf("ok %d %d %d\n", ring_args_ok(2, 2, 64, 4, 2, 64 * 4 * 2 + 15) ? 1 : 0,
-              ring_args_ok(2, 2, 64, 4, 2, 64 * 4 * 2 + 14) ? 1 : 0, ring_args_ok(2, 2, 48, 4, 1, 0) ? 1 : 0);
+  std::printf("ok %d %d %d %d\n", ring_args_ok(2, 64, 4, 2, 64 * 4 * 2 + 15) ? 1 : 0,
+              ring_args_ok(2, 64, 4, 2, 64 * 4 * 2 + 14) ? 1 : 0, ring_args_ok(2, 48, 4, 1, 0) ? 1 : 0,
+              ring_args_ok(2, 64, 4, 1, 0) ? 1 : 0);
   return 0;
 }
 `)
@@ -177,7 +178,7 @@ int main() {
 		case "q":
 			require.Equal(t, RingStepPieces(num(1)), num(2))
 		case "ok":
-			require.Equal(t, []string{"1", "0", "0"}, f[1:])
+			require.Equal(t, []string{"1", "0", "0", "1"}, f[1:])
 		default:
 			t.Fatalf("unexpected line %q", sc.Text())
 		}
@@ -319,13 +320,13 @@ func TestRingResolve(t *testing.T) {
 func TestRingCheckRejects(t *testing.T) {
 	ok := Args{Count: 1000, NRanks: 2, StageBytes: 4096, Param0: 2, Param1: 64, Param2: 8}
 	require.NoError(t, RingCheck(&ok, 2, 4))
+	require.NoError(t, RingCheck(&ok, 5, 4), "any grid: blocks run lanes in turn")
 	for _, tc := range []struct {
 		mutate func(a *Args) int
 		want   string
 	}{
 		{func(a *Args) int { a.Param0 = 0; return 0 }, "0 lanes"},
 		{func(a *Args) int { a.Param0 = 33; return 33 }, "33 lanes"},
-		{func(a *Args) int { return 3 }, "3 blocks for 2 lanes"},
 		{func(a *Args) int { a.Param1 = 8; return 2 }, "slot bytes 8"},
 		{func(a *Args) int { a.Param1 = 96; return 2 }, "slot bytes 96"},
 		{func(a *Args) int { a.Param2 = 1; return 2 }, "1 slots"},

@@ -23,29 +23,37 @@ func (k *kernel) ring(b int) error {
 	}
 	own := k.own()
 	epoch := own.Epoch(b) + 1
-	n, rank := int64(a.NRanks), int64(a.Rank)
-	lanes, slotBytes, slots := int64(a.Param0), int64(a.Param1), int64(a.Param2)
-	plan := kernels.NewRingPlan(int64(a.Count), n, lanes, slotBytes, slots, int64(b))
-	head := own.Load(signal.RingOffset(b, signal.RingOffHead))
-
 	if !k.injected(kernels.InjectNoStartBarrier) {
 		if err := k.barrier(signal.PhaseStart, b, epoch); err != nil {
 			return err
 		}
 	}
-	// For diagnosis: the lane is in a launch until Head reaches Target.
-	own.Store(signal.RingOffset(b, signal.RingOffSlots), uint32(slots))
-	own.Store(signal.RingOffset(b, signal.RingOffTarget), head+uint32(plan.Pieces))
-	k.delay()
-
-	if n == 1 {
-		// No ring: the allreduce of one rank is a copy.
-		count := int64(a.Count)
-		k.writeOut(k.mem.Bytes(a.PeerIn[rank], count*k.elem), plan.Lo, plan.Hi)
-	} else if err := k.ringUnits(b, &plan, head); err != nil {
-		return err
+	n, rank := int64(a.NRanks), int64(a.Rank)
+	lanes, slotBytes, slots := int64(a.Param0), int64(a.Param1), int64(a.Param2)
+	// One lane per block (kernels.RingGrid); with another grid, block b
+	// runs lanes b, b+blocks, ... in turn, as block b of every peer does.
+	plans := map[int]kernels.RingPlan{}
+	for lane := b; lane < int(lanes); lane += k.l.Blocks {
+		plans[lane] = kernels.NewRingPlan(int64(a.Count), n, lanes, slotBytes, slots, int64(lane))
+		// For diagnosis: the lane is in a launch until Head reaches
+		// Target (set before the injected delay, so a delayed rank shows
+		// as in the launch and waiting for nobody).
+		head := own.Load(signal.RingOffset(lane, signal.RingOffHead))
+		own.Store(signal.RingOffset(lane, signal.RingOffSlots), uint32(slots))
+		own.Store(signal.RingOffset(lane, signal.RingOffTarget), head+uint32(plans[lane].Pieces))
 	}
-	own.Store(signal.RingOffset(b, signal.RingOffHead), head+uint32(plan.Pieces))
+	k.delay()
+	for lane := b; lane < int(lanes); lane += k.l.Blocks {
+		plan := plans[lane]
+		head := own.Load(signal.RingOffset(lane, signal.RingOffHead))
+		if n == 1 {
+			// No ring: the allreduce of one rank is a copy.
+			k.writeOut(k.mem.Bytes(a.PeerIn[rank], int64(a.Count)*k.elem), plan.Lo, plan.Hi)
+		} else if err := k.ringUnits(lane, &plan, head); err != nil {
+			return err
+		}
+		own.Store(signal.RingOffset(lane, signal.RingOffHead), head+uint32(plan.Pieces))
+	}
 	own.Store(signal.EpochOffset(b), epoch)
 	return nil
 }
