@@ -109,6 +109,16 @@ for np in $nps; do
 	# ranks overwrite their registered inputs while it still reads them.
 	step "fault-no-end-barrier-np$np" 1 180 mpirun -np "$np" "$bin" --variant oneshot --stress 2000 \
 		--inject no-end-barrier --inject "delay:rank=$((np - 1)),us=200" --json "$r/fault-np$np.json"
+	# Without the ring's credit wait, and with the last rank slow to start,
+	# its left neighbour overwrites slots it has not read. Small rings make
+	# thousands of pieces wrap around; 4 slots, not 2: a producer can run
+	# at most 2 x 3 pieces ahead at 2 ranks, more than 4 slots (with 2
+	# slots, 2 x 1: never more than the ring; kernels/ring.go).
+	step "fault-no-credit-wait-np$np" 1 180 mpirun -np "$np" "$bin" --variant ring --dtype f32 --op sum --size 64K \
+		--mode oop,reg,plain,aligned --stress 2000 --param slots=4 --param slot-bytes=1024 \
+		--inject no-credit-wait --inject "delay:rank=$((np - 1)),us=200" --json "$r/fault-no-credit-np$np.json"
+	step "hang-ring-np$np" 3 60 mpirun -np "$np" "$bin" --variant ring --dtype f32 --op sum --size 64K \
+		--mode oop,reg,plain,aligned --inject "delay:rank=$((np - 1)),us=3000000" --timeout 1s
 	step "fault-planted-np$np" 1 60 mpirun -np "$np" "$bin" --variant oneshot,twoshot --dtype bf16 --op sum \
 		--size 4100 --mode oop,plain,aligned --inject skip-last --inject overrun --json "$r/planted-np$np.json"
 	step "fault-wrong-kernel-np$np" 1 60 mpirun -np "$np" "$bin" --variant twoshot --dtype f32 --op sum \
