@@ -248,6 +248,28 @@ var Registry = []Variant{
 		GridFunc:   RingGrid,
 	},
 	{
+		Name:    "multimem",
+		ID:      IDMultimem,
+		Summary: "NVLink SHARP: multimem.ld_reduce from the multicast address, multimem.st to every rank (two-shot, or one-shot); cuda needs --allow-multicast",
+		// Sum only: the switch reduces f16 and bf16 max/min but not f32's.
+		DTypes: allDTypes, Ops: []reference.Op{reference.Sum},
+		MinRanks: 1, MaxRanks: 8,
+		Needs: NeedMulticast | NeedSM90 | NeedP2P,
+		// The switch's reduction order (and, for f32, precision) is not
+		// specified: random sums are checked within the bound, as nccl's.
+		Order:  reference.OrderUnknown,
+		Custom: true,
+		Kernel: "multimem",
+		// 36 x 512 as the other one-slot-per-thread kernels; a guess until
+		// the lead measures on an NVLS node.
+		Blocks: 36, Threads: 512,
+		HostBlocks: 4,
+		Params: []Param{{Name: "shots", Slot: 0, Default: 0, Min: MultimemOneShot, Max: MultimemTwoShot,
+			Help: "1: one-shot, 2: two-shot, 0: auto by size"}},
+		Resolve:  MultimemResolve,
+		GridFunc: MultimemGrid,
+	},
+	{
 		Name:    "nccl",
 		Summary: "ncclAllReduce on the same buffers: baseline and cross-check",
 		DTypes:  allDTypes, Ops: allOps,

@@ -94,6 +94,10 @@ type Options struct {
 	Version  bool     `json:"-"`
 	Help     bool     `json:"-"`
 
+	// AllowMulticast: the multimem variant may create an NVLS multicast
+	// object on the cuda backend (one input of the safety gate).
+	AllowMulticast bool `json:"allow_multicast,omitempty"`
+
 	timeout time.Duration
 	set     map[string]bool // flags given on the command line
 	inject  runner.Inject
@@ -155,6 +159,7 @@ func newFlagSet(o *Options) *flag.FlagSet {
 	fs.IntVar(&o.Threads, "threads", 0, "override the variant's threads per block (0: registry default)")
 	fs.Var(repeatFlag{&o.Params}, "param", "set a variant launch parameter, NAME=VALUE (repeatable): "+paramHelp())
 	fs.StringVar(&o.Fatbin, "fatbin", "", "cuda backend: kernel fatbin (default: artest.fatbin beside the binary, or $ARTEST_FATBIN)")
+	fs.BoolVar(&o.AllowMulticast, "allow-multicast", false, "cuda backend: let the multimem variant create an NVLS multicast object; it runs only if NCCL_NVLS_ENABLE is not 0 and the GPU supports multicast, else its cases are skipped with the reason. Never on shared machines: a multicast object can take the node's GPUs out of service")
 	fs.BoolVar(&o.ShareGPU, "share-gpus", false, "cuda backend: allow more local ranks than GPUs (rank r uses GPU r mod count); protocol coverage only, timings mean nothing")
 	fs.StringVar(&o.NCCL, "nccl", "", "cuda backend: path of libnccl.so.2 (default: $ARTEST_NCCL, the loader path, well-known places)")
 	fs.BoolVar(&o.Version, "version", false, "print the version and exit")

@@ -1,9 +1,293 @@
 package hostmodel
 
-import "fmt"
+import (
+	"fmt"
 
-// multimem is the host model of the multimem variant (issue 5): not written yet.
-// The variant is not in kernels.Registry until it is, so no case reaches it.
+	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/reference"
+	"github.com/artest/artest/signal"
+)
+
+// Multicast is what a Memory implements to model multicast addresses, as
+// the host backend does: offset o of its multicast window is offset o of
+// every rank's segment.
+type Multicast interface {
+	// Replicas returns, for multicast address p, the n bytes at p's offset
+	// in every rank's memory, in rank order. It panics on an address outside
+	// the multicast window (a bug in the caller, like a multimem access to
+	// a plain address on the GPU).
+	Replicas(p uint64, n int64) [][]byte
+}
+
+// multimem is the host model of kernels/multimem.cu: the same forms, the
+// same barriers (start; two-shot in place: end; two-shot staged: mid, copy,
+// end; one-shot: end, or in place mid and copy), the same split between
+// the multicast path (whole 16-byte slots at 16-byte aligned addresses)
+// and the unicast path (everything else), and the same fault switches.
+//
+// The multicast path reads a slot of every rank's copy and reduces it in
+// f32 (the switch's .acc::f32 for 16-bit types), starting at rank (slot
+// index mod N) and going round: the hardware's order is unspecified, and a
+// model that matched the reference's rank order by accident would hide a
+// variant that declares the wrong Order. The unicast path reduces in rank
+// order, as Reduce::elems does on the GPU.
+//
+// Blocks own contiguous slot ranges (span) instead of the kernel's grid
+// stride; as in the other models, block b of every rank owns the same
+// slots, which is what the per-block barriers need.
 func (k *kernel) multimem(b int) error {
-	return fmt.Errorf("host model of multimem: not implemented")
+	a := k.l.Args
+	mc, ok := k.mem.(Multicast)
+	if !ok {
+		return fmt.Errorf("host multimem: the backend models no multicast addresses")
+	}
+	m := &mcModel{k: k, mc: mc, b: b, delta: kernels.MulticastDelta(a)}
+	m.count = int64(a.Count)
+	m.w = kernels.VecBytes / k.elem
+	if m.delta == 0 {
+		return fmt.Errorf("host multimem: launched without a multicast mapping (the CUDA kernel traps here)")
+	}
+	shots := a.Param0
+	if shots != kernels.MultimemOneShot && shots != kernels.MultimemTwoShot {
+		return fmt.Errorf("host multimem: shots %d, want %d or %d (the CUDA kernel traps here)", shots, kernels.MultimemOneShot, kernels.MultimemTwoShot)
+	}
+	if k.l.Op != reference.Sum {
+		return fmt.Errorf("host multimem: no %s kernel (the switch has no f32 max or min)", k.l.Op)
+	}
+	inPlace := a.Flags&kernels.FlagInPlace != 0
+	if !inPlace && a.Out == a.PeerIn[a.Rank] {
+		return fmt.Errorf("host multimem: output aliases the input without the in-place flag (the CUDA kernel traps here)")
+	}
+	own := k.own()
+	m.epoch = own.Epoch(b) + 1
+	if !k.injected(kernels.InjectNoStartBarrier) {
+		if err := k.barrier(signal.PhaseStart, b, m.epoch); err != nil {
+			return err
+		}
+	}
+	k.delay()
+	var err error
+	if shots == kernels.MultimemTwoShot {
+		err = m.twoShot(inPlace)
+	} else {
+		err = m.oneShot(inPlace)
+	}
+	if err != nil {
+		return err
+	}
+	own.Store(signal.EpochOffset(b), m.epoch)
+	return nil
+}
+
+type mcModel struct {
+	k     *kernel
+	mc    Multicast
+	b     int
+	delta uint64
+	epoch uint32
+	count int64    // elements
+	w     int64    // elements per 16-byte slot
+	ins   [][]byte // every rank's input, for the unicast path
+}
+
+func aligned16(p uint64) bool { return p%kernels.VecBytes == 0 }
+
+// plan is Plan<T> of common.cuh: which slot bases take the 16-byte path.
+// Below fastEnd a slot moves whole; the partial last slot, and the last
+// slot when a planted bug must touch it, take the element path.
+type plan struct{ fastEnd int64 }
+
+func (m *mcModel) plan(vec bool) plan {
+	var p plan
+	if !vec {
+		return p
+	}
+	p.fastEnd = m.count / m.w * m.w
+	if p.fastEnd == m.count && m.count > 0 && m.k.injected(kernels.InjectSkipLast|kernels.InjectOverrun) {
+		p.fastEnd -= m.w
+	}
+	return p
+}
+
+func (p plan) fast(base int64) bool { return base < p.fastEnd }
+
+// valid is how many elements of the slot at base exist.
+func (m *mcModel) valid(base int64) int64 { return min(m.w, m.count-base) }
+
+func (m *mcModel) barrier(ph int) error { return m.k.barrier(ph, m.b, m.epoch) }
+
+// ldReduce is multimem.ld_reduce.add of the slot at multicast address p
+// into slot (16 bytes, element 0 first).
+func (m *mcModel) ldReduce(p uint64, slotIndex int64, slot []byte) {
+	d := m.k.l.DType
+	reps := m.mc.Replicas(p, kernels.VecBytes)
+	n := len(reps)
+	first := int(slotIndex % int64(n))
+	for j := 0; j < int(m.w); j++ {
+		acc := d.GetF32(reps[first], j)
+		for i := 1; i < n; i++ {
+			acc += d.GetF32(reps[(first+i)%n], j)
+		}
+		d.SetF32(slot, j, acc)
+	}
+}
+
+// st is multimem.st of slot to multicast address p.
+func (m *mcModel) st(p uint64, slot []byte) {
+	for _, rep := range m.mc.Replicas(p, kernels.VecBytes) {
+		copy(rep, slot)
+	}
+}
+
+// elems is Reduce::elems: valid elements from base, over every rank's input
+// in rank order, accumulated in f32 and rounded once.
+func (m *mcModel) elems(base, valid int64, slot []byte) {
+	a, d := m.k.l.Args, m.k.l.DType
+	if m.ins == nil {
+		m.ins = make([][]byte, a.NRanks)
+		for r := range m.ins {
+			m.ins[r] = m.k.mem.Bytes(a.PeerIn[r], m.count*m.k.elem)
+		}
+	}
+	for j := int64(0); j < valid; j++ {
+		i := int(base + j)
+		acc := d.GetF32(m.ins[0], i)
+		for r := 1; r < len(m.ins); r++ {
+			acc += d.GetF32(m.ins[r], i)
+		}
+		d.SetF32(slot, int(j), acc)
+	}
+}
+
+// store writes valid elements of slot at element base of buf.
+func (m *mcModel) store(buf uint64, base, valid int64, slot []byte) {
+	e := m.k.elem
+	copy(m.k.mem.Bytes(buf+uint64(base*e), valid*e), slot[:valid*e])
+}
+
+// storeOut is store into an output buffer, with the planted bugs: the slot
+// holding the last element leaves it unwritten (skip-last) or writes one
+// element past the end (overrun).
+func (m *mcModel) storeOut(buf uint64, base, valid int64, slot []byte) {
+	e := m.k.elem
+	keep := valid
+	last := base+valid == m.count
+	if last && m.k.injected(kernels.InjectSkipLast) {
+		keep--
+	}
+	m.store(buf, base, keep, slot)
+	if last && m.k.injected(kernels.InjectOverrun) {
+		copy(m.k.mem.Bytes(buf+uint64(m.count*e), e), slot[(valid-1)*e:valid*e])
+	}
+}
+
+func (m *mcModel) load(buf uint64, base, valid int64, slot []byte) {
+	e := m.k.elem
+	copy(slot, m.k.mem.Bytes(buf+uint64(base*e), valid*e))
+}
+
+func (m *mcModel) twoShot(inPlace bool) error {
+	k, a := m.k, m.k.l.Args
+	n := int(a.NRanks)
+	chunk := kernels.ChunkElems(m.count, n, k.elem)
+	lo, hi := span(chunk/m.w, m.b, k.l.Blocks)
+	mine := int64(a.Rank) * chunk
+	mcIn := a.PeerIn[a.Rank] + m.delta
+	mcDst := mcIn
+	if !inPlace {
+		mcDst = a.PeerStage[a.Rank] + m.delta
+	}
+	pl := m.plan(aligned16(mcIn | mcDst))
+	slot := make([]byte, kernels.VecBytes)
+	for s := lo; s < hi; s++ {
+		base := mine + s*m.w
+		if base >= m.count {
+			break
+		}
+		if pl.fast(base) {
+			off := uint64(base * k.elem)
+			m.ldReduce(mcIn+off, base/m.w, slot)
+			m.st(mcDst+off, slot)
+			continue
+		}
+		valid := m.valid(base)
+		m.elems(base, valid, slot)
+		for p := 0; p < n; p++ {
+			if inPlace {
+				m.storeOut(a.PeerIn[p], base, valid, slot)
+			} else {
+				m.store(a.PeerStage[p], base, valid, slot)
+			}
+		}
+	}
+	if !inPlace {
+		if !k.injected(kernels.InjectNoMidBarrier) {
+			if err := m.barrier(signal.PhaseMid); err != nil {
+				return err
+			}
+		}
+		// The copy from our own staging: whole slots or element by element
+		// makes no difference on the host.
+		stage := a.PeerStage[a.Rank]
+		for s := lo; s < hi; s++ {
+			for p := 0; p < n; p++ {
+				base := int64(p)*chunk + s*m.w
+				if base >= m.count {
+					break
+				}
+				valid := m.valid(base)
+				m.load(stage, base, valid, slot)
+				m.storeOut(a.Out, base, valid, slot)
+			}
+		}
+	}
+	if !k.injected(kernels.InjectNoEndBarrier) {
+		return m.barrier(signal.PhaseEnd)
+	}
+	return nil
+}
+
+func (m *mcModel) oneShot(inPlace bool) error {
+	k, a := m.k, m.k.l.Args
+	slots := (m.count + m.w - 1) / m.w
+	lo, hi := span(slots, m.b, k.l.Blocks)
+	mcIn := a.PeerIn[a.Rank] + m.delta
+	dst := a.Out
+	if inPlace {
+		dst = a.PeerStage[a.Rank]
+	}
+	pl := m.plan(aligned16(mcIn | dst))
+	slot := make([]byte, kernels.VecBytes)
+	for s := lo; s < hi; s++ {
+		base := s * m.w
+		valid := m.valid(base)
+		if pl.fast(base) {
+			m.ldReduce(mcIn+uint64(base*k.elem), s, slot)
+		} else {
+			m.elems(base, valid, slot)
+		}
+		if inPlace {
+			m.store(dst, base, valid, slot)
+		} else {
+			m.storeOut(dst, base, valid, slot)
+		}
+	}
+	if !inPlace {
+		if !k.injected(kernels.InjectNoEndBarrier) {
+			return m.barrier(signal.PhaseEnd)
+		}
+		return nil
+	}
+	if !k.injected(kernels.InjectNoMidBarrier) {
+		if err := m.barrier(signal.PhaseMid); err != nil {
+			return err
+		}
+	}
+	for s := lo; s < hi; s++ {
+		base := s * m.w
+		valid := m.valid(base)
+		m.load(dst, base, valid, slot)
+		m.storeOut(a.Out, base, valid, slot)
+	}
+	return nil
 }

@@ -101,6 +101,9 @@ func TestQuickMatrixPassesOnEveryWorldSize(t *testing.T) {
 		var custom int
 		for _, c := range r.Cases {
 			if c.Variant != "nccl" {
+				if c.Verdict == report.Skipped && c.Reason == c.Variant+" has no "+c.Op+" kernel" {
+					continue // a variant without this op (multimem: sum only)
+				}
 				custom++
 				require.Equal(t, report.Pass, c.Verdict, c.ID)
 			}

@@ -34,6 +34,9 @@ type Options struct {
 	Fatbin    string // path of the fatbin; "" searches
 	NCCL      string // path of libnccl.so.2; "" searches
 	ShareGPUs bool   // allow more local ranks than GPUs
+	// AllowMulticast is --allow-multicast: one input of the multicast
+	// safety gate (multicast.go).
+	AllowMulticast bool
 }
 
 // FatbinName is the file `make kernels` writes beside the binary.
@@ -65,6 +68,8 @@ type Backend struct {
 	devices   []string
 	topology  any
 	rank      int
+
+	mc mcState // the multicast gate and segment (multicast.go)
 }
 
 // Open picks this rank's GPU, makes its primary context current, loads the
@@ -94,6 +99,8 @@ func Open(o Options, c comm.Comm) (*Backend, error) {
 		return nil, exitcode.Envf("GPU %d: %v", b.ordinal, err)
 	}
 	b.cc = major*10 + minor
+	// The multicast gate, decided before anything else can touch multicast.
+	b.openMulticast(o.AllowMulticast)
 	b.name, _ = d.DeviceName(b.dev)
 	if err := b.loadFatbin(o.Fatbin); err != nil {
 		b.Close()
@@ -158,7 +165,7 @@ func (b *Backend) loadNCCL(flagPath string) {
 func (b *Backend) Name() string { return "cuda" }
 
 func (b *Backend) Info() backend.Info {
-	v := map[string]string{"cuda_driver": cu.VersionString(b.d.Version()), "fatbin": b.fatbin}
+	v := map[string]string{"cuda_driver": cu.VersionString(b.d.Version()), "fatbin": b.fatbin, "multicast": b.multicastInfo()}
 	if b.nccl != nil {
 		v["nccl"] = b.nccl.Version().String()
 		v["nccl_path"] = b.nccl.Path()
@@ -180,8 +187,8 @@ func (b *Backend) fn(name string) (cu.Function, error) {
 }
 
 func (b *Backend) SkipReason(v *kernels.Variant, graph bool) string {
-	if v.Needs&kernels.NeedMulticast != 0 {
-		return fmt.Sprintf("%s needs NVLS multicast, which this build does not create", v.Name)
+	if reason := b.multicastSkip(v); reason != "" {
+		return reason
 	}
 	if v.Needs&kernels.NeedNCCL != 0 && b.ncclReason != "" {
 		return "nccl: " + b.ncclReason
@@ -239,6 +246,9 @@ func (b *Backend) Allreduce(l *backend.Launch) error {
 	a := &l.Args
 	if !l.Variant.Custom {
 		return b.ncclAllreduce(l)
+	}
+	if err := b.multicastArgs(l.Variant, a); err != nil {
+		return err
 	}
 	threads := l.Threads
 	if threads <= 0 {
@@ -463,6 +473,9 @@ func (b *Backend) Setup(c comm.Comm, capacity int64) (*backend.World, error) {
 		return nil, openErr
 	}
 	b.p2pReason = b.checkP2P(ordinals)
+	if err := b.setupMulticast(c, capacity, w, ordinals); err != nil {
+		return nil, err
+	}
 	if err := b.setupNCCL(c, ordinals); err != nil {
 		return nil, err
 	}
@@ -554,6 +567,7 @@ func (b *Backend) Close() error {
 	if b.stream != 0 {
 		_ = b.Sync(5 * time.Second)
 	}
+	errs = append(errs, b.closeMulticast())
 	for _, p := range b.opened {
 		errs = append(errs, b.d.IpcCloseMemHandle(p))
 	}

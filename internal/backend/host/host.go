@@ -38,8 +38,9 @@ const (
 )
 
 type region struct {
-	mem    []byte
-	mapped bool // munmap on Close
+	mem       []byte
+	mapped    bool // munmap on Close
+	multicast bool // the multicast window (multicast.go): no bytes of its own
 }
 
 // Backend is the host backend for one rank.
@@ -54,6 +55,7 @@ type Backend struct {
 
 	world   *backend.World
 	signals []signal.Block
+	mcBase  uint64 // the multicast window's address (multicast.go)
 }
 
 // New returns a host backend whose segments live in dir (usually /dev/shm).
@@ -67,7 +69,7 @@ func (b *Backend) Name() string { return "host" }
 
 func (b *Backend) Info() backend.Info {
 	return backend.Info{
-		Versions: map[string]string{"go": runtime.Version()},
+		Versions: map[string]string{"go": runtime.Version(), "multicast": multicastInfo},
 		Devices:  []string{fmt.Sprintf("host: %d CPUs, %s/%s", runtime.NumCPU(), runtime.GOOS, runtime.GOARCH)},
 	}
 }
@@ -131,7 +133,7 @@ func (b *Backend) Free(p backend.Ptr) error {
 	if p&offsetMask != 0 || idx < 0 || idx >= len(b.regions) || b.regions[idx] == nil {
 		return fmt.Errorf("host free of %#x: not an allocation", p)
 	}
-	if b.regions[idx].mapped {
+	if b.regions[idx].mapped || b.regions[idx].multicast {
 		return fmt.Errorf("host free of %#x: a shared segment", p)
 	}
 	b.regions[idx] = nil
@@ -187,6 +189,9 @@ func (b *Backend) Allreduce(l *backend.Launch) error {
 		Stop: b.stopped.Load,
 	}
 	args := l.Args // the launch owns a copy, as a kernel's parameters are copied at launch
+	if l.Variant.Needs&kernels.NeedMulticast != 0 {
+		kernels.SetMulticastDelta(&args, b.multicastDelta())
+	}
 	launch.Args = &args
 	return b.stream.enqueue(func() error { return hostmodel.Run(b, launch) })
 }
@@ -327,6 +332,7 @@ func (b *Backend) Setup(c comm.Comm, capacity int64) (*backend.World, error) {
 	if err := c.Barrier(); err != nil {
 		return nil, fmt.Errorf("barrier after signal init: %w", err)
 	}
+	b.mcBase = b.addRegion(&region{multicast: true})
 	b.world = w
 	return w, nil
 }
