@@ -3,7 +3,7 @@
 #   make run      install what is missing, build, run the default matrix
 #                 (on the GPUs when there are some, else the host backend)
 #   make test     install what is missing, go vet, go test, the kernels'
-#                 compile gate, and the mpirun integration tests
+#                 compile gate and SASS check, and the mpirun integration tests
 #   make build    bin/artest
 #   make kernels  bin/artest.fatbin (nvcc: the CUDA toolkit's, else the
 #                 pinned wheels of ci/install-nvcc.sh)
@@ -54,7 +54,7 @@ unit: deps
 integration: build
 	$(GO) test -tags integration -count=1 ./test/integration/
 
-test: vet unit kernels-check integration
+test: vet unit kernels-check kernels-sass-check integration
 
 # The container of docker/Dockerfile; needs a Docker engine (none runs on
 # this project's machines: docker/dockerfile_test.go checks what it can).

@@ -21,7 +21,11 @@
 #   STEPS           space-separated subset of steps to run (default: all)
 #
 # Safety: NVLS multicast is never used. NCCL_NVLS_ENABLE=0 and friends are
-# exported for every rank, and no step selects the multimem variant.
+# exported for every rank, and no step passes --allow-multicast (never add
+# it here): the default matrix includes the multimem variant, and without
+# the flag its safety gate reports every multimem case skipped, resolving no
+# multicast entry point at all; the multicast-off step checks that the
+# report says so. The sass-multimem step only reads the fatbin (cuobjdump).
 set -uo pipefail
 
 cd "$(dirname "$0")/.."
@@ -93,10 +97,16 @@ step() {
 } >"$out/machine.txt" 2>&1
 
 step kernels 0 300 make --no-print-directory kernels
+# Compile-only: the multimem kernels hold LDGMC (multimem.ld_reduce) in SASS
+# and multimem.st in PTX. (grep -i multimem on SASS finds nothing: ptxas
+# names the instructions LDGMC and STG.) Nothing runs on the GPU.
+step sass-multimem 0 120 ci/check-multimem-sass.sh bin/artest.fatbin
 
 for np in $nps; do
 	r="$out"
 	step "smoke-np$np" 0 120 mpirun -np "$np" "$bin" --quick --json "$r/smoke-np$np.json"
+	# The gate stayed closed: the header says why, and multimem was skipped.
+	step "multicast-off-np$np" 0 10 grep -q "off: --allow-multicast not given" "$r/smoke-np$np.json"
 	if ! grep -q "^smoke-np$np .* ok$" "$summary" && [[ $want_all == all ]]; then
 		echo "gpu.sh: the smoke run failed on $np ranks; skipping the long steps" >&2
 		continue

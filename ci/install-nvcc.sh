@@ -45,4 +45,27 @@ else
 	printf '%s\n' "$want_stamp" >"$stamp"
 fi
 
+# cuobjdump and the nvdisasm it runs, for ci/check-multimem-sass.sh (SASS
+# without a GPU). Added to the same prefix with their own stamp, so the
+# compiler above is not downloaded again. The index has no 13.0 release of
+# either; 13.2.51, the oldest there, reads 13.0's fatbins.
+sass_wheels=(
+	nvidia-cuda-cuobjdump==13.2.51
+	nvidia-cuda-nvdisasm==13.2.51
+)
+sass_want=$(printf '%s\n' "${sass_wheels[@]}")
+sass_stamp="$prefix/.artest-sass-wheels"
+if [[ ! -x "$prefix/nvidia/cu13/bin/cuobjdump" || ! -x "$prefix/nvidia/cu13/bin/nvdisasm" || ! -f "$sass_stamp" ||
+	"$(cat "$sass_stamp")" != "$sass_want" ]]; then
+	sass_download=$(mktemp -d)
+	python3 -m pip download --quiet --no-deps --only-binary=:all: \
+		--dest "$sass_download" "${sass_wheels[@]}"
+	for whl in "$sass_download"/*.whl; do
+		unzip -q -o "$whl" -d "$prefix"
+	done
+	rm -rf "$sass_download"
+	chmod +x "$prefix/nvidia/cu13/bin/cuobjdump" "$prefix/nvidia/cu13/bin/nvdisasm"
+	printf '%s\n' "$sass_want" >"$sass_stamp"
+fi
+
 "$nvcc" --version

@@ -9,6 +9,9 @@
 #                       host code; installs the pinned nvcc wheels
 #                       (ci/install-nvcc.sh) when no nvcc exists
 #   make kernels-ptx    bin/artest.ptx (compute_90), to inspect code
+#   make kernels-sass-check  the fatbin's multimem kernels hold the NVLS
+#                       instructions (SASS and PTX, cuobjdump; no GPU needed;
+#                       ci/check-multimem-sass.sh)
 #   make kernels-selftest  on a GPU machine: builds bin/artest.fatbin and
 #                       bin/artest-selftest (kernels/selftest_test.cu) and
 #                       runs every kernel on every GPU of this host, up to
@@ -51,7 +54,7 @@ KERNELS_NVCCFLAGS := -O3 -std=c++17 -lineinfo -Werror all-warnings --threads 0 -
 KERNELS_SELFTEST := $(KERNELS_BIN)/artest-selftest
 SELFTEST_RANKS ?= 8
 
-.PHONY: kernels kernels-check kernels-ptx kernels-selftest
+.PHONY: kernels kernels-check kernels-ptx kernels-selftest kernels-sass-check
 
 kernels: $(KERNELS_FATBIN)
 
@@ -98,6 +101,15 @@ kernels-check: $(KERNELS_UNITY)
 	echo "kernels-check: $(KERNELS_DIR)/selftest_test.cu (host, compile only)"; \
 	"$$nvcc" -c -O2 -std=c++17 -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror -I$(KERNELS_DIR) \
 	  -o $(KERNELS_BIN)/kernels-check/selftest.o $(KERNELS_DIR)/selftest_test.cu
+
+# Compile-only: reads the fatbin with cuobjdump (the toolkit's, else the
+# pinned wheels', installed when missing); nothing runs on a GPU.
+kernels-sass-check: $(KERNELS_FATBIN)
+	@if [ ! -x /usr/local/cuda/bin/cuobjdump ] && [ ! -x $(KERNELS_ROOT)/.tools/nvcc/nvidia/cu13/bin/nvdisasm ]; then \
+	  echo "kernels-sass-check: no cuobjdump; installing the pinned wheels" >&2; \
+	  $(KERNELS_ROOT)/ci/install-nvcc.sh >&2 || exit 4; \
+	fi
+	$(KERNELS_ROOT)/ci/check-multimem-sass.sh $(KERNELS_FATBIN)
 
 # A host program (no device code of its own): it loads the fatbin by name.
 # The -L is for the pip wheels, which keep libcudart_static.a in lib/.
