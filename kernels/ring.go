@@ -90,9 +90,12 @@ const (
 	RingMinSlotBytes = 16
 	RingMaxSlotBytes = 1 << 20
 	// RingDefaultSlotBytes is a guess until the lead measures on H200:
-	// a slot is the unit of one handoff (one system-scope release and one
-	// acquire each way), so it must be large enough to amortise them.
-	RingDefaultSlotBytes = 16 << 10
+	// a slot is the unit of one handoff (one system-scope fence, two
+	// block barriers and a poll each way, a few microseconds), so it must
+	// be large enough to amortise them; 64 KiB of float partials is 32
+	// bytes per thread of a 512-thread block and unit. Messages below
+	// lanes x slots x 64 KiB get smaller slots anyway (RingResolve).
+	RingDefaultSlotBytes = 64 << 10
 	// Slots per lane: powers of two. Two is the fewest the deadlock
 	// argument allows (Q <= S-1); the maximum is the SignalBlock's.
 	RingMinSlots     = 2

@@ -283,10 +283,14 @@ func TestRingResolve(t *testing.T) {
 		v.SetParams(a, set, elem)
 		return a
 	}
-	// Defaults at a size where they fit: auto lanes, 16 KiB slots, 8 slots.
-	a := resolve(1<<20/4, 4, 4, nil)
-	require.Equal(t, [3]uint32{8, RingDefaultSlotBytes, RingDefaultSlots}, [3]uint32{a.Param0, a.Param1, a.Param2})
-	require.Equal(t, 8, Grid(v, a, 4, v.Blocks, v.Threads))
+	// Defaults at a size where they fit: auto lanes, 64 KiB slots, 8 slots.
+	a := resolve(16<<20/4, 4, 4, nil)
+	require.Equal(t, [3]uint32{16, RingDefaultSlotBytes, RingDefaultSlots}, [3]uint32{a.Param0, a.Param1, a.Param2})
+	require.Equal(t, 16, Grid(v, a, 4, v.Blocks, v.Threads))
+	// At 1 MiB, 8 lanes: slots of a lane's chunk (32 KiB) would not fit
+	// the staging, so they halve once.
+	a = resolve(1<<20/4, 4, 4, nil)
+	require.Equal(t, [3]uint32{8, 16 << 10, RingDefaultSlots}, [3]uint32{a.Param0, a.Param1, a.Param2})
 	// Explicit values are kept; non-powers of two round down.
 	a = resolve(1<<20, 2, 2, map[string]uint32{"lanes": 3, "slot-bytes": 3000, "slots": 12})
 	require.Equal(t, [3]uint32{3, 2048, 8}, [3]uint32{a.Param0, a.Param1, a.Param2})
