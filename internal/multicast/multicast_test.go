@@ -349,3 +349,31 @@ func TestUndoRunsInReverseAndKeepsGoing(t *testing.T) {
 	require.NoError(t, u.run(), "the stack is empty afterwards")
 	require.True(t, strings.HasPrefix(fmt.Sprint(roundUp(5, 4)), "8"))
 }
+
+// badExchange asks, on one rank, for a descriptor nobody offers: the real
+// exchange then fails on every rank, after some descriptors arrived.
+type badExchange struct{ rank int }
+
+func (x badExchange) Exchange(c Comm, offer map[string]int, want []FDRequest) (map[FDRequest]int, error) {
+	if c.Rank() == x.rank {
+		want = append(want, FDRequest{Rank: 0, Name: "nothing"})
+	}
+	return SocketExchange{}.Exchange(c, offer, want)
+}
+
+func TestSetupTearsDownWhenTheExchangeFails(t *testing.T) {
+	fds := openFDs(t)
+	s := newFakeSystem(t.TempDir())
+	p := permit(t)
+	segs, errs := runSetup(t, s, 3, func(r int) Config {
+		return Config{Permit: p, Device: cu.Device(r), Bytes: 2 << 20, Exchange: badExchange{rank: 2}}
+	})
+	for r, err := range errs {
+		require.ErrorContains(t, err, "exchange file descriptors", "rank %d", r)
+		require.ErrorContains(t, err, "fetch nothing from rank 0")
+		require.Nil(t, segs[r])
+		require.NotContains(t, s.calls(r), "MulticastAddDevice", "nobody went on")
+	}
+	require.Empty(t, s.leaks())
+	require.Equal(t, fds, openFDs(t), "the descriptors that did arrive were closed")
+}
