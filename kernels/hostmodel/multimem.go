@@ -116,26 +116,33 @@ func (m *mcModel) valid(base int64) int64 { return min(m.w, m.count-base) }
 
 func (m *mcModel) barrier(ph int) error { return m.k.barrier(ph, m.b, m.epoch) }
 
-// ldReduce is multimem.ld_reduce.add of the slot at multicast address p
-// into slot (16 bytes, element 0 first).
-func (m *mcModel) ldReduce(p uint64, slotIndex int64, slot []byte) {
+// replicas resolves the multicast address of a whole buffer (element 0 at
+// p) once per launch: every rank's copy of the message.
+func (m *mcModel) replicas(p uint64) [][]byte {
+	return m.mc.Replicas(p, m.count*m.k.elem)
+}
+
+// ldReduce is multimem.ld_reduce.add of the slot at element base of a
+// multicast buffer (its replicas) into slot (16 bytes, element 0 first).
+func (m *mcModel) ldReduce(reps [][]byte, base int64, slot []byte) {
 	d := m.k.l.DType
-	reps := m.mc.Replicas(p, kernels.VecBytes)
 	n := len(reps)
-	first := int(slotIndex % int64(n))
+	first := int(base / m.w % int64(n))
 	for j := 0; j < int(m.w); j++ {
-		acc := d.GetF32(reps[first], j)
-		for i := 1; i < n; i++ {
-			acc += d.GetF32(reps[(first+i)%n], j)
+		i := int(base) + j
+		acc := d.GetF32(reps[first], i)
+		for k := 1; k < n; k++ {
+			acc += d.GetF32(reps[(first+k)%n], i)
 		}
 		d.SetF32(slot, j, acc)
 	}
 }
 
-// st is multimem.st of slot to multicast address p.
-func (m *mcModel) st(p uint64, slot []byte) {
-	for _, rep := range m.mc.Replicas(p, kernels.VecBytes) {
-		copy(rep, slot)
+// st is multimem.st of slot to element base of a multicast buffer.
+func (m *mcModel) st(reps [][]byte, base int64, slot []byte) {
+	e := m.k.elem
+	for _, rep := range reps {
+		copy(rep[base*e:(base+m.w)*e], slot)
 	}
 }
 
@@ -198,6 +205,7 @@ func (m *mcModel) twoShot(inPlace bool) error {
 		mcDst = a.PeerStage[a.Rank] + m.delta
 	}
 	pl := m.plan(aligned16(mcIn | mcDst))
+	in, dst := m.replicas(mcIn), m.replicas(mcDst)
 	slot := make([]byte, kernels.VecBytes)
 	for s := lo; s < hi; s++ {
 		base := mine + s*m.w
@@ -205,9 +213,8 @@ func (m *mcModel) twoShot(inPlace bool) error {
 			break
 		}
 		if pl.fast(base) {
-			off := uint64(base * k.elem)
-			m.ldReduce(mcIn+off, base/m.w, slot)
-			m.st(mcDst+off, slot)
+			m.ldReduce(in, base, slot)
+			m.st(dst, base, slot)
 			continue
 		}
 		valid := m.valid(base)
@@ -257,12 +264,13 @@ func (m *mcModel) oneShot(inPlace bool) error {
 		dst = a.PeerStage[a.Rank]
 	}
 	pl := m.plan(aligned16(mcIn | dst))
+	in := m.replicas(mcIn)
 	slot := make([]byte, kernels.VecBytes)
 	for s := lo; s < hi; s++ {
 		base := s * m.w
 		valid := m.valid(base)
 		if pl.fast(base) {
-			m.ldReduce(mcIn+uint64(base*k.elem), s, slot)
+			m.ldReduce(in, base, slot)
 		} else {
 			m.elems(base, valid, slot)
 		}
