@@ -18,6 +18,7 @@
 #                   default matrix's modes and ops at those sizes: far more cases)
 #   MATRIX_ARGS     extra flags for the matrix step, e.g. "--variant ring"
 #   MATRIX_TIMEOUT_S, STRESS_TIMEOUT_S  time limits of those steps (default 420)
+#   FAULT_VARIANTS  variants of the no-end-barrier step (default oneshot,oneshot-cpasync)
 #   STEPS           space-separated subset of steps to run (default: all)
 #
 # Safety: NVLS multicast is never used. NCCL_NVLS_ENABLE=0 and friends are
@@ -117,7 +118,7 @@ for np in $nps; do
 		--jsonl "$r/stress-np$np.jsonl" --json "$r/stress-np$np.json" --junit "$r/stress-np$np.xml"
 	# Without the end barrier, and with the last rank slow to read, fast
 	# ranks overwrite their registered inputs while it still reads them.
-	step "fault-no-end-barrier-np$np" 1 180 mpirun -np "$np" "$bin" --variant oneshot --stress 2000 \
+	step "fault-no-end-barrier-np$np" 1 180 mpirun -np "$np" "$bin" --variant "${FAULT_VARIANTS:-oneshot,oneshot-cpasync}" --stress 2000 \
 		--inject no-end-barrier --inject "delay:rank=$((np - 1)),us=200" --json "$r/fault-np$np.json"
 	# Without the ring's credit wait, and with the last rank slow to start,
 	# its left neighbour overwrites slots it has not read. Small rings make
@@ -133,6 +134,18 @@ for np in $nps; do
 		--size 4100 --mode oop,plain,aligned --inject skip-last --inject overrun --json "$r/planted-np$np.json"
 	step "fault-wrong-kernel-np$np" 1 60 mpirun -np "$np" "$bin" --variant twoshot --dtype f32 --op sum \
 		--size 64K --mode oop,reg,plain,aligned --inject wrong-kernel --json "$r/wrong-kernel-np$np.json"
+	# oneshot-cpasync computes oneshot's bits: only the trace word can see
+	# a dispatcher that ran plain oneshot instead.
+	step "fault-wrong-kernel-cpasync-np$np" 1 60 mpirun -np "$np" "$bin" --variant oneshot-cpasync --dtype f32 --op sum \
+		--size 64K --mode oop,reg,plain,aligned --inject wrong-kernel --json "$r/wrong-kernel-cpasync-np$np.json"
+	# Lane counts 1, 2 and the maximum (32), each verified, small to large.
+	step "ring-lanes-np$np" 0 180 bash -c 'for lanes in 1 2 32; do mpirun -np "$0" "$1" --variant ring --param lanes=$lanes \
+		--dtype bf16,f32 --op sum --size 4,4100,1M,16M --mode oop,reg --json "$2/ring-lanes$lanes-np$0.json" || exit 1; done' \
+		"$np" "$bin" "$r"
+	# Every custom variant beside NCCL on one size sweep (bf16 sum, out of
+	# place, registered, plain and graph): the comparison table's data.
+	step "variants-np$np" 0 180 mpirun -np "$np" "$bin" --variant oneshot,twoshot,oneshot-cpasync,ring,nccl \
+		--dtype bf16 --op sum --mode oop,reg,aligned --size 4:256M:x4 --json "$r/variants-np$np.json"
 	step "hang-np$np" 3 60 mpirun -np "$np" "$bin" --variant oneshot --dtype f32 --op sum --size 4K \
 		--mode oop,reg,plain,aligned --inject "delay:rank=$((np - 1)),us=3000000" --timeout 1s
 done
