@@ -120,6 +120,8 @@ for np in $nps; do
 	# ranks overwrite their registered inputs while it still reads them.
 	step "fault-no-end-barrier-np$np" 1 180 mpirun -np "$np" "$bin" --variant "${FAULT_VARIANTS:-oneshot,oneshot-cpasync}" --stress 2000 \
 		--inject no-end-barrier --inject "delay:rank=$((np - 1)),us=200" --json "$r/fault-np$np.json"
+	# Exit 1 alone could be a launch error: the failure must be wrong data.
+	step "why-no-end-barrier-np$np" 0 5 grep -q "stress iterations wrong" "$out/fault-no-end-barrier-np$np.log"
 	# Without the ring's credit wait, and with the last rank slow to start,
 	# its left neighbour overwrites slots it has not read. Small rings make
 	# thousands of pieces wrap around; 4 slots, not 2: a producer can run
@@ -128,6 +130,7 @@ for np in $nps; do
 	step "fault-no-credit-wait-np$np" 1 180 mpirun -np "$np" "$bin" --variant ring --dtype f32 --op sum --size 64K \
 		--mode oop,reg,plain,aligned --stress 2000 --param slots=4 --param slot-bytes=1024 \
 		--inject no-credit-wait --inject "delay:rank=$((np - 1)),us=200" --json "$r/fault-no-credit-np$np.json"
+	step "why-no-credit-wait-np$np" 0 5 grep -q "stress iterations wrong" "$out/fault-no-credit-wait-np$np.log"
 	step "hang-ring-np$np" 3 60 mpirun -np "$np" "$bin" --variant ring --dtype f32 --op sum --size 64K \
 		--mode oop,reg,plain,aligned --inject "delay:rank=$((np - 1)),us=3000000" --timeout 1s
 	step "fault-planted-np$np" 1 60 mpirun -np "$np" "$bin" --variant oneshot,twoshot --dtype bf16 --op sum \
@@ -138,6 +141,7 @@ for np in $nps; do
 	# a dispatcher that ran plain oneshot instead.
 	step "fault-wrong-kernel-cpasync-np$np" 1 60 mpirun -np "$np" "$bin" --variant oneshot-cpasync --dtype f32 --op sum \
 		--size 64K --mode oop,reg,plain,aligned --inject wrong-kernel --json "$r/wrong-kernel-cpasync-np$np.json"
+	step "why-wrong-kernel-cpasync-np$np" 0 5 grep -q "but the kernel that ran wrote oneshot" "$out/fault-wrong-kernel-cpasync-np$np.log"
 	# Lane counts 1, 2 and the maximum (32), each verified, small to large.
 	step "ring-lanes-np$np" 0 180 bash -c 'for lanes in 1 2 32; do mpirun -np "$0" "$1" --variant ring --param lanes=$lanes \
 		--dtype bf16,f32 --op sum --size 4,4100,1M,16M --mode oop,reg --json "$2/ring-lanes$lanes-np$0.json" || exit 1; done' \

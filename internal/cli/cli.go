@@ -671,10 +671,22 @@ func (o *Options) reproDir() string {
 	return "."
 }
 
+// maxReproBundles bounds the repro lines and bundles of one run.
+const maxReproBundles = 20
+
 // onFail (rank 0) prints the one-line rerun command of a failing case and
 // writes its repro bundle.
 func (o *Options) onFail(stderr io.Writer, ranks int, backendName string, header *report.Header) func(report.Case) {
+	written := 0
 	return func(c report.Case) {
+		// A broken kernel fails every case: the first bundles say it all,
+		// and a thousand files would bury them.
+		if written == maxReproBundles {
+			fmt.Fprintf(stderr, "artest: more failing cases: no more repro lines or bundles after %d (the JSON report lists them all)\n", maxReproBundles)
+		}
+		if written++; written > maxReproBundles {
+			return
+		}
 		args := o.rerunArgs(c.ID, backendName)
 		b := &repro.Bundle{Case: c.ID, Ranks: ranks, Command: repro.Command(ranks, args), Args: args, Header: *header, Result: c}
 		const keep = 8 // mismatches per rank failure: the first ones are what a reader looks at

@@ -267,9 +267,13 @@ func (b *Backend) Allreduce(l *backend.Launch) error {
 	if l.Variant.SharedBytes != nil {
 		shared = l.Variant.SharedBytes(a, threads)
 	}
-	// Above the 48 KiB default a kernel must opt in, once per function and
-	// size; the attribute is the largest size it may be launched with.
-	if shared > 48<<10 && b.sharedSet[name] < shared {
+	// The default cap is 48 KiB of static plus dynamic shared memory, so a
+	// kernel with any static shared memory fails at exactly 48 KiB dynamic
+	// (CUDA_ERROR_INVALID_VALUE: seen on H200 with oneshot-cpasync, 3 stages
+	// x 4 ranks x 256 threads x 16 B). Opt in whenever dynamic memory is
+	// used, once per function and size: the attribute is the largest dynamic
+	// size it may be launched with.
+	if shared > 0 && b.sharedSet[name] < shared {
 		if err := b.d.FuncSetAttribute(f, cu.FuncMaxDynamicSharedSizeBytes, shared); err != nil {
 			return fmt.Errorf("kernel %s: %d bytes of shared memory: %w", name, shared, err)
 		}
