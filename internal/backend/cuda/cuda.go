@@ -398,47 +398,28 @@ const handleBytes = 64
 // exchanges their IPC handles, opens every peer's, checks P2P between every
 // pair of GPUs and creates the NCCL communicator.
 func (b *Backend) Setup(c comm.Comm, capacity int64) (*backend.World, error) {
-	free, total, err := b.d.MemGetInfo()
-	if err == nil && uint64(2*capacity+signal.Size) > free {
-		return nil, exitcode.Envf("GPU %d has %d MiB free of %d MiB; the cases need %d MiB of shared buffers: choose smaller --size", b.ordinal, free>>20, total>>20, (2*capacity+signal.Size)>>20)
-	}
-	sizes := []int64{signal.Size, capacity, capacity}
-	var handles []byte
-	for i, n := range sizes {
-		p, err := b.d.MemAlloc(uint64(n))
-		if err != nil {
-			return nil, exitcode.Envf("allocate shared buffer %d (%d bytes): %v", i, n, err)
-		}
-		b.own = append(b.own, p)
-		if err := b.d.MemsetD8Async(p, 0, uint64(n), b.stream); err != nil {
-			return nil, fmt.Errorf("clear shared buffer: %w", err)
-		}
-		h, err := b.d.IpcGetMemHandle(p)
-		if err != nil {
-			return nil, exitcode.Envf("IPC handle of shared buffer %d: %v", i, err)
-		}
-		handles = append(handles, h[:]...)
-	}
-	if err := b.d.StreamSynchronize(b.stream); err != nil {
-		return nil, err
-	}
-	hdr := make([]byte, 16)
-	binary.LittleEndian.PutUint32(hdr[0:], signal.Magic)
-	binary.LittleEndian.PutUint32(hdr[4:], signal.Version)
-	binary.LittleEndian.PutUint32(hdr[8:], uint32(c.Rank()))
-	binary.LittleEndian.PutUint32(hdr[12:], uint32(c.Size()))
-	if err := b.d.MemcpyHtoD(b.own[0], hdr); err != nil {
-		return nil, err
-	}
-	// Exchange handles and device identities in one collective.
-	me := make([]byte, 3*handleBytes+64)
+	// Every step up to the first collective may fail on one rank only; the
+	// failure travels in the handle exchange, so that every rank stops at
+	// the same collective instead of the others waiting in it.
+	handles, prepErr := b.allocShared(c, capacity)
+	me := make([]byte, 3*handleBytes+64+setupErrBytes)
 	copy(me, handles)
 	bus, _ := b.d.DevicePCIBusID(b.dev)
 	ident := fmt.Sprintf("%d|%s|%s", b.ordinal, bus, b.name)
 	copy(me[3*handleBytes:], ident)
+	if prepErr != nil {
+		copy(me[3*handleBytes+64:], prepErr.Error())
+	}
+	// Exchange handles and device identities in one collective.
 	all, err := c.Allgather(me)
 	if err != nil {
 		return nil, fmt.Errorf("exchange IPC handles: %w", err)
+	}
+	if prepErr != nil {
+		return nil, prepErr
+	}
+	if err := firstSetupError(all, len(me), 3*handleBytes+64); err != nil {
+		return nil, err
 	}
 	stride := len(me)
 	w := &backend.World{Rank: c.Rank(), Size: c.Size(), Capacity: capacity}
@@ -473,8 +454,9 @@ func (b *Backend) Setup(c comm.Comm, capacity int64) (*backend.World, error) {
 		w.Input = append(w.Input, backend.Ptr(ptrs[1]))
 		w.Staging = append(w.Staging, backend.Ptr(ptrs[2]))
 	}
-	if openErr != nil {
-		return nil, openErr
+	// Opening may fail on some ranks only, and collectives follow.
+	if err := agreeSetup(c, openErr); err != nil {
+		return nil, err
 	}
 	b.p2pReason = b.checkP2P(ordinals)
 	if err := b.setupMulticast(c, capacity, w, ordinals); err != nil {
@@ -492,6 +474,75 @@ func (b *Backend) Setup(c comm.Comm, capacity int64) (*backend.World, error) {
 	}
 	b.world = w
 	return w, nil
+}
+
+// setupErrBytes is room for one rank's setup error in a collective.
+const setupErrBytes = 256
+
+// allocShared allocates, clears and exports this rank's SignalBlock,
+// input and staging buffers, and returns their IPC handles.
+func (b *Backend) allocShared(c comm.Comm, capacity int64) ([]byte, error) {
+	free, total, err := b.d.MemGetInfo()
+	if err == nil && uint64(2*capacity+signal.Size) > free {
+		return nil, exitcode.Envf("GPU %d has %d MiB free of %d MiB; the cases need %d MiB of shared buffers: choose smaller --size", b.ordinal, free>>20, total>>20, (2*capacity+signal.Size)>>20)
+	}
+	sizes := []int64{signal.Size, capacity, capacity}
+	var handles []byte
+	for i, n := range sizes {
+		p, err := b.d.MemAlloc(uint64(n))
+		if err != nil {
+			return nil, exitcode.Envf("allocate shared buffer %d (%d bytes): %v", i, n, err)
+		}
+		b.own = append(b.own, p)
+		if err := b.d.MemsetD8Async(p, 0, uint64(n), b.stream); err != nil {
+			return nil, fmt.Errorf("clear shared buffer: %w", err)
+		}
+		h, err := b.d.IpcGetMemHandle(p)
+		if err != nil {
+			return nil, exitcode.Envf("IPC handle of shared buffer %d: %v", i, err)
+		}
+		handles = append(handles, h[:]...)
+	}
+	if err := b.d.StreamSynchronize(b.stream); err != nil {
+		return nil, err
+	}
+	hdr := make([]byte, 16)
+	binary.LittleEndian.PutUint32(hdr[0:], signal.Magic)
+	binary.LittleEndian.PutUint32(hdr[4:], signal.Version)
+	binary.LittleEndian.PutUint32(hdr[8:], uint32(c.Rank()))
+	binary.LittleEndian.PutUint32(hdr[12:], uint32(c.Size()))
+	if err := b.d.MemcpyHtoD(b.own[0], hdr); err != nil {
+		return nil, err
+	}
+	return handles, nil
+}
+
+// firstSetupError reads the error fields (at off in each stride-byte
+// record) of a gathered setup exchange and returns the first rank's.
+func firstSetupError(all []byte, stride, off int) error {
+	for r := 0; r*stride < len(all); r++ {
+		field := all[r*stride+off : (r+1)*stride]
+		if msg := strings.TrimRight(string(field), "\x00"); msg != "" {
+			return exitcode.Envf("rank %d: %s", r, msg)
+		}
+	}
+	return nil
+}
+
+// agreeSetup makes every rank return an error when any rank's err is set.
+func agreeSetup(c comm.Comm, err error) error {
+	me := make([]byte, setupErrBytes)
+	if err != nil {
+		copy(me, err.Error())
+	}
+	all, gerr := c.Allgather(me)
+	if gerr != nil {
+		return fmt.Errorf("agree on setup: %w", gerr)
+	}
+	if err != nil {
+		return err
+	}
+	return firstSetupError(all, setupErrBytes, 0)
 }
 
 // checkP2P says why some pair of GPUs cannot reach each other ("" if all can).
