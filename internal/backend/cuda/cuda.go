@@ -427,7 +427,7 @@ func (b *Backend) Setup(c comm.Comm, capacity int64) (*backend.World, error) {
 	var openErr error
 	for r := 0; r < c.Size(); r++ {
 		blob := all[r*stride : (r+1)*stride]
-		id := strings.TrimRight(string(blob[3*handleBytes:]), "\x00")
+		id := strings.TrimRight(string(blob[3*handleBytes:3*handleBytes+64]), "\x00")
 		parts := strings.SplitN(id, "|", 3)
 		fmt.Sscan(parts[0], &ordinals[r])
 		if len(parts) == 3 {
