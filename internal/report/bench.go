@@ -164,20 +164,7 @@ func benchRows(cases []*Case) []*benchRow {
 }
 
 func writeBenchBlock(w *bufio.Writer, block []*Case, launches []string) {
-	pass, fail, skipped := 0, 0, 0
-	for _, c := range block {
-		switch verdictOf(c) {
-		case Pass:
-			pass++
-		case Skipped:
-			skipped++
-		default:
-			fail++
-		}
-	}
-	fmt.Fprintln(w, "#")
-	fmt.Fprintf(w, "# variant %s: %d %s, pass %d, FAIL %d, skipped %d\n",
-		block[0].Variant, len(block), plural(len(block), "case", "cases"), pass, fail, skipped)
+	writeVariantHeading(w, block)
 
 	cols := append([]benchColumn{}, benchKeyColumns...)
 	for range launches {

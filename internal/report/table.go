@@ -117,7 +117,8 @@ func writeTableHeader(w *bufio.Writer, h *Header) {
 	}
 }
 
-func writeVariantBlock(w *bufio.Writer, block []*Case) {
+// writeVariantHeading opens one variant's block with its tally.
+func writeVariantHeading(w *bufio.Writer, block []*Case) {
 	pass, fail, skipped := 0, 0, 0
 	for _, c := range block {
 		switch verdictOf(c) {
@@ -132,6 +133,10 @@ func writeVariantBlock(w *bufio.Writer, block []*Case) {
 	fmt.Fprintln(w, "#")
 	fmt.Fprintf(w, "# variant %s: %d %s, pass %d, FAIL %d, skipped %d\n",
 		block[0].Variant, len(block), plural(len(block), "case", "cases"), pass, fail, skipped)
+}
+
+func writeVariantBlock(w *bufio.Writer, block []*Case) {
+	writeVariantHeading(w, block)
 	writeColumnTitles(w)
 
 	// A skip reason is printed once per block, under its first row, with the
