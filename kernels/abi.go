@@ -29,6 +29,12 @@ type Args struct {
 	Param1     uint32 // their meaning is in the variant's registry entry
 	Param2     uint32
 	Param3     uint32
+	// WaitTimeoutNs bounds every wait of the launch (barriers, ring slots
+	// and credits), counted from the wait's first failed poll: a block
+	// that waits longer records where in its rank's SignalBlock diag words
+	// (signal.Diag*) and exits, so no kernel hangs the GPU for ever. 0:
+	// unbounded.
+	WaitTimeoutNs uint64
 }
 
 // Flags bits.

@@ -82,7 +82,7 @@ func TestCheckHeadersRejectsDrift(t *testing.T) {
 		{"field width", false, "  uint32_t flags; ", "  uint64_t flags; ", "flags"},
 		{"array length", false, "peer_stage[SIG_MAX_RANKS]", "peer_stage[8]", "peer_stage"},
 		{"extra field", false, "  uint64_t stage_bytes;", "  uint32_t pad;\n  uint64_t stage_bytes;", "field"},
-		{"asserted size", false, "sizeof(ArtestArgs) == 456", "sizeof(ArtestArgs) == 464", "static_assert"},
+		{"asserted size", false, "sizeof(ArtestArgs) == 464", "sizeof(ArtestArgs) == 472", "static_assert"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -35,9 +35,13 @@ struct ArtestArgs {
   uint32_t param1;
   uint32_t param2;
   uint32_t param3;
+  // Device-side deadline of every wait in the launch, from the wait's first
+  // failed poll (0: wait for ever). A block that waits longer records where
+  // in the SIG_DIAG_* words and exits; see barrier().
+  uint64_t wait_timeout_ns;
 };
 
-static_assert(sizeof(ArtestArgs) == 456, "ArtestArgs changed: change kernels.Args with it");
+static_assert(sizeof(ArtestArgs) == 464, "ArtestArgs changed: change kernels.Args with it");
 
 // Flags bits.
 constexpr uint32_t FLAG_IN_PLACE = 1u << 0;  // out == peer_in[rank]
@@ -469,25 +473,93 @@ __device__ __forceinline__ void epoch_end(const ArtestArgs& a, uint32_t e) {
 // the hardware may sleep from 0 to about twice the value). On two H200s a
 // 1024 ns cap cost 0.5 to 1.5 us per launch from 64 KiB to 1 MiB, while 128 ns
 // was as fast as a pure spin; the poll is a local load by one warp per block,
-// so the short sleep costs nothing measurable. There is no timeout: a lost
-// peer hangs the kernel and the host's watchdog reports it.
+// so the short sleep costs nothing measurable.
+//
+// Deadline (issue 7): when a.wait_timeout_ns != 0, a thread whose wait has
+// lasted longer than that since its first failed poll gives up: it records
+// where in the rank's SIG_DIAG_* words (record_give_up) and the whole block
+// exits, so a lost peer cannot hang the GPU for ever. The trailing block
+// barrier is __syncthreads_or(gave_up) (bar.red.or): every thread of the
+// block reaches it (the non-waiting threads go there directly), and it
+// tells each of them whether any waiter gave up, so all exit together and
+// no thread is left at a bar.sync that the exited ones never reach. It
+// replaces the plain __syncthreads() one for one and needs no shared flag
+// (which would need initialising). The fast path (first poll succeeds)
+// never reads the clock. wait_slow and record_give_up are inlined: as
+// out-of-line calls they cost up to 50 more registers a thread and a stack
+// frame (the call ABI keeps everything live across the call in saved
+// registers, and the out-parameters went to local memory).
 constexpr uint32_t kBackoffMinNs = 32;
 constexpr uint32_t kBackoffMaxNs = 128;
+
+// Records a give-up in the diag words of the rank's own SignalBlock (sig):
+// the first give-up of the rank claims them (atomicCAS on SIG_DIAG_STATE),
+// writes the fields, and publishes them with a release store of
+// SIG_DIAG_GAVE_UP, so a host that sees that value sees every field. Later
+// give-ups (other blocks timing out after it) leave the record alone.
+__device__ __forceinline__ void record_give_up(uint64_t sig, uint32_t variant, uint32_t rank, uint32_t kind,
+                                               uint32_t where, uint32_t peer, uint32_t want, uint32_t seen,
+                                               uint32_t lane, uint64_t timeout_ns) {
+  uint32_t* const d = reinterpret_cast<uint32_t*>(sig + SIG_OFF_DIAG);
+  if (atomicCAS(reinterpret_cast<unsigned int*>(d + SIG_DIAG_STATE), 0u, SIG_DIAG_CLAIMED) != 0u) return;
+  // Milliseconds through float (saturating conversion), not a 64-bit
+  // division: that inlines a long sequence whose registers made ptxas spill
+  // in multimem's f32 kernel. float's 24 bits are ample at ms resolution.
+  const uint32_t timeout_ms = __float2uint_rz(__ull2float_rz(timeout_ns) * 1e-6f);
+  d[SIG_DIAG_VARIANT] = variant;
+  d[SIG_DIAG_BLOCK] = blockIdx.x;
+  d[SIG_DIAG_KIND] = kind;
+  d[SIG_DIAG_WHERE] = where;
+  d[SIG_DIAG_PEER] = peer;
+  d[SIG_DIAG_WANT] = want;
+  d[SIG_DIAG_SEEN] = seen;
+  d[SIG_DIAG_WAITED_MS] = timeout_ms;  // a wait gives up at its first poll past the deadline
+  d[SIG_DIAG_LANE] = lane;
+  d[SIG_DIAG_RANK] = rank;
+  d[SIG_DIAG_TIMEOUT_MS] = timeout_ms;
+  st_release_sys(d + SIG_DIAG_STATE, SIG_DIAG_GAVE_UP);
+}
+
+// The slow path of a wait on *word reaching want, after a failed first
+// poll: backoff from min_ns doubling to max_ns, and a deadline timeout_ns
+// from here on %globaltimer (read once per poll, only in this path; 0: no
+// deadline, kept as a deadline that never comes, so the loop has one test
+// and one 64-bit value live). Returns false once the word has reached want,
+// true after giving up. The caller records the give-up: the word's value is
+// read again then, and the time waited is the deadline (the poll interval,
+// under a microsecond, is below the diag word's millisecond resolution).
+// Returning nothing else keeps registers free: carrying seen and waited out
+// of the loop made ptxas spill in multimem's f32 kernel.
+__device__ __forceinline__ bool wait_slow(const uint32_t* word, uint32_t want, uint64_t timeout_ns, uint32_t min_ns,
+                                          uint32_t max_ns) {
+  const uint64_t deadline = timeout_ns != 0 ? global_timer_ns() + timeout_ns : ~uint64_t{0};
+  uint32_t sleep_ns = min_ns;
+  for (;;) {
+    __nanosleep(sleep_ns);
+    if (sleep_ns < max_ns) sleep_ns *= 2;
+    if (sig_reached(ld_acquire_sys(word), want)) return false;
+    if (global_timer_ns() > deadline) return true;
+  }
+}
 
 __device__ __forceinline__ void barrier(const ArtestArgs& a, uint32_t ph, uint32_t e) {
   __syncthreads();
   const uint32_t t = threadIdx.x;
+  bool gave_up = false;
   if (t < a.nranks) {
     st_release_sys(reinterpret_cast<uint32_t*>(a.peer_signal[t] + sig_flag_offset(ph, blockIdx.x, a.rank)), e);
     const uint32_t* mine =
         reinterpret_cast<const uint32_t*>(a.peer_signal[a.rank] + sig_flag_offset(ph, blockIdx.x, t));
-    uint32_t sleep_ns = kBackoffMinNs;
-    while (!sig_reached(ld_acquire_sys(mine), e)) {
-      __nanosleep(sleep_ns);
-      if (sleep_ns < kBackoffMaxNs) sleep_ns *= 2;
+    if (!sig_reached(ld_acquire_sys(mine), e)) {
+      gave_up = wait_slow(mine, e, a.wait_timeout_ns, kBackoffMinNs, kBackoffMaxNs);
+      if (gave_up) {
+        record_give_up(a.peer_signal[a.rank], a.variant_id, a.rank, SIG_DIAG_KIND_BARRIER, ph, t, e,
+                       ld_acquire_sys(mine), blockIdx.x, a.wait_timeout_ns);
+      }
     }
   }
-  __syncthreads();
+  // Every thread of the block is here; if any waiter gave up, all leave.
+  if (__syncthreads_or(gave_up)) asm volatile("exit;");
 }
 
 // INJECT_DELAY: rank delay_rank holds every block for delay_ns right after

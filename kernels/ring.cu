@@ -39,8 +39,11 @@ namespace ring {
 // of 1024 ns cost 0.5-1.5 us a launch, 128 ns was as fast as spinning)
 // says a short cap; a ring waits once per piece, so a long sleep would
 // cost per piece. The poll is one thread's load of a word in its own GPU's
-// memory. There is no timeout: the host's watchdog reads the lane's Wait*
-// words and the sequences and says who waits for whom.
+// memory. The launch's deadline (a.wait_timeout_ns) bounds each wait as in
+// barrier() (common.cuh): thread 0 gives up, records it in the SIG_DIAG_*
+// words, and the block exits together at the __syncthreads_or that follows
+// the waits. The lane's Wait* words stay set, so the host's watchdog still
+// says who waited for whom.
 constexpr uint32_t kRingBackoffMinNs = 32;
 constexpr uint32_t kRingBackoffMaxNs = 256;
 
@@ -178,20 +181,25 @@ __device__ __forceinline__ uint4 pack_partial(const float (&f)[RING_UNIT]) {
   return make_uint4(__float_as_uint(f[0]), __float_as_uint(f[1]), __float_as_uint(f[2]), __float_as_uint(f[3]));
 }
 
-// Thread 0 waits until *word reaches want. When the first poll fails it
-// records what it waits for in the lane's Wait* words, for the watchdog.
-__device__ __noinline__ void wait_for(const uint32_t* word, uint32_t want, uint32_t* rec, uint32_t kind,
-                                      uint32_t slot) {
-  if (sig_reached(ld_acquire_sys(word), want)) return;
+// Thread 0 waits until *word reaches want, written by rank peer. When the
+// first poll fails it records what it waits for in the lane's Wait* words,
+// for the watchdog. Returns true when it gave up at the launch's deadline
+// (recorded in the diag words); the caller makes the block exit.
+__device__ __noinline__ bool wait_for(const ArtestArgs& a, const uint32_t* word, uint32_t want, uint32_t* rec,
+                                      uint32_t kind, uint32_t slot, uint32_t peer, uint32_t lane) {
+  if (sig_reached(ld_acquire_sys(word), want)) return false;
   st_volatile(rec + SIG_RING_OFF_WAIT_WANT / 4, want);
   st_volatile(rec + SIG_RING_OFF_WAIT_SLOT / 4, slot);
   st_volatile(rec + SIG_RING_OFF_WAIT_KIND / 4, kind);
-  uint32_t sleep_ns = kRingBackoffMinNs;
-  while (!sig_reached(ld_acquire_sys(word), want)) {
-    __nanosleep(sleep_ns);
-    if (sleep_ns < kRingBackoffMaxNs) sleep_ns *= 2;
+  if (wait_slow(word, want, a.wait_timeout_ns, kRingBackoffMinNs, kRingBackoffMaxNs)) {
+    const bool data = kind == SIG_RING_WAIT_DATA;
+    record_give_up(a.peer_signal[a.rank], a.variant_id, a.rank,
+                   data ? SIG_DIAG_KIND_RING_DATA : SIG_DIAG_KIND_RING_CREDIT, data ? slot : 0u, peer, want,
+                   ld_acquire_sys(word), lane, a.wait_timeout_ns);
+    return true;
   }
   st_volatile(rec + SIG_RING_OFF_WAIT_KIND / 4, SIG_RING_WAIT_NONE);
+  return false;
 }
 
 // Where a piece is in its launch: round, step and index in the step,
@@ -255,14 +263,19 @@ __device__ __forceinline__ void run_units(const ArtestArgs& a, const RingPlan& p
     const uint32_t pslot = static_cast<uint32_t>((head + u) & mask);
     const uint32_t cseq = head + static_cast<uint32_t>(c) + 1;
     const uint32_t pseq = head + static_cast<uint32_t>(u) + 1;
+    bool gave_up = false;
     if (threadIdx.x == 0) {
-      if (consume) wait_for(own + SIG_RING_OFF_SEQ / 4 + cslot, cseq, own, SIG_RING_WAIT_DATA, cslot);
+      if (consume) {
+        gave_up = wait_for(a, own + SIG_RING_OFF_SEQ / 4 + cslot, cseq, own, SIG_RING_WAIT_DATA, cslot, left, lane);
+      }
       // Slot pslot held piece u-S: its consumer must be done with it.
-      if (produce && credit_wait) {
-        wait_for(own + SIG_RING_OFF_CREDIT / 4, pseq - static_cast<uint32_t>(slots), own, SIG_RING_WAIT_CREDIT, 0);
+      if (!gave_up && produce && credit_wait) {
+        gave_up = wait_for(a, own + SIG_RING_OFF_CREDIT / 4, pseq - static_cast<uint32_t>(slots), own,
+                           SIG_RING_WAIT_CREDIT, 0, right, lane);
       }
     }
-    __syncthreads();
+    // Every thread of the block is here; if thread 0 gave up, all leave.
+    if (__syncthreads_or(gave_up)) asm volatile("exit;");
 
     char* const dst = theirs + pslot * slot_bytes;
     if (produce && pc.step == 0) {

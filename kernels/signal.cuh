@@ -67,6 +67,30 @@ constexpr uint32_t SIG_OFF_FLAGS = SIG_OFF_EPOCH + 4u * SIG_MAX_BLOCKS;
 constexpr uint32_t SIG_OFF_RING = SIG_OFF_FLAGS + 4u * SIG_NUM_PHASES * SIG_MAX_BLOCKS * SIG_MAX_RANKS;
 constexpr uint32_t SIG_SIZE = SIG_OFF_RING + SIG_RING_MAX_LANES * SIG_RING_LANE_BYTES;
 
+// The diagnostic words (issue 7; signal/layout.go documents each): word i
+// at SIG_OFF_DIAG + 4 * i of the rank's own SignalBlock, written once by the
+// first block of the rank that gives up waiting (claimed with atomicCAS on
+// SIG_DIAG_STATE, completed by a release store of SIG_DIAG_GAVE_UP).
+constexpr uint32_t SIG_DIAG_STATE = 0u;        // 0, SIG_DIAG_CLAIMED or SIG_DIAG_GAVE_UP
+constexpr uint32_t SIG_DIAG_VARIANT = 1u;      // variant id of the launch
+constexpr uint32_t SIG_DIAG_BLOCK = 2u;        // blockIdx.x
+constexpr uint32_t SIG_DIAG_KIND = 3u;         // SIG_DIAG_KIND_*
+constexpr uint32_t SIG_DIAG_WHERE = 4u;        // phase (barrier), slot (ring data), 0 (ring credit)
+constexpr uint32_t SIG_DIAG_PEER = 5u;         // the rank whose write never came
+constexpr uint32_t SIG_DIAG_WANT = 6u;         // flag or sequence waited for
+constexpr uint32_t SIG_DIAG_SEEN = 7u;         // what the word held at the give-up
+constexpr uint32_t SIG_DIAG_WAITED_MS = 8u;    // wait from the first failed poll, ms
+constexpr uint32_t SIG_DIAG_LANE = 9u;         // ring lane; the block for barriers
+constexpr uint32_t SIG_DIAG_RANK = 10u;        // the rank that gave up
+constexpr uint32_t SIG_DIAG_TIMEOUT_MS = 11u;  // the launch's deadline, ms
+constexpr uint32_t SIG_DIAG_USED_WORDS = 12u;
+constexpr uint32_t SIG_DIAG_CLAIMED = 1u;
+constexpr uint32_t SIG_DIAG_GAVE_UP = 0x47495645u;  // "GIVE"
+constexpr uint32_t SIG_DIAG_KIND_BARRIER = 1u;
+constexpr uint32_t SIG_DIAG_KIND_RING_DATA = 2u;
+constexpr uint32_t SIG_DIAG_KIND_RING_CREDIT = 3u;
+
+static_assert(SIG_DIAG_USED_WORDS <= SIG_DIAG_WORDS, "diag fields exceed the diag words");
 static_assert(SIG_OFF_DIAG + 4u * SIG_DIAG_WORDS <= SIG_OFF_EPOCH, "diag words overlap the epochs");
 static_assert(SIG_OFF_TRACE_COUNT + 4u <= SIG_OFF_DIAG, "trace words overlap the diag words");
 static_assert(SIG_OFF_RING % 128u == 0 && SIG_RING_LANE_BYTES % 128u == 0, "ring records are not line aligned");

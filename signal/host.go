@@ -72,15 +72,58 @@ func Arrive(peers []Block, ph, blk, self int, epoch uint32) {
 // It returns false, leaving the wait, when stop reports true; stop is polled
 // between sleeps and may be nil.
 func Wait(own Block, ph, blk, nranks int, epoch uint32, stop func() bool) bool {
+	return WaitBounded(own, ph, blk, nranks, epoch, stop, 0).Outcome == WaitArrived
+}
+
+// WaitOutcome is how a bounded wait ended.
+type WaitOutcome int
+
+const (
+	WaitArrived  WaitOutcome = iota // every peer arrived
+	WaitStopped                     // stop reported true
+	WaitTimedOut                    // the deadline passed first
+)
+
+// WaitResult is a bounded wait's outcome; after WaitTimedOut, Peer is the
+// first rank whose flag had not arrived, Seen that flag, and Waited how long
+// the wait lasted.
+type WaitResult struct {
+	Outcome WaitOutcome
+	Peer    int
+	Seen    uint32
+	Waited  time.Duration
+}
+
+// WaitBounded is Wait with the device-side deadline of the kernels'
+// barrier(): when timeout > 0 and the wait has lasted longer than timeout,
+// counted from its first failed poll (as the kernels count it: a fast
+// barrier never reads the clock), it gives up with WaitTimedOut. The clock
+// is read only at the moments Backoff sleeps, which is often enough for a
+// deadline of milliseconds or more.
+func WaitBounded(own Block, ph, blk, nranks int, epoch uint32, stop func() bool, timeout time.Duration) WaitResult {
 	var bo Backoff
+	var start time.Time
 	for p := 0; p < nranks; p++ {
-		for !Reached(own.Flag(ph, blk, p), epoch) {
-			if bo.Pause() && stop != nil && stop() {
-				return false
+		for {
+			seen := own.Flag(ph, blk, p)
+			if Reached(seen, epoch) {
+				break
+			}
+			if start.IsZero() {
+				start = time.Now()
+			}
+			if !bo.Pause() {
+				continue
+			}
+			if stop != nil && stop() {
+				return WaitResult{Outcome: WaitStopped}
+			}
+			if waited := time.Since(start); timeout > 0 && waited > timeout {
+				return WaitResult{Outcome: WaitTimedOut, Peer: p, Seen: seen, Waited: waited}
 			}
 		}
 	}
-	return true
+	return WaitResult{Outcome: WaitArrived}
 }
 
 // Backoff is the host side of the bounded backoff the kernels use: spin a

@@ -73,6 +73,42 @@ const (
 	RingWaitCredit = 2 // producer: credit from the right neighbour
 )
 
+// The diagnostic words (issue 7): word i is at OffDiag + 4*i of the rank's
+// own SignalBlock. A kernel block (or a host model's block goroutine) that
+// gives up waiting after the launch's deadline (Args.WaitTimeoutNs) records
+// here where it gave up, then exits. The first give-up of a rank wins: it
+// claims DiagState with a compare-and-swap from 0 to DiagClaimed, writes the
+// other words, and then stores DiagGaveUp with release semantics, so a
+// reader that sees DiagGaveUp sees every other word (the host reads them
+// after the stream finished, or while it still runs when its watchdog fired
+// first). Nothing clears them: a give-up ends the run with exit code 3.
+// kernels/signal.cuh repeats these (SIG_DIAG_*).
+const (
+	DiagState     = 0  // 0: nobody gave up; DiagClaimed: being written; DiagGaveUp: complete
+	DiagVariant   = 1  // variant id (Args.VariantID) of the launch that gave up
+	DiagBlock     = 2  // blockIdx.x (the host model's block number)
+	DiagKind      = 3  // DiagKind*: what it waited for
+	DiagWhere     = 4  // the barrier's phase (barrier), the slot (ring data), 0 (ring credit)
+	DiagPeer      = 5  // the rank whose write never came
+	DiagWant      = 6  // the flag (epoch) or sequence it waited for
+	DiagSeen      = 7  // what the word held when it gave up
+	DiagWaitedMs  = 8  // how long it waited, from its first failed poll, in ms
+	DiagLane      = 9  // ring lane (ring waits); the block again for barriers
+	DiagRank      = 10 // the rank that gave up (the SignalBlock's own rank)
+	DiagTimeoutMs = 11 // the launch's deadline, in ms (rounded down)
+	DiagUsedWords = 12 // words 12..DiagWords-1 are spare
+
+	DiagClaimed uint32 = 1          // a block has claimed the words and is writing them
+	DiagGaveUp  uint32 = 0x47495645 // "GIVE" (read as hex, like Magic): the words are complete
+
+	DiagKindBarrier    = 1 // a start/mid/end barrier: Flag[phase][block][peer] in our block
+	DiagKindRingData   = 2 // ring consumer: Seq[slot] of our lane, written by the left neighbour
+	DiagKindRingCredit = 3 // ring producer: Credit of our lane, written by the right neighbour
+)
+
+// DiagOffset is the byte offset of diagnostic word i (a Diag* index).
+func DiagOffset(i int) int { return OffDiag + 4*i }
+
 // EpochOffset is the byte offset of block b's epoch counter.
 func EpochOffset(b int) int { return OffEpoch + 4*b }
 

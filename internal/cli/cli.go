@@ -98,12 +98,18 @@ type Options struct {
 	// object on the cuda backend (one input of the safety gate).
 	AllowMulticast bool `json:"allow_multicast,omitempty"`
 
+	// DeviceTimeout is --device-timeout: the kernels' own deadline for
+	// every wait (kernels.Args.WaitTimeoutNs); "0" waits for ever.
+	DeviceTimeout string `json:"device_timeout"`
+
 	timeout time.Duration
 	set     map[string]bool // flags given on the command line
 	inject  runner.Inject
 	sel     cases.Selection
 	input   reference.InputKind
 	params  map[string]uint32
+
+	deviceTimeout time.Duration // --device-timeout, parsed
 
 	// Bench mode (bench.go).
 	agg               report.Agg
@@ -146,6 +152,10 @@ func newFlagSet(o *Options) *flag.FlagSet {
 	fs.IntVar(&o.Reps, "reps", 5, "timed repetitions; the median is reported (host backend default: 1)")
 	fs.IntVar(&o.Stress, "stress", 0, "run N back-to-back calls per case, each with its own inputs, checking every one (replaces timing); without --size, the stress matrix: 4100 B and 64 KiB, sum, every dtype, 4 modes")
 	fs.StringVar(&o.Timeout, "timeout", "60s", "longest wait for one step on the stream before the job is declared hung (exit 3)")
+	// 10 s: generous for first-touch warm-up (a guess until measured on
+	// H200), and below --timeout's 60 s so the kernels give up first and say
+	// where; with --timeout below it, the host watchdog fires first.
+	fs.StringVar(&o.DeviceTimeout, "device-timeout", "10s", "longest wait of a kernel block at one barrier or ring slot; past it the block records where and exits, and the job is declared hung (exit 3); 0: wait for ever")
 	fs.Var(repeatFlag{&o.Inject}, "inject", "plant a fault (repeatable): "+runner.FaultHelp())
 	fs.StringVar(&o.JSON, "json", "", "write the JSON report to FILE")
 	fs.StringVar(&o.JUnit, "junit", "", "write a JUnit XML report to FILE")
@@ -204,6 +214,9 @@ func Parse(args []string) (*Options, error) {
 	}
 	if o.timeout, err = time.ParseDuration(o.Timeout); err != nil || o.timeout <= 0 {
 		return nil, exitcode.Usagef("bad --timeout %q: want a duration like 60s or 500ms", o.Timeout)
+	}
+	if o.deviceTimeout, err = time.ParseDuration(o.DeviceTimeout); err != nil || o.deviceTimeout < 0 {
+		return nil, exitcode.Usagef("bad --device-timeout %q: want a duration like 10s, 500ms or 0", o.DeviceTimeout)
 	}
 	for _, spec := range o.Inject {
 		if err := o.inject.Parse(spec); err != nil {
@@ -391,7 +404,7 @@ func Main(e Env) int {
 	cfg := &runner.Config{
 		Cases: cs, Seed: o.Seed, Input: o.input,
 		Warmup: o.Warmup, Iters: o.Iters, Reps: o.Reps, Stress: o.Stress,
-		Timeout: o.timeout, Inject: o.inject,
+		Timeout: o.timeout, DeviceTimeout: o.deviceTimeout, Inject: o.inject,
 		Blocks: o.Blocks, Threads: o.Threads, Params: o.params,
 		Stdout: e.Stdout, Stderr: e.Stderr, JSONPath: o.JSON, JUnitPath: o.JUnit,
 		JSONLPath: o.JSONL, Progress: o.Progress,
@@ -629,7 +642,7 @@ func (o *Options) rerunArgs(id, backendName string) []string {
 	args := []string{"--backend", backendName, "--case", id,
 		"--seed", fmt.Sprint(o.Seed), "--input", o.Input,
 		"--warmup", fmt.Sprint(o.Warmup), "--iters", fmt.Sprint(o.Iters), "--reps", fmt.Sprint(o.Reps),
-		"--timeout", o.Timeout}
+		"--timeout", o.Timeout, "--device-timeout", o.DeviceTimeout}
 	if o.Stress > 0 {
 		args = append(args, "--stress", fmt.Sprint(o.Stress))
 	}

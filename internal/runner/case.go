@@ -163,6 +163,7 @@ func (r *run) newLaunch(s *caseState, out backend.Ptr) backend.Launch {
 		VariantID:  s.launchV.ID,
 		StageBytes: uint64(w.Capacity - s.lead),
 	}
+	a.WaitTimeoutNs = uint64(r.cfg.DeviceTimeout.Nanoseconds())
 	for p := 0; p < w.Size; p++ {
 		a.PeerIn[p] = uint64(s.msg(w.Input[p]))
 		a.PeerStage[p] = uint64(s.msg(w.Staging[p]))

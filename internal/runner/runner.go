@@ -69,6 +69,12 @@ type Config struct {
 	// (the CLI draws the --plot file there); its error counts as theirs.
 	AfterReports func(*report.Report) error
 
+	// DeviceTimeout is the kernels' deadline for each wait
+	// (kernels.Args.WaitTimeoutNs); 0: unbounded. Below Timeout, a lost
+	// peer makes the kernels give up first and record where (exit 3 with
+	// their diagnosis); above it, the host watchdog fires first.
+	DeviceTimeout time.Duration
+
 	// AbortGrace is how long a rank other than 0 waits after its own
 	// timeout before aborting the job itself, leaving rank 0 the chance to
 	// write the reports and the diagnosis first.
@@ -381,10 +387,11 @@ func attachNCCL(cs []report.Case) {
 	}
 }
 
-// hang handles a stream that did not finish within the timeout: it reads
-// every rank's SignalBlock, says who waits for whom, and aborts the job with
+// hang handles a stream that did not finish within the timeout (or whose
+// kernel gave up waiting: gaveUp): it reads every rank's SignalBlock, says
+// which blocks gave up where and who waits for whom, and aborts the job with
 // exit code 3. Rank 0 writes the reports of every finished case first.
-func (r *run) hang(c cases.Case, what string, blocks int) {
+func (r *run) hang(c cases.Case, what string, blocks int, gaveUp bool) {
 	var snaps []signal.Snapshot
 	for p := 0; p < r.w.Size; p++ {
 		s, err := r.b.ReadSignal(p)
@@ -397,6 +404,11 @@ func (r *run) hang(c cases.Case, what string, blocks int) {
 	diag := ""
 	if len(snaps) == r.w.Size {
 		diag = signal.Summarize(signal.Diagnose(snaps, blocks))
+		// The kernels' own account comes first: which block gave up at
+		// which barrier or slot, waiting for whom.
+		if g := signal.SummarizeGiveUps(signal.GiveUps(snaps)); g != "" {
+			diag = strings.TrimSuffix(g+"\n"+diag, "\n")
+		}
 		// A ring launch waits on slot sequences and credits, not barriers.
 		if ring := signal.SummarizeRing(signal.DiagnoseRing(snaps)); ring != "" {
 			diag = strings.TrimPrefix(diag+"\n"+ring, "\n")
@@ -407,6 +419,10 @@ func (r *run) hang(c cases.Case, what string, blocks int) {
 	}
 	msg := fmt.Sprintf("hang in case %s: rank %d saw no completion of %s within %s\n%s",
 		c.ID(), r.c.Rank(), what, r.cfg.Timeout, indent(diag))
+	if gaveUp {
+		msg = fmt.Sprintf("hang in case %s: on rank %d, a kernel block of %s gave up waiting after the device timeout %s\n%s",
+			c.ID(), r.c.Rank(), what, r.cfg.DeviceTimeout, indent(diag))
+	}
 	if r.c.Rank() != 0 {
 		// Give rank 0 the first word: it writes the reports and the same
 		// diagnosis, then aborts everyone.
@@ -437,13 +453,30 @@ func indent(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-// sync waits for the stream; on a timeout it does not return.
+// sync waits for the stream; on a timeout, or when a kernel block of this
+// rank gave up waiting (its diag words say so), it does not return.
 func (r *run) sync(c cases.Case, what string, blocks int) error {
 	err := r.b.Sync(r.cfg.Timeout)
 	if errors.Is(err, backend.ErrTimeout) {
-		r.hang(c, what, blocks)
+		r.hang(c, what, blocks, false)
+	}
+	if err == nil && r.gaveUp() {
+		r.hang(c, what, blocks, true)
 	}
 	return err
+}
+
+// gaveUp reports whether a kernel block of this rank gave up waiting: its
+// SignalBlock's diag words hold a give-up record. Read after every
+// successful sync (the stream is idle, so the copy is consistent); a read
+// error is left to the next step that touches the backend.
+func (r *run) gaveUp() bool {
+	s, err := r.b.ReadSignal(r.c.Rank())
+	if err != nil {
+		return false
+	}
+	_, ok := signal.Snapshot(s).GiveUp()
+	return ok
 }
 
 func median(xs []float64) float64 {

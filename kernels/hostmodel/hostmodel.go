@@ -7,6 +7,7 @@
 package hostmodel
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -37,6 +38,13 @@ type Launch struct {
 
 // ErrStopped: a block gave up waiting because Stop reported true.
 var ErrStopped = fmt.Errorf("host kernel stopped while waiting at a barrier")
+
+// errGaveUp: a block waited past the launch's deadline (Args.WaitTimeoutNs),
+// recorded where in the diag words and left, as a kernel block does with
+// exit. It ends the block's body but is no error of the launch: the GPU's
+// launch completes when its blocks have exited, and the runner learns of
+// the give-up from the diag words.
+var errGaveUp = errors.New("host block gave up waiting")
 
 // Run executes the launch on the calling goroutine's behalf: one goroutine
 // per block, returning when every block has finished (as a stream would
@@ -70,6 +78,7 @@ func Run(mem Memory, l *Launch) error {
 		return fmt.Errorf("host backend has no model of variant %q", l.Variant.Name)
 	}
 	errs := make([]error, l.Blocks)
+	gaveUp := make([]bool, l.Blocks)
 	var wg sync.WaitGroup
 	for b := 0; b < l.Blocks; b++ {
 		wg.Add(1)
@@ -82,7 +91,11 @@ func Run(mem Memory, l *Launch) error {
 					errs[b] = fmt.Errorf("host %s block %d: %v", l.Variant.Name, b, r)
 				}
 			}()
-			errs[b] = body(b)
+			err := body(b)
+			if errors.Is(err, errGaveUp) {
+				gaveUp[b], err = true, nil
+			}
+			errs[b] = err
 		}(b)
 	}
 	wg.Wait()
@@ -91,7 +104,11 @@ func Run(mem Memory, l *Launch) error {
 			return err
 		}
 	}
-	k.sig[a.Rank].WriteTrace(a.VariantID)
+	// Block 0 writes the trace at its end (epoch_end), which a block that
+	// gave up never reaches.
+	if !gaveUp[0] {
+		k.sig[a.Rank].WriteTrace(a.VariantID)
+	}
 	return nil
 }
 
@@ -120,10 +137,28 @@ func (k *kernel) injected(bit uint32) bool { return k.l.Args.Inject&bit != 0 }
 func (k *kernel) barrier(ph, b int, epoch uint32) error {
 	a := k.l.Args
 	signal.Arrive(k.sig, ph, b, int(a.Rank), epoch)
-	if !signal.Wait(k.own(), ph, b, int(a.NRanks), epoch, k.l.Stop) {
+	res := signal.WaitBounded(k.own(), ph, b, int(a.NRanks), epoch, k.l.Stop, k.timeout())
+	switch res.Outcome {
+	case signal.WaitStopped:
 		return ErrStopped
+	case signal.WaitTimedOut:
+		return k.giveUp(signal.GiveUp{Block: b, Kind: signal.DiagKindBarrier, Where: ph, Peer: res.Peer,
+			Want: epoch, Seen: res.Seen, Waited: res.Waited, Lane: b})
 	}
 	return nil
+}
+
+// timeout is the launch's wait deadline (0: unbounded).
+func (k *kernel) timeout() time.Duration { return time.Duration(k.l.Args.WaitTimeoutNs) }
+
+// giveUp records g (completed with the launch's rank, variant and deadline)
+// in this rank's diag words, unless another block already did, and returns
+// errGaveUp for the block to leave with.
+func (k *kernel) giveUp(g signal.GiveUp) error {
+	a := k.l.Args
+	g.Rank, g.Variant, g.Timeout = int(a.Rank), a.VariantID, k.timeout()
+	k.own().RecordGiveUp(g)
+	return errGaveUp
 }
 
 func (k *kernel) delay() {

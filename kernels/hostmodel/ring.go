@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"time"
 
 	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/reference"
@@ -160,6 +161,7 @@ func (k *kernel) ringWait(lane, off int, want uint32, kind, slot int) error {
 	if signal.Reached(own.Load(off), want) {
 		return nil
 	}
+	start := time.Now() // the deadline counts from the first failed poll, as on the GPU
 	own.Store(signal.RingOffset(lane, signal.RingOffWaitWant), want)
 	own.Store(signal.RingOffset(lane, signal.RingOffWaitSlot), uint32(slot))
 	own.Store(signal.RingOffset(lane, signal.RingOffWaitKind), uint32(kind))
@@ -170,15 +172,36 @@ func (k *kernel) ringWait(lane, off int, want uint32, kind, slot int) error {
 	// once per piece, not once per launch, so it lets this process's other
 	// goroutines run first.
 	var bo signal.Backoff
-	for !signal.Reached(own.Load(off), want) {
+	for {
+		seen := own.Load(off)
+		if signal.Reached(seen, want) {
+			break
+		}
 		runtime.Gosched()
-		if bo.Pause() && k.l.Stop != nil && k.l.Stop() {
+		if !bo.Pause() {
+			continue
+		}
+		if k.l.Stop != nil && k.l.Stop() {
 			return ErrStopped
+		}
+		if waited := time.Since(start); k.timeout() > 0 && waited > k.timeout() {
+			// The Wait* words stay set: the flag-based diagnosis still
+			// shows what the lane waited for.
+			n := int(k.l.Args.NRanks)
+			g := signal.GiveUp{Block: k.ringBlock(lane), Kind: signal.DiagKindRingCredit, Peer: (int(k.l.Args.Rank) + 1) % n,
+				Want: want, Seen: seen, Waited: waited, Lane: lane}
+			if kind == signal.RingWaitData {
+				g.Kind, g.Where, g.Peer = signal.DiagKindRingData, slot, (int(k.l.Args.Rank)-1+n)%n
+			}
+			return k.giveUp(g)
 		}
 	}
 	own.Store(signal.RingOffset(lane, signal.RingOffWaitKind), signal.RingWaitNone)
 	return nil
 }
+
+// ringBlock is the block that runs lane (block b runs lanes b, b+blocks, ...).
+func (k *kernel) ringBlock(lane int) int { return lane % k.l.Blocks }
 
 func getPartial(slot []byte, i int64) float32 {
 	return math.Float32frombits(binary.LittleEndian.Uint32(slot[4*i:]))
