@@ -152,6 +152,14 @@ for np in $nps; do
 		--dtype bf16 --op sum --mode oop,reg,aligned --size 4:256M:x4 --json "$r/variants-np$np.json"
 	step "hang-np$np" 3 60 mpirun -np "$np" "$bin" --variant oneshot --dtype f32 --op sum --size 4K \
 		--mode oop,reg,plain,aligned --inject "delay:rank=$((np - 1)),us=3000000" --timeout 1s
+	# Issue 7: the kernels' own deadline (--device-timeout) fires before the
+	# host watchdog; the blocks that gave up say where and for whom.
+	step "hang-device-np$np" 3 60 mpirun -np "$np" "$bin" --variant oneshot --dtype f32 --op sum --size 4K \
+		--mode oop,reg,plain,aligned --inject "delay:rank=$((np - 1)),us=5000000" --device-timeout 1s --timeout 30s
+	step "why-hang-device-np$np" 0 5 grep -q "gave up after .* barrier waiting for rank $((np - 1))" "$out/hang-device-np$np.log"
+	step "hang-device-ring-np$np" 3 60 mpirun -np "$np" "$bin" --variant ring --dtype f32 --op sum --size 64K \
+		--mode oop,reg,plain,aligned --inject "delay:rank=$((np - 1)),us=5000000" --device-timeout 1s --timeout 30s
+	step "why-hang-device-ring-np$np" 0 5 grep -q "rank 0 lane .* gave up after .* from rank $((np - 1))" "$out/hang-device-ring-np$np.log"
 done
 
 np=$(echo "$nps" | awk '{print $1}')
