@@ -489,6 +489,13 @@ __device__ __forceinline__ void epoch_end(const ArtestArgs& a, uint32_t e) {
 // out-of-line calls they cost up to 50 more registers a thread and a stack
 // frame (the call ABI keeps everything live across the call in saved
 // registers, and the out-parameters went to local memory).
+//
+// Exiting mid-kernel is safe in every family: no block reaches a barrier
+// with cp.async copies in flight (oneshot_cpasync waits for all of them
+// before its mid and end barriers, and issues none before its start
+// barrier). A block that exits leaves its epoch and the ring's Head behind,
+// so the launches queued after it are not trusted: the runner ends the job
+// (exit 3) at its next stream sync, or its watchdog does.
 constexpr uint32_t kBackoffMinNs = 32;
 constexpr uint32_t kBackoffMaxNs = 128;
 

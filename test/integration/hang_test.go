@@ -58,3 +58,12 @@ func TestWithoutDeviceTimeoutTheHostWatchdogFires(t *testing.T) {
 	require.NotContains(t, o.stderr, "gave up")
 	require.Contains(t, o.stderr, "wait at the end barrier for rank 2")
 }
+
+// A negative or malformed --device-timeout is a usage error (exit 2).
+func TestBadDeviceTimeoutIsUsage(t *testing.T) {
+	for _, v := range []string{"-1s", "soon"} {
+		o := mpirun(t, 2, time.Minute, "--variant", "oneshot", "--size", "4K", "--device-timeout", v)
+		require.Equal(t, 2, o.code, "%s: %s", v, o.stderr)
+		require.Contains(t, o.stderr, "bad --device-timeout")
+	}
+}
