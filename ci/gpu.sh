@@ -148,6 +148,11 @@ for np in $nps; do
 		"$np" "$bin" "$r"
 	# Every custom variant beside NCCL on one size sweep (bf16 sum, out of
 	# place, registered, plain and graph): the comparison table's data.
+	# Benchmark mode (issue 6): the default sweep (1K to 256M by x2, bf16
+	# sum, plain and graph), every variant beside NCCL, each case checked
+	# once then timed; a plot; and compare against itself (must exit 0).
+	step "bench-np$np" 0 300 mpirun -np "$np" "$bin" bench --json "$r/bench-np$np.json" --plot "$r/bench-np$np.svg"
+	step "bench-compare-np$np" 0 30 "$bin" compare "$r/bench-np$np.json" "$r/bench-np$np.json"
 	step "variants-np$np" 0 180 mpirun -np "$np" "$bin" --variant oneshot,twoshot,oneshot-cpasync,ring,nccl \
 		--dtype bf16 --op sum --mode oop,reg,aligned --size 4:256M:x4 --json "$r/variants-np$np.json"
 	step "hang-np$np" 3 60 mpirun -np "$np" "$bin" --variant oneshot --dtype f32 --op sum --size 4K \
