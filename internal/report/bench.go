@@ -14,11 +14,7 @@ const (
 	launchGraph = "graph"
 )
 
-// benchColumn is one right-aligned column of the benchmark tables.
-type benchColumn struct {
-	title, unit string
-	width       int
-}
+// column is one right-aligned column of the benchmark tables.
 
 // The per-variant block of the benchmark table keeps nccl-tests'
 // all_reduce_perf columns (size, count, type, redop, then time, algbw,
@@ -26,14 +22,14 @@ type benchColumn struct {
 // in-place groups side by side, artest puts plain launches and CUDA graph
 // replays, and the root column is the rest of the mode (oop-reg).
 var (
-	benchKeyColumns = []benchColumn{
+	benchKeyColumns = []column{
 		{"size", "(B)", 12},
 		{"count", "(elements)", 12},
 		{"type", "", 6},
 		{"redop", "", 6},
 		{"mode", "", 12}, // fits oop-stg-off3
 	}
-	benchGroupColumns = []benchColumn{
+	benchGroupColumns = []column{
 		{"time", "(us)", 9},
 		{"algbw", "(GB/s)", 8},
 		{"busbw", "(GB/s)", 8},
@@ -166,12 +162,12 @@ func benchRows(cases []*Case) []*benchRow {
 func writeBenchBlock(w *bufio.Writer, block []*Case, launches []string) {
 	writeVariantHeading(w, block)
 
-	cols := append([]benchColumn{}, benchKeyColumns...)
+	cols := append([]column{}, benchKeyColumns...)
 	for range launches {
 		cols = append(cols, benchGroupColumns...)
 	}
 	writeGroupTitles(w, launches)
-	writeBenchTitles(w, cols)
+	writeTitles(w, cols)
 
 	// Skip reasons are listed once per block, after its rows.
 	var reasons []string
@@ -253,32 +249,6 @@ func centred(s string, width int) string {
 	return strings.Repeat(" ", pad-pad/2) + s + strings.Repeat(" ", pad/2)
 }
 
-func writeBenchTitles(w *bufio.Writer, cols []benchColumn) {
-	titles := make([]string, len(cols))
-	units := make([]string, len(cols))
-	for i, c := range cols {
-		titles[i], units[i] = c.title, c.unit
-	}
-	fmt.Fprintln(w, "#"+strings.TrimRight(alignCells(cols, titles, 1), " "))
-	fmt.Fprintln(w, "#"+strings.TrimRight(alignCells(cols, units, 1), " "))
-}
-
-// alignCells right-aligns cells in cols; the first column is narrowed by
-// shift so that a leading '#' keeps comment lines aligned.
-func alignCells(cols []benchColumn, cells []string, shift int) string {
-	var b strings.Builder
-	for i, cell := range cells {
-		width := cols[i].width
-		if i == 0 {
-			width -= shift
-		} else {
-			b.WriteString(columnGap)
-		}
-		fmt.Fprintf(&b, "%*s", width, cell)
-	}
-	return b.String()
-}
-
 // comparisonKey is one comparison block: the rows are sizes.
 type comparisonKey struct {
 	dtype, op, mode, launch string
@@ -346,17 +316,17 @@ func writeComparison(w *bufio.Writer, r *Report) {
 	for _, v := range shown {
 		nameWidth = max(nameWidth, len(v))
 	}
-	cols := []benchColumn{{"size", "(B)", 12}}
+	cols := []column{{"size", "(B)", 12}}
 	for _, v := range shown {
-		cols = append(cols, benchColumn{v, "(us)", max(9, len(v))})
+		cols = append(cols, column{v, "(us)", max(9, len(v))})
 	}
-	cols = append(cols, benchColumn{"best", "", nameWidth}, benchColumn{"speedup", "(x)", 8})
+	cols = append(cols, column{"best", "", nameWidth}, column{"speedup", "(x)", 8})
 
 	for _, b := range blocks {
 		fmt.Fprintln(w, "#")
 		fmt.Fprintf(w, "# comparison %s %s %s, %s: time per call (us), %s over ranks; best is the fastest custom variant, speedup its gain over nccl\n",
 			orAbsent(b.key.dtype), orAbsent(b.key.op), orAbsent(b.key.mode), launchTitle(b.key.launch), aggName(&r.Header))
-		writeBenchTitles(w, cols)
+		writeTitles(w, cols)
 		for _, size := range b.sizes {
 			times := b.times[size]
 			cells := []string{strconv.FormatInt(size, 10)}

@@ -137,7 +137,7 @@ func writeVariantHeading(w *bufio.Writer, block []*Case) {
 
 func writeVariantBlock(w *bufio.Writer, block []*Case) {
 	writeVariantHeading(w, block)
-	writeColumnTitles(w)
+	writeTitles(w, tableColumns)
 
 	// A skip reason is printed once per block, under its first row, with the
 	// number of rows it covers; when a block has several reasons, rows carry
@@ -203,22 +203,22 @@ func writeVariantBlock(w *bufio.Writer, block []*Case) {
 	}
 }
 
-func writeColumnTitles(w *bufio.Writer) {
-	titles := make([]string, len(tableColumns))
-	units := make([]string, len(tableColumns))
-	for i, col := range tableColumns {
-		titles[i], units[i] = col.title, col.unit
+func writeTitles(w *bufio.Writer, cols []column) {
+	titles := make([]string, len(cols))
+	units := make([]string, len(cols))
+	for i, c := range cols {
+		titles[i], units[i] = c.title, c.unit
 	}
-	fmt.Fprintln(w, "#"+strings.TrimRight(alignRow(titles, 1), " "))
-	fmt.Fprintln(w, "#"+strings.TrimRight(alignRow(units, 1), " "))
+	fmt.Fprintln(w, "#"+strings.TrimRight(alignCells(cols, titles, 1), " "))
+	fmt.Fprintln(w, "#"+strings.TrimRight(alignCells(cols, units, 1), " "))
 }
 
-// alignRow right-aligns cells in the table's columns; the first column is
-// narrowed by shift so that a leading '#' keeps comment lines aligned.
-func alignRow(cells []string, shift int) string {
+// alignCells right-aligns cells in cols; the first column is narrowed by
+// shift so that a leading '#' keeps comment lines aligned.
+func alignCells(cols []column, cells []string, shift int) string {
 	var b strings.Builder
 	for i, cell := range cells {
-		width := tableColumns[i].width
+		width := cols[i].width
 		if i == 0 {
 			width -= shift
 		} else {
@@ -247,7 +247,7 @@ func tableRow(c *Case, verdict Verdict) string {
 	if verdict != Skipped {
 		cells[8] = strconv.FormatUint(c.Wrong, 10)
 	}
-	return alignRow(cells, 0)
+	return alignCells(tableColumns, cells, 0)
 }
 
 func orAbsent(s string) string {
