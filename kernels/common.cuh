@@ -401,6 +401,26 @@ struct Reduce {
   }
 };
 
+// The in-place copy-out after a mid barrier: this thread's slots first,
+// first + stride, ... below slots move from src (a buffer indexed like the
+// message) to a.out, whole vectors where plan allows, else element by
+// element with the planted-bug switches of store_out_elems. Each thread
+// copies only slots it wrote into src itself, so no block barrier is needed.
+template <typename T>
+__device__ __forceinline__ void copy_out(const ArtestArgs& a, const Plan<T>& plan, uint64_t src, uint64_t first,
+                                         uint64_t stride, uint64_t slots) {
+  using S = Slot<T>;
+  for (uint64_t k = first; k < slots; k += stride) {
+    const uint64_t base = k * S::kElems;
+    if (plan.fast(base)) {
+      S::store_vec(a.out, base, S::load_vec(src, base));
+    } else {
+      const uint32_t valid = plan.valid(base);
+      S::store_out_elems(a, base, valid, S::load_elems(src, base, valid));
+    }
+  }
+}
+
 // Whether every address in p[0..n) and extra is 16-byte aligned.
 __device__ __forceinline__ bool all_aligned16(const uint64_t* p, uint32_t n, uint64_t extra) {
   uint64_t bits = extra;

@@ -232,15 +232,7 @@ __device__ __forceinline__ void one_shot(const ArtestArgs& a, uint64_t delta, bo
   // barrier no peer reads anything of ours in this launch.
   if ((a.inject & INJECT_NO_MID_BARRIER) == 0) mc_barrier(a, SIG_PHASE_MID, e);
   const Plan<T> copy(a, aligned16(dst | a.out));
-  for (uint64_t k = w.first; k < slots; k += w.stride) {
-    const uint64_t base = k * S::kElems;
-    if (copy.fast(base)) {
-      S::store_vec(a.out, base, S::load_vec(dst, base));
-    } else {
-      const uint32_t valid = copy.valid(base);
-      S::store_out_elems(a, base, valid, S::load_elems(dst, base, valid));
-    }
-  }
+  copy_out(a, copy, dst, w.first, w.stride, slots);
 }
 
 template <typename T>

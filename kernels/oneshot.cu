@@ -67,15 +67,7 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
     // Mid: every peer's block b has finished reading our slots of block b.
     // (Each thread reads back only the staging slots it wrote itself.)
     if ((a.inject & INJECT_NO_MID_BARRIER) == 0) barrier(a, SIG_PHASE_MID, e);
-    for (uint64_t k = first; k < slots; k += stride) {
-      const uint64_t base = k * S::kElems;
-      if (plan.fast(base)) {
-        S::store_vec(a.out, base, S::load_vec(stage, base));
-      } else {
-        const uint32_t valid = plan.valid(base);
-        S::store_out_elems(a, base, valid, S::load_elems(stage, base, valid));
-      }
-    }
+    copy_out(a, plan, stage, first, stride, slots);
     // No end barrier: after the mid barrier of every block, no peer reads
     // anything of ours in this launch (our staging is private to us and our
     // input is no longer read), so returning is safe. Our staging is

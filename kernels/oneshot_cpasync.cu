@@ -197,15 +197,7 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
     // barrier), then copied over our input. Each thread reads back only the
     // staging slots it wrote itself (the same slots as in the pipeline).
     if ((a.inject & INJECT_NO_MID_BARRIER) == 0) barrier(a, SIG_PHASE_MID, e);
-    for (uint64_t k = p.first; k < slots; k += p.tile_stride) {
-      const uint64_t base = k * S::kElems;
-      if (plan.fast(base)) {
-        S::store_vec(a.out, base, S::load_vec(stage, base));
-      } else {
-        const uint32_t valid = plan.valid(base);
-        S::store_out_elems(a, base, valid, S::load_elems(stage, base, valid));
-      }
-    }
+    copy_out(a, plan, stage, p.first, p.tile_stride, slots);
     // No end barrier, as in oneshot: after the mid barrier no peer reads
     // anything of ours in this launch.
   }
