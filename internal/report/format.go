@@ -168,9 +168,9 @@ func rankRanges(ranks []int) string {
 	return strings.Join(parts, ",")
 }
 
-// shellCommand quotes args for a POSIX shell so the printed command can be
+// ShellCommand quotes args for a POSIX shell so the printed command can be
 // pasted back to reproduce the run.
-func shellCommand(args []string) string {
+func ShellCommand(args []string) string {
 	quoted := make([]string, len(args))
 	for i, a := range args {
 		quoted[i] = shellQuote(a)

@@ -51,7 +51,7 @@ func TestShellCommand(t *testing.T) {
 		{[]string{"artest", "", "$HOME", "it's"}, `artest '' '$HOME' 'it'\''s'`},
 	}
 	for _, tt := range tests {
-		require.Equal(t, tt.want, shellCommand(tt.args))
+		require.Equal(t, tt.want, ShellCommand(tt.args))
 	}
 }
 

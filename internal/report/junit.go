@@ -239,7 +239,7 @@ func headerProperties(h *Header) []junitProperty {
 		{"tool", h.Tool},
 		{"version", h.Version},
 		{"git_revision", h.GitRevision},
-		{"command", shellCommand(h.Command)},
+		{"command", ShellCommand(h.Command)},
 		{"start", junitTimestamp(h)},
 		{"backend", h.Backend},
 		{"ranks", strconv.Itoa(h.Ranks)},

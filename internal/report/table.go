@@ -76,7 +76,7 @@ func writeTableHeader(w *bufio.Writer, h *Header) {
 	}
 	fmt.Fprintln(w, line)
 	if len(h.Command) > 0 {
-		fmt.Fprintf(w, "# command: %s\n", shellCommand(h.Command))
+		fmt.Fprintf(w, "# command: %s\n", ShellCommand(h.Command))
 	}
 	if !h.Start.IsZero() {
 		fmt.Fprintf(w, "# start: %s\n", h.Start.Format("2006-01-02T15:04:05Z07:00"))

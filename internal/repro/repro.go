@@ -34,11 +34,7 @@ type Bundle struct {
 
 // Command is the shell line that reruns args on ranks ranks.
 func Command(ranks int, args []string) string {
-	parts := []string{"mpirun", "-np", fmt.Sprint(ranks), "artest"}
-	for _, a := range args {
-		parts = append(parts, shellQuote(a))
-	}
-	return strings.Join(parts, " ")
+	return report.ShellCommand(append([]string{"mpirun", "-np", fmt.Sprint(ranks), "artest"}, args...))
 }
 
 // FileName is the bundle's file name for case id: the ID with every
@@ -97,12 +93,4 @@ func Read(path string) (*Bundle, error) {
 		}
 	}
 	return &b, nil
-}
-
-// shellQuote quotes s for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=./:,+%@") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
