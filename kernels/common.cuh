@@ -239,6 +239,24 @@ __device__ __forceinline__ uint32_t ld_acquire_sys(const uint32_t* p) {
   return v;
 }
 
+// Relaxed (strong, not ordering) twins: a flag that only says "arrived"
+// and publishes no data written in this launch needs no fence (see Sync).
+__device__ __forceinline__ void st_relaxed_sys(uint32_t* p, uint32_t v) {
+  asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+__device__ __forceinline__ uint32_t ld_relaxed_sys(const uint32_t* p) {
+  uint32_t v;
+  asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+
+// Loads a flag with acquire (kAcquire) or relaxed semantics.
+template <bool kAcquire>
+__device__ __forceinline__ uint32_t ld_flag_sys(const uint32_t* p) {
+  return kAcquire ? ld_acquire_sys(p) : ld_relaxed_sys(p);
+}
+
 __device__ __forceinline__ uint64_t global_timer_ns() {
   uint64_t t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
@@ -516,6 +534,22 @@ __device__ __forceinline__ void epoch_end(const ArtestArgs& a, uint32_t e) {
 // barrier). A block that exits leaves its epoch and the ring's Head behind,
 // so the launches queued after it are not trusted: the runner ends the job
 // (exit 3) at its next stream sync, or its watchdog does.
+//
+// Sync: what a barrier's flag carries. kPublish (release store, acquire
+// poll) makes data this launch wrote before the barrier visible to the
+// peers after it: twoshot's staging at its mid barrier, multimem's stores.
+// kArrive (relaxed store and poll) only says "this block got here": the
+// start barrier (the inputs were written before the launch, so the stream
+// order, not the flag, orders them; peers read them with .cg loads, which
+// cannot hit a stale L1 line) and the barriers that say "done reading your
+// memory" (end, and oneshot's in-place mid): a block's peer loads have
+// returned their values before bar.sync lets its flag store issue, so no
+// later write to that memory can reach them. A release store is a
+// MEMBAR.SYS, which waits until every earlier write of the thread is
+// acknowledged system-wide; kArrive saves that on two of the three
+// barriers. (vLLM's custom allreduce makes the same split.)
+enum class Sync : uint32_t { kArrive = 0, kPublish = 1 };
+
 constexpr uint32_t kBackoffMinNs = 32;
 constexpr uint32_t kBackoffMaxNs = 128;
 
@@ -557,6 +591,7 @@ __device__ __forceinline__ void record_give_up(uint64_t sig, uint32_t variant, u
 // under a microsecond, is below the diag word's millisecond resolution).
 // Returning nothing else keeps registers free: carrying seen and waited out
 // of the loop made ptxas spill in multimem's f32 kernel.
+template <bool kAcquire = true>
 __device__ __forceinline__ bool wait_slow(const uint32_t* word, uint32_t want, uint64_t timeout_ns, uint32_t min_ns,
                                           uint32_t max_ns) {
   const uint64_t deadline = timeout_ns != 0 ? global_timer_ns() + timeout_ns : ~uint64_t{0};
@@ -564,24 +599,31 @@ __device__ __forceinline__ bool wait_slow(const uint32_t* word, uint32_t want, u
   for (;;) {
     __nanosleep(sleep_ns);
     if (sleep_ns < max_ns) sleep_ns *= 2;
-    if (sig_reached(ld_acquire_sys(word), want)) return false;
+    if (sig_reached(ld_flag_sys<kAcquire>(word), want)) return false;
     if (global_timer_ns() > deadline) return true;
   }
 }
 
+template <Sync kSync = Sync::kPublish>
 __device__ __forceinline__ void barrier(const ArtestArgs& a, uint32_t ph, uint32_t e) {
+  constexpr bool kOrdered = kSync == Sync::kPublish;
   __syncthreads();
   const uint32_t t = threadIdx.x;
   bool gave_up = false;
   if (t < a.nranks) {
-    st_release_sys(reinterpret_cast<uint32_t*>(a.peer_signal[t] + sig_flag_offset(ph, blockIdx.x, a.rank)), e);
+    uint32_t* const theirs = reinterpret_cast<uint32_t*>(a.peer_signal[t] + sig_flag_offset(ph, blockIdx.x, a.rank));
+    if (kOrdered) {
+      st_release_sys(theirs, e);
+    } else {
+      st_relaxed_sys(theirs, e);
+    }
     const uint32_t* mine =
         reinterpret_cast<const uint32_t*>(a.peer_signal[a.rank] + sig_flag_offset(ph, blockIdx.x, t));
-    if (!sig_reached(ld_acquire_sys(mine), e)) {
-      gave_up = wait_slow(mine, e, a.wait_timeout_ns, kBackoffMinNs, kBackoffMaxNs);
+    if (!sig_reached(ld_flag_sys<kOrdered>(mine), e)) {
+      gave_up = wait_slow<kOrdered>(mine, e, a.wait_timeout_ns, kBackoffMinNs, kBackoffMaxNs);
       if (gave_up) {
         record_give_up(a.peer_signal[a.rank], a.variant_id, a.rank, SIG_DIAG_KIND_BARRIER, ph, t, e,
-                       ld_acquire_sys(mine), blockIdx.x, a.wait_timeout_ns);
+                       ld_relaxed_sys(mine), blockIdx.x, a.wait_timeout_ns);
       }
     }
   }

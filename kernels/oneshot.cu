@@ -33,7 +33,7 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
   const uint32_t e = epoch_begin(a);
   // Start: no peer's input is read before that peer's launch began (its
   // host wrote the input before it on its stream).
-  if ((a.inject & INJECT_NO_START_BARRIER) == 0) barrier(a, SIG_PHASE_START, e);
+  if ((a.inject & INJECT_NO_START_BARRIER) == 0) barrier<Sync::kArrive>(a, SIG_PHASE_START, e);
   inject_delay(a);
 
   if (!in_place) {
@@ -50,7 +50,7 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
     // input) while a peer's block may still be reading it. Block b's end
     // barrier waits for block b of every peer, which read exactly our
     // slots of block b; the launch ends only when every block has passed.
-    if ((a.inject & INJECT_NO_END_BARRIER) == 0) barrier(a, SIG_PHASE_END, e);
+    if ((a.inject & INJECT_NO_END_BARRIER) == 0) barrier<Sync::kArrive>(a, SIG_PHASE_END, e);
   } else {
     // In place: out is our input, which peers are still reading. Park the
     // result in our own staging buffer (same element index) until every
@@ -66,7 +66,7 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
     }
     // Mid: every peer's block b has finished reading our slots of block b.
     // (Each thread reads back only the staging slots it wrote itself.)
-    if ((a.inject & INJECT_NO_MID_BARRIER) == 0) barrier(a, SIG_PHASE_MID, e);
+    if ((a.inject & INJECT_NO_MID_BARRIER) == 0) barrier<Sync::kArrive>(a, SIG_PHASE_MID, e);
     copy_out(a, plan, stage, first, stride, slots);
     // No end barrier: after the mid barrier of every block, no peer reads
     // anything of ours in this launch (our staging is private to us and our

@@ -148,7 +148,7 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
   // Start: no peer's input is copied before that peer's launch began. The
   // copies are issued after the barrier's acquire and bar.sync in program
   // order, and the "memory" clobbers keep the compiler from hoisting them.
-  if ((a.inject & INJECT_NO_START_BARRIER) == 0) barrier(a, SIG_PHASE_START, e);
+  if ((a.inject & INJECT_NO_START_BARRIER) == 0) barrier<Sync::kArrive>(a, SIG_PHASE_START, e);
   inject_delay(a);
 
   const uint64_t dst = in_place ? stage : a.out;
@@ -190,13 +190,13 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
   if (!in_place) {
     // End: this rank must not return (and let its caller overwrite its
     // input) while a peer's block may still be copying it.
-    if ((a.inject & INJECT_NO_END_BARRIER) == 0) barrier(a, SIG_PHASE_END, e);
+    if ((a.inject & INJECT_NO_END_BARRIER) == 0) barrier<Sync::kArrive>(a, SIG_PHASE_END, e);
   } else {
     // In place, as oneshot: the result is parked in our staging buffer
     // until every peer's block b is done with our slots of block b (mid
     // barrier), then copied over our input. Each thread reads back only the
     // staging slots it wrote itself (the same slots as in the pipeline).
-    if ((a.inject & INJECT_NO_MID_BARRIER) == 0) barrier(a, SIG_PHASE_MID, e);
+    if ((a.inject & INJECT_NO_MID_BARRIER) == 0) barrier<Sync::kArrive>(a, SIG_PHASE_MID, e);
     copy_out(a, plan, stage, p.first, p.tile_stride, slots);
     // No end barrier, as in oneshot: after the mid barrier no peer reads
     // anything of ours in this launch.

@@ -353,7 +353,7 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
   // Start: no rank writes into a peer's staging before the peer's launch
   // began (the peer's previous launch, of any variant, may still be using
   // its staging). No end barrier: kernels/ring.go says why.
-  if ((a.inject & INJECT_NO_START_BARRIER) == 0) barrier(a, SIG_PHASE_START, e);
+  if ((a.inject & INJECT_NO_START_BARRIER) == 0) barrier<Sync::kArrive>(a, SIG_PHASE_START, e);
   // For the watchdog: this block's lanes are in a launch until their Head
   // reaches Target (set before the injected delay, so a delayed rank shows
   // as in the launch and waiting for nobody).

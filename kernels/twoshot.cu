@@ -34,7 +34,7 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
   const uint64_t first = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
 
   const uint32_t e = epoch_begin(a);
-  if ((a.inject & INJECT_NO_START_BARRIER) == 0) barrier(a, SIG_PHASE_START, e);
+  if ((a.inject & INJECT_NO_START_BARRIER) == 0) barrier<Sync::kArrive>(a, SIG_PHASE_START, e);
   inject_delay(a);
 
   // Reduce-scatter: our chunk, over every peer's input, into our staging.
@@ -58,7 +58,7 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
   // output: peers read our input only in their reduce-scatter, and block b
   // writes out only after every peer's block b has passed this barrier, i.e.
   // finished reading the slots block b is about to overwrite.
-  if ((a.inject & INJECT_NO_MID_BARRIER) == 0) barrier(a, SIG_PHASE_MID, e);
+  if ((a.inject & INJECT_NO_MID_BARRIER) == 0) barrier<Sync::kPublish>(a, SIG_PHASE_MID, e);
 
   // All-gather: slot k of every chunk p from peer p's staging into out,
   // with up to kInflight peers' loads in flight before the first store.
@@ -94,7 +94,7 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
   // this protects is anything else that writes staging after we return: the
   // host, or another library sharing the buffer. Our input needs no end
   // barrier: peers stop reading it before the mid barrier.
-  if ((a.inject & INJECT_NO_END_BARRIER) == 0) barrier(a, SIG_PHASE_END, e);
+  if ((a.inject & INJECT_NO_END_BARRIER) == 0) barrier<Sync::kArrive>(a, SIG_PHASE_END, e);
   epoch_end(a, e);
 }
 
