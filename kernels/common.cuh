@@ -39,9 +39,15 @@ struct ArtestArgs {
   // failed poll (0: wait for ever). A block that waits longer records where
   // in the SIG_DIAG_* words and exits; see barrier().
   uint64_t wait_timeout_ns;
+  // Launch tags (kernels.Args says how the host computes them): what this
+  // launch expects in the high word of peer p's barrier flags, and what it
+  // stores in the high word of its own. See barrier().
+  uint32_t peer_tag[SIG_MAX_RANKS];
+  uint32_t self_tag;
+  uint32_t spare;  // keeps the size a multiple of 8 without implicit padding
 };
 
-static_assert(sizeof(ArtestArgs) == 464, "ArtestArgs changed: change kernels.Args with it");
+static_assert(sizeof(ArtestArgs) == 536, "ArtestArgs changed: change kernels.Args with it");
 
 // Flags bits.
 constexpr uint32_t FLAG_IN_PLACE = 1u << 0;  // out == peer_in[rank]
@@ -55,6 +61,12 @@ constexpr uint32_t INJECT_SKIP_LAST = 1u << 3;  // element count-1 of out is not
 constexpr uint32_t INJECT_OVERRUN = 1u << 4;    // element count of out (one past the end) is written
 constexpr uint32_t INJECT_NO_MID_BARRIER = 1u << 5;
 constexpr uint32_t INJECT_NO_CREDIT_WAIT = 1u << 6;  // ring only; other kernels ignore it
+constexpr uint32_t INJECT_PDL_NO_WAIT = 1u << 7;     // pdl_wait is skipped: the input is read before the producer wrote it
+
+// twoshot's gather (param0; kernels/twoshot.go is the Go twin): how chunks
+// reach the other ranks after the reduce-scatter.
+constexpr uint32_t TWOSHOT_GATHER_PULL = 1u;  // each rank reads every peer's staging
+constexpr uint32_t TWOSHOT_GATHER_PUSH = 2u;  // each rank writes its chunk into every peer's staging
 
 // Element types and operators, numbered as reference.DType and reference.Op.
 constexpr uint32_t DTYPE_F32 = 0u;
@@ -645,6 +657,24 @@ __device__ __forceinline__ void inject_delay(const ArtestArgs& a) {
     }
   }
   __syncthreads();
+}
+
+// Programmatic dependent launch (--pdl, sm_90; kernels/pdl.cu is the
+// producer): the allreduce may start while the kernel before it in the
+// stream still writes this rank's input. griddepcontrol.wait blocks until
+// that kernel has completed and its writes are visible, so it must come
+// before the first read of any input and before the start barrier's flag
+// store, which tells peers our input is ready: every family's run() calls
+// this first. Without PDL it returns at once. INJECT_PDL_NO_WAIT skips it,
+// and the poison the runner wrote into the input before the producer ran
+// shows in the output. Below sm_90 (the fatbin's sm_80 code) there is no
+// PDL and no instruction.
+__device__ __forceinline__ void pdl_wait(const ArtestArgs& a) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if ((a.inject & INJECT_PDL_NO_WAIT) == 0) asm volatile("griddepcontrol.wait;" ::: "memory");
+#else
+  (void)a;
+#endif
 }
 
 }  // namespace artest

@@ -207,6 +207,8 @@ var Registry = []Variant{
 		Kernel: "twoshot",
 		Blocks: 36, Threads: 512,
 		HostBlocks: 4,
+		Params:     twoshotParams,
+		Resolve:    TwoshotResolve,
 	},
 	{
 		Name:    "oneshot-cpasync",

@@ -14,6 +14,18 @@
 // block b of peer p wrote into its staging (chunk p, reduce-scatter) are
 // exactly the ones our block b reads from it (all-gather), and block b's mid
 // and end barriers cover exactly that data.
+//
+// Gather (param0, kernels/twoshot.go): pull (above) or push. Push: the
+// reduce-scatter stores each reduced slot of chunk r into our output and
+// into every peer's staging at the same index (peer p's staging region of
+// chunk r is written by rank r alone); after the mid barrier (release:
+// it publishes those stores) each rank copies chunks p != r from its own
+// staging into its output, a local copy. NVLink then carries reads (the
+// reduce) and writes (the push) at the same time, in both directions,
+// instead of two rounds of reads. Nothing of ours is read by a peer after
+// the mid barrier, so push needs no end barrier: the next launch's pushes
+// into our staging come after its start barrier, which our block reaches
+// only once this whole launch is done (stream order).
 #include "common.cuh"
 
 namespace artest {
@@ -21,6 +33,7 @@ namespace twoshot {
 
 template <typename T, uint32_t OP>
 __device__ __forceinline__ void run(const ArtestArgs& a) {
+  pdl_wait(a);  // --pdl: before any input read or flag store (common.cuh)
   using S = Slot<T>;
   using R = Reduce<T, OP>;
   check_launch(a, a.count, sizeof(T));
@@ -40,6 +53,48 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
   // Reduce-scatter: our chunk, over every peer's input, into our staging.
   const uint64_t mine = static_cast<uint64_t>(a.rank) * chunk;
   const uint64_t stage = a.peer_stage[a.rank];
+  const bool push = a.param0 == TWOSHOT_GATHER_PUSH;
+  if (push) {
+    // Our chunk of our input is read by this thread alone (peers read
+    // their own chunks), so in place it can be overwritten right here.
+    for (uint64_t k = first; k < chunk_slots; k += stride) {
+      const uint64_t base = mine + k * S::kElems;
+      if (base >= count) break;
+      if (plan.fast(base)) {
+        const uint4 v = R::vec(a.peer_in, n, base);
+        for (uint32_t p = 0; p < n; ++p) {
+          S::store_vec(p == a.rank ? a.out : a.peer_stage[p], base, v);
+        }
+      } else {
+        const uint32_t valid = plan.valid(base);
+        const uint4 v = R::elems(a.peer_in, n, base, valid);
+        for (uint32_t p = 0; p < n; ++p) {
+          if (p == a.rank) {
+            S::store_out_elems(a, base, valid, v);
+          } else {
+            S::store_elems(a.peer_stage[p], base, valid, v);
+          }
+        }
+      }
+    }
+    if ((a.inject & INJECT_NO_MID_BARRIER) == 0) barrier<Sync::kPublish>(a, SIG_PHASE_MID, e);
+    for (uint32_t p = 0; p < n; ++p) {
+      if (p == a.rank) continue;
+      const uint64_t theirs = static_cast<uint64_t>(p) * chunk;
+      for (uint64_t k = first; k < chunk_slots; k += stride) {
+        const uint64_t base = theirs + k * S::kElems;
+        if (base >= count) break;
+        if (plan.fast(base)) {
+          S::store_vec(a.out, base, S::load_vec(stage, base));
+        } else {
+          const uint32_t valid = plan.valid(base);
+          S::store_out_elems(a, base, valid, S::load_elems(stage, base, valid));
+        }
+      }
+    }
+    epoch_end(a, e);
+    return;
+  }
   for (uint64_t k = first; k < chunk_slots; k += stride) {
     const uint64_t base = mine + k * S::kElems;
     if (base >= count) break;

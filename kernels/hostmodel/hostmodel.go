@@ -294,6 +294,9 @@ func (k *kernel) twoshot(b int) error {
 	}
 	k.delay()
 	lo, hi := chunkSpan(int(a.Rank))
+	if a.Param0 == kernels.TwoshotGatherPush {
+		return k.twoshotPush(b, epoch, lo, hi, chunkSpan)
+	}
 	k.reduceInto(k.mem.Bytes(a.PeerStage[a.Rank], count*k.elem), lo, hi)
 	if !k.injected(kernels.InjectNoMidBarrier) {
 		if err := k.barrier(signal.PhaseMid, b, epoch); err != nil {
@@ -310,5 +313,38 @@ func (k *kernel) twoshot(b int) error {
 		}
 	}
 	own.Store(signal.EpochOffset(b), epoch)
+	return nil
+}
+
+// twoshotPush is twoshot's push gather after the start barrier: reduce
+// this block's span [lo, hi) of chunk r (into our own staging, whose chunk
+// r region no peer writes), write it into our output and into every peer's
+// staging; mid barrier; then copy the other chunks from our staging into
+// our output. No end barrier: no peer reads anything of ours after the mid
+// barrier (twoshot.cu says why that is enough).
+func (k *kernel) twoshotPush(b int, epoch uint32, lo, hi int64, chunkSpan func(int) (int64, int64)) error {
+	a := k.l.Args
+	n := int(a.NRanks)
+	count := int64(a.Count)
+	stage := k.mem.Bytes(a.PeerStage[a.Rank], count*k.elem)
+	k.reduceInto(stage, lo, hi)
+	for p := 0; p < n; p++ {
+		if p != int(a.Rank) {
+			copy(k.mem.Bytes(a.PeerStage[p], count*k.elem)[lo*k.elem:hi*k.elem], stage[lo*k.elem:hi*k.elem])
+		}
+	}
+	k.writeOut(stage, lo, hi)
+	if !k.injected(kernels.InjectNoMidBarrier) {
+		if err := k.barrier(signal.PhaseMid, b, epoch); err != nil {
+			return err
+		}
+	}
+	for p := 0; p < n; p++ {
+		if p != int(a.Rank) {
+			plo, phi := chunkSpan(p)
+			k.writeOut(stage, plo, phi)
+		}
+	}
+	k.own().Store(signal.EpochOffset(b), epoch)
 	return nil
 }
