@@ -171,6 +171,24 @@ for np in $nps; do
 		for st in 2 3 4; do
 			b --variant oneshot-cpasync --param stages=$st -b 4K -e 16M -f 4 --json "$r/explore-cpasync-s$st-np$np.json"
 		done' "$np" "$bin" "$r"
+	# twoshot's gather, pull against push, on one sweep (bf16 sum oop reg).
+	step "bench-gather-np$np" 0 240 bash -c 'for g in 1 2; do mpirun -np "$0" "$1" bench --variant twoshot --param gather=$g \
+		-b 64K -e 256M -f 4 --json "$2/bench-gather$g-np$0.json" || exit 1; done' "$np" "$bin" "$r"
+	# Push without the mid barrier: peers copy staging before the pushes land.
+	step "fault-no-mid-barrier-push-np$np" 1 180 mpirun -np "$np" "$bin" --variant twoshot --param gather=2 --dtype f32 --op sum \
+		--size 64K --mode oop,reg,plain,aligned --stress 2000 --inject no-mid-barrier --inject "delay:rank=$((np - 1)),us=200" \
+		--json "$r/fault-no-mid-push-np$np.json"
+	step "why-no-mid-barrier-push-np$np" 0 5 grep -q "stress iterations wrong" "$out/fault-no-mid-barrier-push-np$np.log"
+	# Memory checking (issue 7): a small matrix under compute-sanitizer;
+	# racecheck where shared memory is used (oneshot-cpasync's pipeline).
+	# --error-exitcode makes any report fail the step.
+	san=${SANITIZER:-/usr/local/cuda/bin/compute-sanitizer}
+	step "sanitizer-memcheck-np$np" 0 300 mpirun -np "$np" "$san" --tool memcheck --error-exitcode 9 --print-limit 20 \
+		"$bin" --variant oneshot,twoshot,oneshot-cpasync,ring --dtype bf16,f32 --op sum --size 4100,64K \
+		--mode oop,reg,plain --iters 2 --reps 1 --warmup 0 --device-timeout 120s --timeout 300s --json "$r/sanitizer-memcheck-np$np.json"
+	step "sanitizer-racecheck-np$np" 0 300 mpirun -np "$np" "$san" --tool racecheck --error-exitcode 9 --print-limit 20 \
+		"$bin" --variant oneshot-cpasync --dtype bf16 --op sum --size 64K --mode oop,reg,plain,aligned \
+		--iters 2 --reps 1 --warmup 0 --device-timeout 120s --timeout 300s --json "$r/sanitizer-racecheck-np$np.json"
 	step "variants-np$np" 0 180 mpirun -np "$np" "$bin" --variant oneshot,twoshot,oneshot-cpasync,ring,nccl \
 		--dtype bf16 --op sum --mode oop,reg,aligned --size 4:256M:x4 --json "$r/variants-np$np.json"
 	step "hang-np$np" 3 60 mpirun -np "$np" "$bin" --variant oneshot --dtype f32 --op sum --size 4K \
