@@ -52,4 +52,5 @@ const (
 	InjectOverrun        uint32 = 1 << 4 // planted bug: one element past the end is written (guards must catch it)
 	InjectNoMidBarrier   uint32 = 1 << 5 // skip the mid barrier (twoshot, in-place oneshot)
 	InjectNoCreditWait   uint32 = 1 << 6 // ring: the producer does not wait for credit
+	InjectPdlNoWait      uint32 = 1 << 7 // --pdl: the kernel reads its input without waiting for the producer (griddepcontrol.wait)
 )

@@ -111,6 +111,7 @@ struct Pipeline {
 
 template <typename T, uint32_t OP>
 __device__ __forceinline__ void run(const ArtestArgs& a) {
+  pdl_wait(a);  // --pdl: before any input read or flag store (common.cuh)
   using S = Slot<T>;
   const bool in_place = (a.flags & FLAG_IN_PLACE) != 0;
   // As in oneshot: the barrier sequence depends on in_place, and out

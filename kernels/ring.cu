@@ -343,6 +343,7 @@ __device__ __forceinline__ void run_units(const ArtestArgs& a, const RingPlan& p
 
 template <typename T, uint32_t OP>
 __device__ __forceinline__ void run(const ArtestArgs& a) {
+  pdl_wait(a);  // --pdl: before any input read or flag store (common.cuh)
   check_launch(a, 0, sizeof(T));
   // The rings fit the staging buffer and the parameters are in range: the
   // host's RingResolve and RingCheck guarantee it; anything else is a host

@@ -1,0 +1,46 @@
+package kernels
+
+import (
+	"regexp"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The producer's parameter struct: Go and C must agree byte for byte, and
+// its block size must be the kernel's __launch_bounds__.
+func TestPdlFillArgsMatchesC(t *testing.T) {
+	src := readFile(t, "pdl.cu")
+	m := regexp.MustCompile(`(?s)struct ArtestPdlFillArgs \{(.*?)\};`).FindStringSubmatch(src)
+	require.NotNil(t, m, "ArtestPdlFillArgs not found in pdl.cu")
+	fields := regexp.MustCompile(`uint64_t (\w+);`).FindAllStringSubmatch(m[1], -1)
+	var a PdlFillArgs
+	goFields := []struct {
+		name string
+		off  uintptr
+	}{
+		{"Dst", unsafe.Offsetof(a.Dst)}, {"Src", unsafe.Offsetof(a.Src)},
+		{"Bytes", unsafe.Offsetof(a.Bytes)}, {"DelayNs", unsafe.Offsetof(a.DelayNs)},
+	}
+	require.Len(t, fields, len(goFields), "every C field is a uint64_t with a Go twin")
+	for i, f := range goFields {
+		require.Equal(t, lowerSnake(f.name), fields[i][1], "field %d", i)
+		require.Equal(t, uintptr(8*i), f.off, "field %s", f.name)
+	}
+	require.Equal(t, uintptr(32), unsafe.Sizeof(a))
+	require.Regexp(t, `sizeof\(ArtestPdlFillArgs\) == 32`, src)
+	require.Regexp(t, `ARTEST_PDL_FILL_THREADS = 256u;`, src)
+	require.Equal(t, 256, PdlFillThreads)
+	require.Regexp(t, `extern "C" __global__ void __launch_bounds__\(ARTEST_PDL_FILL_THREADS\)\s+`+PdlFillKernel+`\(`, src)
+}
+
+// Every family's run() waits for the producer first.
+func TestEveryKernelCallsPdlWaitFirst(t *testing.T) {
+	for _, f := range []string{"oneshot.cu", "twoshot.cu", "oneshot_cpasync.cu", "ring.cu", "multimem.cu"} {
+		t.Run(f, func(t *testing.T) {
+			require.Regexp(t, `void run\(const ArtestArgs& a\) \{\n\s+pdl_wait\(a\);`, readFile(t, f))
+		})
+	}
+	require.Regexp(t, `griddepcontrol\.wait`, readFile(t, commonHeader))
+}
