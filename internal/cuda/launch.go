@@ -144,6 +144,10 @@ type LaunchConfig struct {
 	Attributes  []LaunchAttribute
 }
 
+// HasLaunchEx reports whether the driver has cuLaunchKernelEx (CUDA 11.8
+// and newer), which LaunchEx and so programmatic dependent launch need.
+func (d *Driver) HasLaunchEx() bool { return d.t.launchKernelEx.ptr != nil }
+
 // LaunchEx is Launch with launch attributes (cuLaunchKernelEx), e.g.
 // ProgrammaticStreamSerialization(true) for programmatic dependent launch.
 func (d *Driver) LaunchEx(cfg LaunchConfig, fn Function, arg unsafe.Pointer, argSize uintptr) error {

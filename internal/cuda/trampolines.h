@@ -49,6 +49,15 @@ typedef struct {
 _Static_assert(sizeof(art_ipcHandle) == 64, "CUipcMemHandle is 64 bytes");
 _Static_assert(sizeof(art_launchAttr) == 72, "CUlaunchAttribute is 72 bytes");
 _Static_assert(sizeof(art_launchConfig) == 56, "CUlaunchConfig is 56 bytes");
+// Offsets as cuda.h (CUDA 13.0) lays out CUlaunchConfig and
+// CUlaunchAttribute on x86_64 and aarch64 (checked with offsetof against
+// the header of the pinned nvcc wheel).
+_Static_assert(offsetof(art_launchConfig, blockDimX) == 12, "CUlaunchConfig.blockDimX at 12");
+_Static_assert(offsetof(art_launchConfig, sharedMemBytes) == 24, "CUlaunchConfig.sharedMemBytes at 24");
+_Static_assert(offsetof(art_launchConfig, hStream) == 32, "CUlaunchConfig.hStream at 32");
+_Static_assert(offsetof(art_launchConfig, attrs) == 40, "CUlaunchConfig.attrs at 40");
+_Static_assert(offsetof(art_launchConfig, numAttrs) == 48, "CUlaunchConfig.numAttrs at 48");
+_Static_assert(offsetof(art_launchAttr, value) == 8, "CUlaunchAttribute.value at 8");
 
 // Returned when a trampoline cannot allocate its own scratch memory.
 #define ART_CUDA_ERROR_OUT_OF_MEMORY 2
