@@ -35,6 +35,20 @@ type Args struct {
 	// (signal.Diag*) and exits, so no kernel hangs the GPU for ever. 0:
 	// unbounded.
 	WaitTimeoutNs uint64
+	// Launch tags (signal/tag.go, kernels/tag.go): PeerTag[p] is what this
+	// launch expects in the high word of peer p's barrier flags, SelfTag
+	// what it stores in the high word of its own. Both hash the call
+	// (variant, dtype, op, count, grid, flags, parameters) with the
+	// registration generation of the buffers concerned: peer p's as this
+	// rank opened them (what PeerIn[p] points at) and this rank's own. A
+	// barrier that finds another tag records DiagKindTagMismatch and the
+	// block exits: one rank launching a different call, or a graph that
+	// still holds a re-registered peer's old pointers, is diagnosed at the
+	// first barrier instead of hanging or reading stale memory. The
+	// backends set them (SetTags) once the grid is known.
+	PeerTag [signal.MaxRanks]uint32
+	SelfTag uint32
+	Spare   uint32 // keeps the struct a multiple of 8 bytes without implicit padding
 }
 
 // Flags bits.

@@ -68,7 +68,7 @@ func TestCheckHeadersRejectsDrift(t *testing.T) {
 		errPart string
 	}{
 		{"constant value", true, "SIG_OFF_DIAG = 128u", "SIG_OFF_DIAG = 132u", "SIG_OFF_DIAG"},
-		{"derived constant", true, "SIG_OFF_EPOCH + 4u * SIG_MAX_BLOCKS", "SIG_OFF_EPOCH + 8u * SIG_MAX_BLOCKS", "SIG_OFF_FLAGS"},
+		{"derived constant", true, "SIG_OFF_EPOCH + 8u * SIG_MAX_BLOCKS", "SIG_OFF_EPOCH + 16u * SIG_MAX_BLOCKS", "SIG_OFF_FLAGS"},
 		{"missing constant", true, "constexpr uint32_t SIG_OFF_RANK = 8u;", "", "SIG_OFF_RANK"},
 		{"inject bit", false, "INJECT_OVERRUN = 1u << 4", "INJECT_OVERRUN = 1u << 7", "INJECT_OVERRUN"},
 		{"missing inject bit", false, "constexpr uint32_t INJECT_NO_CREDIT_WAIT = 1u << 6;", "", "INJECT_NO_CREDIT_WAIT"},
@@ -82,7 +82,8 @@ func TestCheckHeadersRejectsDrift(t *testing.T) {
 		{"field width", false, "  uint32_t flags; ", "  uint64_t flags; ", "flags"},
 		{"array length", false, "peer_stage[SIG_MAX_RANKS]", "peer_stage[8]", "peer_stage"},
 		{"extra field", false, "  uint64_t stage_bytes;", "  uint32_t pad;\n  uint64_t stage_bytes;", "field"},
-		{"asserted size", false, "sizeof(ArtestArgs) == 464", "sizeof(ArtestArgs) == 472", "static_assert"},
+		{"asserted size", false, "sizeof(ArtestArgs) == 536", "sizeof(ArtestArgs) == 544", "static_assert"},
+		{"tag array length", false, "peer_tag[SIG_MAX_RANKS]", "peer_tag[8]", "peer_tag"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

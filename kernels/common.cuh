@@ -263,9 +263,31 @@ __device__ __forceinline__ uint32_t ld_relaxed_sys(const uint32_t* p) {
   return v;
 }
 
-// Loads a flag with acquire (kAcquire) or relaxed semantics.
-template <bool kAcquire>
-__device__ __forceinline__ uint32_t ld_flag_sys(const uint32_t* p) {
+// The 64-bit twins, for the barrier flags and epoch words: the launch tag
+// (or the claim) travels in the same single access as the epoch.
+__device__ __forceinline__ void st_release_sys(uint64_t* p, uint64_t v) {
+  asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+__device__ __forceinline__ uint64_t ld_acquire_sys(const uint64_t* p) {
+  uint64_t v;
+  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+
+__device__ __forceinline__ void st_relaxed_sys(uint64_t* p, uint64_t v) {
+  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+__device__ __forceinline__ uint64_t ld_relaxed_sys(const uint64_t* p) {
+  uint64_t v;
+  asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+
+// Loads a flag (32 or 64 bits) with acquire (kAcquire) or relaxed semantics.
+template <bool kAcquire, typename W>
+__device__ __forceinline__ W ld_flag_sys(const W* p) {
   return kAcquire ? ld_acquire_sys(p) : ld_relaxed_sys(p);
 }
 
@@ -470,21 +492,76 @@ __device__ __forceinline__ void check_launch(const ArtestArgs& a, uint64_t stage
 }
 
 // ---------------------------------------------------------------------------
+// Giving up (issue 7).
+//
+// Records a give-up in the diag words of the rank's own SignalBlock (sig):
+// the first give-up of the rank claims them (atomicCAS on SIG_DIAG_STATE),
+// writes the fields, and publishes them with a release store of
+// SIG_DIAG_GAVE_UP, so a host that sees that value sees every field. Later
+// give-ups (other blocks timing out after it) leave the record alone.
+__device__ __forceinline__ void record_give_up(uint64_t sig, uint32_t variant, uint32_t rank, uint32_t kind,
+                                               uint32_t where, uint32_t peer, uint32_t want, uint32_t seen,
+                                               uint32_t lane, uint64_t timeout_ns) {
+  uint32_t* const d = reinterpret_cast<uint32_t*>(sig + SIG_OFF_DIAG);
+  if (atomicCAS(reinterpret_cast<unsigned int*>(d + SIG_DIAG_STATE), 0u, SIG_DIAG_CLAIMED) != 0u) return;
+  // Milliseconds through float (saturating conversion), not a 64-bit
+  // division: that inlines a long sequence whose registers made ptxas spill
+  // in multimem's f32 kernel. float's 24 bits are ample at ms resolution.
+  const uint32_t timeout_ms = __float2uint_rz(__ull2float_rz(timeout_ns) * 1e-6f);
+  d[SIG_DIAG_VARIANT] = variant;
+  d[SIG_DIAG_BLOCK] = blockIdx.x;
+  d[SIG_DIAG_KIND] = kind;
+  d[SIG_DIAG_WHERE] = where;
+  d[SIG_DIAG_PEER] = peer;
+  d[SIG_DIAG_WANT] = want;
+  d[SIG_DIAG_SEEN] = seen;
+  d[SIG_DIAG_WAITED_MS] = timeout_ms;  // a wait gives up at its first poll past the deadline
+  d[SIG_DIAG_LANE] = lane;
+  d[SIG_DIAG_RANK] = rank;
+  d[SIG_DIAG_TIMEOUT_MS] = timeout_ms;
+  st_release_sys(d + SIG_DIAG_STATE, SIG_DIAG_GAVE_UP);
+}
+
+// ---------------------------------------------------------------------------
 // Epochs. Block b of every launch uses e = Epoch[b] + 1 for all its barriers
 // and stores e back at the end: flags are never reset, so a flag left from an
 // earlier launch (or graph replay) is always behind the current e. Epoch[b]
 // is only touched by this rank's block b, and launches on one stream run one
-// after another, so plain accesses suffice (the kernel boundary orders them).
-// Every rank launches the same grids in the same order, so block b's counter
-// is equal on every rank at every launch.
-__device__ __forceinline__ uint32_t* epoch_word(const ArtestArgs& a) {
-  return reinterpret_cast<uint32_t*>(a.peer_signal[a.rank] + sig_epoch_offset(blockIdx.x));
+// after another, so the kernel boundary orders them. Every rank launches the
+// same grids in the same order, so block b's counter is equal on every rank
+// at every launch.
+//
+// Claim (issue 7, two streams): the epoch word is 64 bits, the epoch low and
+// a claim high. epoch_begin reads the epoch with one atomicOr that also sets
+// the claim (no extra access: the atomic is the read), and epoch_end's plain
+// 64-bit store of e clears it in the same store that publishes the epoch, so
+// both travel in one word and need no fence. A launch that finds the claim
+// already set shares block b's state (epoch, flags) with another launch of
+// this rank still in flight, typically an allreduce on a second stream: its
+// block records SIG_DIAG_KIND_CLAIMED and exits before touching any flag,
+// and the launch holding the claim runs on. (A block that gave up and
+// exited leaves its claim set, like its epoch: nothing after a give-up is
+// trusted; the runner ends the job.) The atomic is device scope: only
+// launches on this GPU share this rank's epoch words.
+__device__ __forceinline__ uint64_t* epoch_word(const ArtestArgs& a) {
+  return reinterpret_cast<uint64_t*>(a.peer_signal[a.rank] + sig_epoch_offset(blockIdx.x));
 }
 
 __device__ __forceinline__ uint32_t epoch_begin(const ArtestArgs& a) {
   __shared__ uint32_t s_epoch;
-  if (threadIdx.x == 0) s_epoch = *epoch_word(a) + 1;
-  __syncthreads();
+  bool held = false;
+  if (threadIdx.x == 0) {
+    const uint64_t old = atomicOr(reinterpret_cast<unsigned long long*>(epoch_word(a)),
+                                  static_cast<unsigned long long>(SIG_EPOCH_CLAIM) << 32);
+    s_epoch = static_cast<uint32_t>(old) + 1;
+    held = (old >> 32) != 0;
+    if (held) {
+      record_give_up(a.peer_signal[a.rank], a.variant_id, a.rank, SIG_DIAG_KIND_CLAIMED, 0, a.rank, s_epoch,
+                     static_cast<uint32_t>(old >> 32), blockIdx.x, a.wait_timeout_ns);
+    }
+  }
+  // Replaces the plain __syncthreads() one for one (see barrier()).
+  if (__syncthreads_or(held)) asm volatile("exit;");
   return s_epoch;
 }
 
@@ -493,7 +570,7 @@ __device__ __forceinline__ uint32_t epoch_begin(const ArtestArgs& a) {
 // done, so it proves which kernel ran and how often.
 __device__ __forceinline__ void epoch_end(const ArtestArgs& a, uint32_t e) {
   if (threadIdx.x != 0) return;
-  *epoch_word(a) = e;
+  *epoch_word(a) = e;  // the epoch, and a zero claim
   if (blockIdx.x == 0) {
     const uint64_t sig = a.peer_signal[a.rank];
     *reinterpret_cast<uint32_t*>(sig + SIG_OFF_TRACE_VARIANT) = a.variant_id;
@@ -507,6 +584,19 @@ __device__ __forceinline__ void epoch_end(const ArtestArgs& a, uint32_t e) {
 // Thread t < nranks tells peer t that this block has reached ph (a release
 // store of e into peer t's flag [ph][block][my rank]) and then waits until
 // peer t has told us the same (our own flag [ph][block][t] reaches e, acquire).
+//
+// Launch tags (issue 7): the flag is 64 bits, e in the low half and this
+// launch's self_tag in the high half, stored as one access, so the tag
+// needs no ordering of its own: a peer that sees e sees the tag that came
+// with it. Once peer t's flag holds exactly e, its tag must be peer_tag[t],
+// what this rank computed for the same call on the buffers it holds of
+// peer t (kernels.Args): otherwise peer t launched another call (size,
+// variant, grid, parameters) or its buffers are not the ones this launch
+// points at (a graph replayed after it re-registered them), and the block
+// records SIG_DIAG_KIND_TAG_MISMATCH and exits like a timed-out one. The
+// fast path is unchanged but for the width: one 64-bit compare of the
+// first poll against (peer_tag[t], e); anything else (not arrived, ahead,
+// another tag) goes to barrier_slow.
 //
 // Why the other threads' data is covered: the leading __syncthreads()
 // (bar.sync) orders every write and read of the block before the release
@@ -565,34 +655,6 @@ enum class Sync : uint32_t { kArrive = 0, kPublish = 1 };
 constexpr uint32_t kBackoffMinNs = 32;
 constexpr uint32_t kBackoffMaxNs = 128;
 
-// Records a give-up in the diag words of the rank's own SignalBlock (sig):
-// the first give-up of the rank claims them (atomicCAS on SIG_DIAG_STATE),
-// writes the fields, and publishes them with a release store of
-// SIG_DIAG_GAVE_UP, so a host that sees that value sees every field. Later
-// give-ups (other blocks timing out after it) leave the record alone.
-__device__ __forceinline__ void record_give_up(uint64_t sig, uint32_t variant, uint32_t rank, uint32_t kind,
-                                               uint32_t where, uint32_t peer, uint32_t want, uint32_t seen,
-                                               uint32_t lane, uint64_t timeout_ns) {
-  uint32_t* const d = reinterpret_cast<uint32_t*>(sig + SIG_OFF_DIAG);
-  if (atomicCAS(reinterpret_cast<unsigned int*>(d + SIG_DIAG_STATE), 0u, SIG_DIAG_CLAIMED) != 0u) return;
-  // Milliseconds through float (saturating conversion), not a 64-bit
-  // division: that inlines a long sequence whose registers made ptxas spill
-  // in multimem's f32 kernel. float's 24 bits are ample at ms resolution.
-  const uint32_t timeout_ms = __float2uint_rz(__ull2float_rz(timeout_ns) * 1e-6f);
-  d[SIG_DIAG_VARIANT] = variant;
-  d[SIG_DIAG_BLOCK] = blockIdx.x;
-  d[SIG_DIAG_KIND] = kind;
-  d[SIG_DIAG_WHERE] = where;
-  d[SIG_DIAG_PEER] = peer;
-  d[SIG_DIAG_WANT] = want;
-  d[SIG_DIAG_SEEN] = seen;
-  d[SIG_DIAG_WAITED_MS] = timeout_ms;  // a wait gives up at its first poll past the deadline
-  d[SIG_DIAG_LANE] = lane;
-  d[SIG_DIAG_RANK] = rank;
-  d[SIG_DIAG_TIMEOUT_MS] = timeout_ms;
-  st_release_sys(d + SIG_DIAG_STATE, SIG_DIAG_GAVE_UP);
-}
-
 // The slow path of a wait on *word reaching want, after a failed first
 // poll: backoff from min_ns doubling to max_ns, and a deadline timeout_ns
 // from here on %globaltimer (read once per poll, only in this path; 0: no
@@ -603,17 +665,46 @@ __device__ __forceinline__ void record_give_up(uint64_t sig, uint32_t variant, u
 // under a microsecond, is below the diag word's millisecond resolution).
 // Returning nothing else keeps registers free: carrying seen and waited out
 // of the loop made ptxas spill in multimem's f32 kernel.
-template <bool kAcquire = true>
-__device__ __forceinline__ bool wait_slow(const uint32_t* word, uint32_t want, uint64_t timeout_ns, uint32_t min_ns,
+// The word is 32 bits (ring sequences and credits) or 64 (barrier flags,
+// whose low half is the epoch).
+template <bool kAcquire = true, typename W = uint32_t>
+__device__ __forceinline__ bool wait_slow(const W* word, uint32_t want, uint64_t timeout_ns, uint32_t min_ns,
                                           uint32_t max_ns) {
   const uint64_t deadline = timeout_ns != 0 ? global_timer_ns() + timeout_ns : ~uint64_t{0};
   uint32_t sleep_ns = min_ns;
   for (;;) {
     __nanosleep(sleep_ns);
     if (sleep_ns < max_ns) sleep_ns *= 2;
-    if (sig_reached(ld_flag_sys<kAcquire>(word), want)) return false;
+    if (sig_reached(static_cast<uint32_t>(ld_flag_sys<kAcquire>(word)), want)) return false;
     if (global_timer_ns() > deadline) return true;
   }
+}
+
+// The barrier's slow path for thread t, whose first poll of peer t's flag
+// (mine) read seen, not exactly (peer_tag[t], e): wait until the epoch
+// half reaches e (or give up at the deadline), then check the tag of a
+// flag of exactly this epoch. A flag ahead of e belongs to the peer's next
+// launch (or a skipped barrier under fault injection): its tag is not
+// this launch's and is not checked. Returns true after recording a
+// give-up.
+template <bool kOrdered>
+__device__ __forceinline__ bool barrier_slow(const ArtestArgs& a, const uint64_t* mine, uint32_t ph, uint32_t t,
+                                             uint32_t e, uint64_t seen) {
+  if (!sig_reached(static_cast<uint32_t>(seen), e)) {
+    if (wait_slow<kOrdered>(mine, e, a.wait_timeout_ns, kBackoffMinNs, kBackoffMaxNs)) {
+      record_give_up(a.peer_signal[a.rank], a.variant_id, a.rank, SIG_DIAG_KIND_BARRIER, ph, t, e,
+                     static_cast<uint32_t>(ld_relaxed_sys(mine)), blockIdx.x, a.wait_timeout_ns);
+      return true;
+    }
+    seen = ld_flag_sys<kOrdered>(mine);
+  }
+  const uint32_t tag = static_cast<uint32_t>(seen >> 32);
+  if (static_cast<uint32_t>(seen) == e && tag != a.peer_tag[t]) {
+    record_give_up(a.peer_signal[a.rank], a.variant_id, a.rank, SIG_DIAG_KIND_TAG_MISMATCH, ph, t, a.peer_tag[t], tag,
+                   blockIdx.x, a.wait_timeout_ns);
+    return true;
+  }
+  return false;
 }
 
 template <Sync kSync = Sync::kPublish>
@@ -623,21 +714,17 @@ __device__ __forceinline__ void barrier(const ArtestArgs& a, uint32_t ph, uint32
   const uint32_t t = threadIdx.x;
   bool gave_up = false;
   if (t < a.nranks) {
-    uint32_t* const theirs = reinterpret_cast<uint32_t*>(a.peer_signal[t] + sig_flag_offset(ph, blockIdx.x, a.rank));
+    uint64_t* const theirs = reinterpret_cast<uint64_t*>(a.peer_signal[t] + sig_flag_offset(ph, blockIdx.x, a.rank));
+    const uint64_t arrived = sig_flag_value(a.self_tag, e);
     if (kOrdered) {
-      st_release_sys(theirs, e);
+      st_release_sys(theirs, arrived);
     } else {
-      st_relaxed_sys(theirs, e);
+      st_relaxed_sys(theirs, arrived);
     }
-    const uint32_t* mine =
-        reinterpret_cast<const uint32_t*>(a.peer_signal[a.rank] + sig_flag_offset(ph, blockIdx.x, t));
-    if (!sig_reached(ld_flag_sys<kOrdered>(mine), e)) {
-      gave_up = wait_slow<kOrdered>(mine, e, a.wait_timeout_ns, kBackoffMinNs, kBackoffMaxNs);
-      if (gave_up) {
-        record_give_up(a.peer_signal[a.rank], a.variant_id, a.rank, SIG_DIAG_KIND_BARRIER, ph, t, e,
-                       ld_relaxed_sys(mine), blockIdx.x, a.wait_timeout_ns);
-      }
-    }
+    const uint64_t* mine =
+        reinterpret_cast<const uint64_t*>(a.peer_signal[a.rank] + sig_flag_offset(ph, blockIdx.x, t));
+    const uint64_t seen = ld_flag_sys<kOrdered>(mine);
+    if (seen != sig_flag_value(a.peer_tag[t], e)) gave_up = barrier_slow<kOrdered>(a, mine, ph, t, e, seen);
   }
   // Every thread of the block is here; if any waiter gave up, all leave.
   if (__syncthreads_or(gave_up)) asm volatile("exit;");

@@ -17,7 +17,7 @@
 #endif
 
 constexpr uint32_t SIG_MAGIC = 0x41525453u;  // "ARTS" little-endian
-constexpr uint32_t SIG_VERSION = 2u;  // 2: the ring region
+constexpr uint32_t SIG_VERSION = 3u;  // 2: the ring region; 3: 64-bit flags (launch tags) and epochs (claims)
 
 // World size every variant can address: ArtestArgs carries this many peers.
 constexpr uint32_t SIG_MAX_RANKS = 16u;
@@ -61,11 +61,15 @@ constexpr uint32_t SIG_OFF_TRACE_VARIANT = 64u;  // variant id of the last launc
 constexpr uint32_t SIG_OFF_TRACE_COUNT = 68u;    // launches, counted by block 0
 constexpr uint32_t SIG_OFF_DIAG = 128u;          // SIG_DIAG_WORDS words
 constexpr uint32_t SIG_DIAG_WORDS = 16u;
-constexpr uint32_t SIG_OFF_EPOCH = 256u;  // uint32_t[SIG_MAX_BLOCKS]
-constexpr uint32_t SIG_OFF_FLAGS = SIG_OFF_EPOCH + 4u * SIG_MAX_BLOCKS;
-// uint32_t[SIG_NUM_PHASES][SIG_MAX_BLOCKS][SIG_MAX_RANKS] from SIG_OFF_FLAGS.
-constexpr uint32_t SIG_OFF_RING = SIG_OFF_FLAGS + 4u * SIG_NUM_PHASES * SIG_MAX_BLOCKS * SIG_MAX_RANKS;
+constexpr uint32_t SIG_OFF_EPOCH = 256u;  // uint64_t[SIG_MAX_BLOCKS]: epoch | claim << 32
+constexpr uint32_t SIG_OFF_FLAGS = SIG_OFF_EPOCH + 8u * SIG_MAX_BLOCKS;
+// uint64_t[SIG_NUM_PHASES][SIG_MAX_BLOCKS][SIG_MAX_RANKS] from SIG_OFF_FLAGS:
+// epoch | launch tag << 32, written in one store (signal/layout.go).
+constexpr uint32_t SIG_OFF_RING = SIG_OFF_FLAGS + 8u * SIG_NUM_PHASES * SIG_MAX_BLOCKS * SIG_MAX_RANKS;
 constexpr uint32_t SIG_SIZE = SIG_OFF_RING + SIG_RING_MAX_LANES * SIG_RING_LANE_BYTES;
+// The epoch word's high half while a launch runs the block (epoch_begin
+// ORs it in, epoch_end's store of the plain epoch clears it).
+constexpr uint32_t SIG_EPOCH_CLAIM = 1u;
 
 // The diagnostic words (issue 7; signal/layout.go documents each): word i
 // at SIG_OFF_DIAG + 4 * i of the rank's own SignalBlock, written once by the
@@ -89,18 +93,26 @@ constexpr uint32_t SIG_DIAG_GAVE_UP = 0x47495645u;  // "GIVE"
 constexpr uint32_t SIG_DIAG_KIND_BARRIER = 1u;
 constexpr uint32_t SIG_DIAG_KIND_RING_DATA = 2u;
 constexpr uint32_t SIG_DIAG_KIND_RING_CREDIT = 3u;
+constexpr uint32_t SIG_DIAG_KIND_TAG_MISMATCH = 4u;  // a flag of this epoch with another launch tag
+constexpr uint32_t SIG_DIAG_KIND_CLAIMED = 5u;       // the block's epoch word was claimed by another launch
 
 static_assert(SIG_DIAG_USED_WORDS <= SIG_DIAG_WORDS, "diag fields exceed the diag words");
 static_assert(SIG_OFF_DIAG + 4u * SIG_DIAG_WORDS <= SIG_OFF_EPOCH, "diag words overlap the epochs");
 static_assert(SIG_OFF_TRACE_COUNT + 4u <= SIG_OFF_DIAG, "trace words overlap the diag words");
 static_assert(SIG_OFF_RING % 128u == 0 && SIG_RING_LANE_BYTES % 128u == 0, "ring records are not line aligned");
+static_assert(SIG_OFF_EPOCH % 8u == 0 && SIG_OFF_FLAGS % 8u == 0, "64-bit epochs and flags are not 8-byte aligned");
 
-// Byte offset of block b's epoch counter.
-ARTEST_HD constexpr uint32_t sig_epoch_offset(uint32_t b) { return SIG_OFF_EPOCH + 4u * b; }
+// Byte offset of block b's 64-bit epoch word.
+ARTEST_HD constexpr uint32_t sig_epoch_offset(uint32_t b) { return SIG_OFF_EPOCH + 8u * b; }
 
-// Byte offset of the flag that peer p stores for block b and phase ph.
+// Byte offset of the 64-bit flag that peer p stores for block b and phase ph.
 ARTEST_HD constexpr uint32_t sig_flag_offset(uint32_t ph, uint32_t b, uint32_t p) {
-  return SIG_OFF_FLAGS + 4u * ((ph * SIG_MAX_BLOCKS + b) * SIG_MAX_RANKS + p);
+  return SIG_OFF_FLAGS + 8u * ((ph * SIG_MAX_BLOCKS + b) * SIG_MAX_RANKS + p);
+}
+
+// A flag's 64-bit value: the epoch in the low half, the launch tag high.
+ARTEST_HD constexpr uint64_t sig_flag_value(uint32_t tag, uint32_t e) {
+  return static_cast<uint64_t>(tag) << 32 | e;
 }
 
 // Byte offset of word off (SIG_RING_OFF_*) of lane l's ring record, and of

@@ -97,7 +97,9 @@ func (s Snapshot) GiveUp() (g GiveUp, ok bool) {
 }
 
 // String is one line a person can act on, e.g.
-// "rank 0 block 3 gave up after 10.0s at the end barrier waiting for rank 2 (flag 4, want 5)".
+// "rank 0 block 3 gave up after 10.0s at the end barrier waiting for rank 2 (flag 4, want 5)"
+// or, for a tag mismatch, "rank 0 block 0 gave up at the start barrier:
+// rank 1 launched a different call (tag ..., want ...: ...)".
 func (g GiveUp) String() string {
 	after := fmt.Sprintf("gave up after %.1fs", g.Waited.Seconds())
 	switch g.Kind {
@@ -110,6 +112,12 @@ func (g GiveUp) String() string {
 	case DiagKindRingCredit:
 		return fmt.Sprintf("rank %d lane %d %s waiting for credit %d from rank %d (seen %d)",
 			g.Rank, g.Lane, after, g.Want, g.Peer, g.Seen)
+	case DiagKindTagMismatch:
+		return fmt.Sprintf("rank %d block %d gave up at the %s barrier: %s",
+			g.Rank, g.Block, PhaseName(g.Where), tagMismatchText(g.Peer, g.Want, g.Seen))
+	case DiagKindClaimed:
+		return fmt.Sprintf("rank %d block %d gave up before the start barrier: another launch of rank %d was still using block %d's signal state (two allreduces in flight on one SignalBlock, e.g. on two streams)",
+			g.Rank, g.Block, g.Rank, g.Block)
 	}
 	return fmt.Sprintf("rank %d block %d %s waiting (unknown kind %d) for rank %d (seen %d, want %d)",
 		g.Rank, g.Block, after, g.Kind, g.Peer, g.Seen, g.Want)

@@ -88,7 +88,7 @@ func TestWaitBoundedDeadline(t *testing.T) {
 	own.Store(FlagOffset(PhaseMid, 4, 0), 7)
 	own.Store(FlagOffset(PhaseMid, 4, 1), 6) // one behind
 	start := time.Now()
-	res := WaitBounded(own, PhaseMid, 4, 3, 7, nil, 20*time.Millisecond)
+	res := WaitBounded(own, PhaseMid, 4, 3, 7, nil, nil, 20*time.Millisecond)
 	require.Equal(t, WaitTimedOut, res.Outcome)
 	require.Equal(t, 1, res.Peer)
 	require.Equal(t, uint32(6), res.Seen)
@@ -97,5 +97,5 @@ func TestWaitBoundedDeadline(t *testing.T) {
 
 	own.Store(FlagOffset(PhaseMid, 4, 1), 7)
 	own.Store(FlagOffset(PhaseMid, 4, 2), 8) // ahead counts as arrived
-	require.Equal(t, WaitArrived, WaitBounded(own, PhaseMid, 4, 3, 7, nil, time.Millisecond).Outcome)
+	require.Equal(t, WaitArrived, WaitBounded(own, PhaseMid, 4, 3, 7, nil, nil, time.Millisecond).Outcome)
 }

@@ -39,11 +39,13 @@ func (b Block) Init(rank, nranks int) {
 	b.Store(OffNRanks, uint32(nranks))
 }
 
-// Epoch is the number of launches block blk of this rank has completed.
-func (b Block) Epoch(blk int) uint32 { return b.Load(EpochOffset(blk)) }
+// Epoch is the number of launches block blk of this rank has completed
+// (the epoch word's low half).
+func (b Block) Epoch(blk int) uint32 { return uint32(b.Load64(EpochOffset(blk))) }
 
-// Flag is what peer p last stored for block blk and phase ph.
-func (b Block) Flag(ph, blk, p int) uint32 { return b.Load(FlagOffset(ph, blk, p)) }
+// Flag is the epoch peer p last stored for block blk and phase ph (the
+// flag's low half; FlagTag is the high half).
+func (b Block) Flag(ph, blk, p int) uint32 { return uint32(b.Load64(FlagOffset(ph, blk, p))) }
 
 // Trace returns the variant id and launch count the last kernel wrote.
 func (b Block) Trace() (variant, count uint32) {
@@ -57,12 +59,13 @@ func (b Block) WriteTrace(id uint32) {
 }
 
 // Arrive tells every rank that block blk of rank self has reached phase ph
-// of launch epoch: it stores epoch into Flag[ph][blk][self] of each peer's
-// block (peers[r] is rank r's SignalBlock, self included). The caller's
-// prior writes to shared memory are ordered before these stores.
-func Arrive(peers []Block, ph, blk, self int, epoch uint32) {
+// of launch epoch: it stores tag<<32 | epoch into Flag[ph][blk][self] of
+// each peer's block (peers[r] is rank r's SignalBlock, self included), one
+// 64-bit store each. The caller's prior writes to shared memory are
+// ordered before these stores.
+func Arrive(peers []Block, ph, blk, self int, tag, epoch uint32) {
 	for _, p := range peers {
-		p.Store(FlagOffset(ph, blk, self), epoch)
+		p.Store64(FlagOffset(ph, blk, self), FlagValue(tag, epoch))
 	}
 }
 
@@ -72,25 +75,28 @@ func Arrive(peers []Block, ph, blk, self int, epoch uint32) {
 // It returns false, leaving the wait, when stop reports true; stop is polled
 // between sleeps and may be nil.
 func Wait(own Block, ph, blk, nranks int, epoch uint32, stop func() bool) bool {
-	return WaitBounded(own, ph, blk, nranks, epoch, stop, 0).Outcome == WaitArrived
+	return WaitBounded(own, ph, blk, nranks, epoch, nil, stop, 0).Outcome == WaitArrived
 }
 
 // WaitOutcome is how a bounded wait ended.
 type WaitOutcome int
 
 const (
-	WaitArrived  WaitOutcome = iota // every peer arrived
-	WaitStopped                     // stop reported true
-	WaitTimedOut                    // the deadline passed first
+	WaitArrived     WaitOutcome = iota // every peer arrived
+	WaitStopped                        // stop reported true
+	WaitTimedOut                       // the deadline passed first
+	WaitTagMismatch                    // a peer's flag reached the epoch with another tag
 )
 
 // WaitResult is a bounded wait's outcome; after WaitTimedOut, Peer is the
 // first rank whose flag had not arrived, Seen that flag, and Waited how long
-// the wait lasted.
+// the wait lasted; after WaitTagMismatch, Peer is the rank whose flag
+// carried another tag, Seen that tag and Want the one expected.
 type WaitResult struct {
 	Outcome WaitOutcome
 	Peer    int
 	Seen    uint32
+	Want    uint32
 	Waited  time.Duration
 }
 
@@ -100,13 +106,22 @@ type WaitResult struct {
 // barrier never reads the clock), it gives up with WaitTimedOut. The clock
 // is read only at the moments Backoff sleeps, which is often enough for a
 // deadline of milliseconds or more.
-func WaitBounded(own Block, ph, blk, nranks int, epoch uint32, stop func() bool, timeout time.Duration) WaitResult {
+//
+// tags, when not nil, holds the tag expected of each peer (Args.PeerTag):
+// a flag that reached exactly epoch with another tag ends the wait with
+// WaitTagMismatch, as the kernels' barrier() does. A flag ahead of epoch
+// belongs to a later launch and its tag is not checked.
+func WaitBounded(own Block, ph, blk, nranks int, epoch uint32, tags []uint32, stop func() bool, timeout time.Duration) WaitResult {
 	var bo Backoff
 	var start time.Time
 	for p := 0; p < nranks; p++ {
 		for {
-			seen := own.Flag(ph, blk, p)
+			v := own.Load64(FlagOffset(ph, blk, p))
+			seen := uint32(v)
 			if Reached(seen, epoch) {
+				if tag := uint32(v >> 32); tags != nil && seen == epoch && tag != tags[p] {
+					return WaitResult{Outcome: WaitTagMismatch, Peer: p, Seen: tag, Want: tags[p]}
+				}
 				break
 			}
 			if start.IsZero() {

@@ -6,12 +6,22 @@
 //
 // One SignalBlock per rank lives in memory every peer can write (CUDA IPC
 // memory or a shared-memory segment). Peer p tells rank r that block b of p
-// has reached phase ph of launch epoch e by storing e, with release
-// semantics, into Flag[ph][b][p] of r's SignalBlock. Rank r's block b waits
-// until every peer's flag has reached e (acquire). Epochs are per block and
-// kept in the rank's own SignalBlock (Epoch[b]); each launch uses
-// Epoch[b]+1, so flags are never reset and back-to-back launches or graph
-// replays can never mistake an old flag for a new one.
+// has reached phase ph of launch epoch e by storing the 64-bit word
+// tag<<32 | e into Flag[ph][b][p] of r's SignalBlock, in one store (release
+// or relaxed: see kernels/common.cuh, Sync). Rank r's block b waits until
+// every peer's flag has reached e; then the high word, the peer's launch
+// tag, must be what r expects of peer p for this call (Args.PeerTag[p]): a
+// peer that launched a different call (size, variant, grid, parameters) or
+// whose buffers are not the ones r's launch points at is found there, at
+// the first barrier, instead of hanging or corrupting data (tag.go).
+// Epochs are per block and kept in the rank's own SignalBlock (Epoch[b]);
+// each launch uses Epoch[b]+1, so flags are never reset and back-to-back
+// launches or graph replays can never mistake an old flag for a new one.
+// The epoch word is 64 bits: its high word is the block's claim, set by
+// the launch that runs block b (one atomic OR, which also reads the
+// epoch) and cleared by the same store that writes the new epoch at its
+// end, so a second launch of this rank that finds the claim held is using
+// the same block's state concurrently (two streams) and says so.
 package signal
 
 import "fmt"
@@ -19,7 +29,7 @@ import "fmt"
 // Layout constants. kernels/signal.cuh repeats them; a test keeps both equal.
 const (
 	Magic   uint32 = 0x41525453 // "ARTS" little-endian
-	Version uint32 = 2          // 2: the ring region
+	Version uint32 = 3          // 2: the ring region; 3: 64-bit flags (launch tags) and epochs (claims)
 
 	// MaxRanks bounds the world size every variant can address (the kernel
 	// argument block carries this many peer pointers).
@@ -42,10 +52,15 @@ const (
 	OffTraceCount   = 68  // launches completed, incremented by block 0
 	OffDiag         = 128 // DiagWords uint32, written by a kernel that gave up (issue 7)
 	DiagWords       = 16
-	OffEpoch        = 256                                       // [MaxBlocks]uint32
-	OffFlags        = OffEpoch + 4*MaxBlocks                    // [NumPhases][MaxBlocks][MaxRanks]uint32
-	OffRing         = OffFlags + 4*NumPhases*MaxBlocks*MaxRanks // [RingMaxLanes] lane records (ring.go)
+	OffEpoch        = 256                                       // [MaxBlocks]uint64: epoch | claim<<32
+	OffFlags        = OffEpoch + 8*MaxBlocks                    // [NumPhases][MaxBlocks][MaxRanks]uint64: epoch | tag<<32
+	OffRing         = OffFlags + 8*NumPhases*MaxBlocks*MaxRanks // [RingMaxLanes] lane records (ring.go)
 	Size            = OffRing + RingMaxLanes*RingLaneBytes      // bytes of one SignalBlock
+
+	// EpochClaim is the epoch word's high word while a launch runs the
+	// block: what a launch ORs in at its start (with the epoch read in the
+	// same atomic) and its end store of the plain epoch clears.
+	EpochClaim = 1
 )
 
 // The ring variant's region: one record of RingLaneBytes per lane, at
@@ -88,10 +103,10 @@ const (
 	DiagVariant   = 1  // variant id (Args.VariantID) of the launch that gave up
 	DiagBlock     = 2  // blockIdx.x (the host model's block number)
 	DiagKind      = 3  // DiagKind*: what it waited for
-	DiagWhere     = 4  // the barrier's phase (barrier), the slot (ring data), 0 (ring credit)
-	DiagPeer      = 5  // the rank whose write never came
-	DiagWant      = 6  // the flag (epoch) or sequence it waited for
-	DiagSeen      = 7  // what the word held when it gave up
+	DiagWhere     = 4  // the barrier's phase (barrier, tag), the slot (ring data), 0 (ring credit, claim)
+	DiagPeer      = 5  // the rank whose write never came (whose tag differed; itself for a claim)
+	DiagWant      = 6  // the flag (epoch) or sequence it waited for; the tag it expected; the epoch it would have used
+	DiagSeen      = 7  // what the word held when it gave up; the peer's tag; the epoch word's claim
 	DiagWaitedMs  = 8  // how long it waited, from its first failed poll, in ms
 	DiagLane      = 9  // ring lane (ring waits); the block again for barriers
 	DiagRank      = 10 // the rank that gave up (the SignalBlock's own rank)
@@ -104,18 +119,29 @@ const (
 	DiagKindBarrier    = 1 // a start/mid/end barrier: Flag[phase][block][peer] in our block
 	DiagKindRingData   = 2 // ring consumer: Seq[slot] of our lane, written by the left neighbour
 	DiagKindRingCredit = 3 // ring producer: Credit of our lane, written by the right neighbour
+	// DiagKindTagMismatch: a barrier flag reached the epoch but carried
+	// another launch tag than the one expected of that peer (Want: the
+	// expected tag, Seen: the peer's); no timeout is involved.
+	DiagKindTagMismatch = 4
+	// DiagKindClaimed: the block's epoch word was already claimed by
+	// another launch of this rank that had not finished (Want: the epoch
+	// this launch would have used, Seen: the claim word).
+	DiagKindClaimed = 5
 )
 
 // DiagOffset is the byte offset of diagnostic word i (a Diag* index).
 func DiagOffset(i int) int { return OffDiag + 4*i }
 
-// EpochOffset is the byte offset of block b's epoch counter.
-func EpochOffset(b int) int { return OffEpoch + 4*b }
+// EpochOffset is the byte offset of block b's 64-bit epoch word: the
+// completed-launch count in its low half (at EpochOffset), the claim in its
+// high half (at EpochOffset+4).
+func EpochOffset(b int) int { return OffEpoch + 8*b }
 
-// FlagOffset is the byte offset of the flag that peer p writes for block b
-// and phase ph.
+// FlagOffset is the byte offset of the 64-bit flag that peer p writes for
+// block b and phase ph: the epoch in its low half (at FlagOffset), the
+// peer's launch tag in its high half (at FlagOffset+4).
 func FlagOffset(ph, b, p int) int {
-	return OffFlags + 4*((ph*MaxBlocks+b)*MaxRanks+p)
+	return OffFlags + 8*((ph*MaxBlocks+b)*MaxRanks+p)
 }
 
 // Reached reports whether a flag or sequence value has reached want, with

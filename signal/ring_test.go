@@ -7,7 +7,7 @@ import (
 )
 
 func TestRingRegionFitsAndDoesNotOverlap(t *testing.T) {
-	require.Equal(t, FlagOffset(NumPhases-1, MaxBlocks-1, MaxRanks-1)+4, OffRing)
+	require.Equal(t, FlagOffset(NumPhases-1, MaxBlocks-1, MaxRanks-1)+8, OffRing)
 	require.Equal(t, Size, RingOffset(RingMaxLanes, 0))
 	require.Equal(t, RingOffset(1, 0), RingSeqOffset(0, RingMaxSlots), "the last slot word ends the record")
 	require.Zero(t, OffRing%128)

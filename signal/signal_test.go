@@ -13,8 +13,8 @@ func TestLayoutFitsAndDoesNotOverlap(t *testing.T) {
 	require.Equal(t, 0, OffEpoch%4)
 	require.GreaterOrEqual(t, OffDiag, OffTraceCount+4)
 	require.GreaterOrEqual(t, OffEpoch, OffDiag+4*DiagWords)
-	require.Equal(t, OffEpoch+4*MaxBlocks, FlagOffset(0, 0, 0))
-	require.Equal(t, OffRing-4, FlagOffset(NumPhases-1, MaxBlocks-1, MaxRanks-1))
+	require.Equal(t, OffEpoch+8*MaxBlocks, FlagOffset(0, 0, 0))
+	require.Equal(t, OffRing-8, FlagOffset(NumPhases-1, MaxBlocks-1, MaxRanks-1))
 	// Every (phase, block, peer) has its own word.
 	seen := map[int]bool{}
 	for ph := 0; ph < NumPhases; ph++ {
@@ -72,7 +72,7 @@ func TestBarrierOrdersRanks(t *testing.T) {
 					time.Sleep(20 * time.Microsecond) // a different straggler each launch
 				}
 				arrived[l].Add(1)
-				Arrive(bs, PhaseStart, 0, r, epoch)
+				Arrive(bs, PhaseStart, 0, r, 0, epoch)
 				require.True(t, Wait(bs[r], PhaseStart, 0, n, epoch, nil))
 				if arrived[l].Load() != n {
 					bad.Add(1)
@@ -90,7 +90,7 @@ func TestBarrierOrdersRanks(t *testing.T) {
 
 func TestWaitStops(t *testing.T) {
 	bs := newBlocks(2)
-	Arrive(bs, PhaseEnd, 3, 0, 1)
+	Arrive(bs, PhaseEnd, 3, 0, 0, 1)
 	var calls atomic.Int32
 	ok := Wait(bs[0], PhaseEnd, 3, 2, 1, func() bool { return calls.Add(1) > 3 })
 	require.False(t, ok, "rank 1 never arrived")
@@ -112,10 +112,10 @@ func TestDiagnoseNamesTheLateRank(t *testing.T) {
 	// reached the end barrier, rank 2 did not (it is still reading).
 	for b := 0; b < 2; b++ {
 		for r := 0; r < n; r++ {
-			Arrive(bs, PhaseStart, b, r, 1)
+			Arrive(bs, PhaseStart, b, r, 0, 1)
 		}
 		for _, r := range []int{0, 1, 3} {
-			Arrive(bs, PhaseEnd, b, r, 1)
+			Arrive(bs, PhaseEnd, b, r, 0, 1)
 		}
 	}
 	ws := Diagnose(snapshots(bs), 2)
@@ -142,8 +142,8 @@ func TestDiagnoseStartBarrierAndIdle(t *testing.T) {
 			bs[r].Store(FlagOffset(PhaseEnd, 0, p), 4)
 		}
 	}
-	Arrive(bs, PhaseStart, 0, 0, 5)
-	Arrive(bs, PhaseStart, 0, 1, 5)
+	Arrive(bs, PhaseStart, 0, 0, 0, 5)
+	Arrive(bs, PhaseStart, 0, 1, 0, 5)
 	ws := Diagnose(snapshots(bs), 1)
 	require.Equal(t, "ranks 0,1 wait at the start barrier for rank 2 (blocks 0; its flag 4, want 5)", Summarize(ws))
 	// Nobody waiting: nothing to say.

@@ -132,12 +132,14 @@ func (k *kernel) own() signal.Block { return k.sig[k.l.Args.Rank] }
 
 func (k *kernel) injected(bit uint32) bool { return k.l.Args.Inject&bit != 0 }
 
-// barrier is the host form of the kernel's barrier(): announce, then wait
-// for every peer, for one block and phase of this launch's epoch.
+// barrier is the host form of the kernel's barrier(): announce (the epoch
+// with this launch's tag, in one 64-bit store), then wait for every peer,
+// for one block and phase of this launch's epoch, checking that each
+// peer's flag of this epoch carries the tag expected of it.
 func (k *kernel) barrier(ph, b int, epoch uint32) error {
 	a := k.l.Args
-	signal.Arrive(k.sig, ph, b, int(a.Rank), epoch)
-	res := signal.WaitBounded(k.own(), ph, b, int(a.NRanks), epoch, k.l.Stop, k.timeout())
+	signal.Arrive(k.sig, ph, b, int(a.Rank), a.SelfTag, epoch)
+	res := signal.WaitBounded(k.own(), ph, b, int(a.NRanks), epoch, a.PeerTag[:a.NRanks], k.l.Stop, k.timeout())
 	switch res.Outcome {
 	case signal.WaitStopped:
 		return ErrStopped
@@ -151,10 +153,30 @@ func (k *kernel) barrier(ph, b int, epoch uint32) error {
 // timeout is the launch's wait deadline (0: unbounded).
 func (k *kernel) timeout() time.Duration { return time.Duration(k.l.Args.WaitTimeoutNs) }
 
+	case signal.WaitTagMismatch:
+		return k.giveUp(signal.GiveUp{Block: b, Kind: signal.DiagKindTagMismatch, Where: ph, Peer: res.Peer,
+			Want: res.Want, Seen: res.Seen, Lane: b})
 // giveUp records g (completed with the launch's rank, variant and deadline)
 // in this rank's diag words, unless another block already did, and returns
 // errGaveUp for the block to leave with.
 func (k *kernel) giveUp(g signal.GiveUp) error {
+// epochBegin is the kernels' epoch_begin for block b: claim the block's
+// epoch word and read the epoch in one atomic; a claim already held means
+// another launch of this rank runs the block (a second stream), which is
+// recorded (DiagKindClaimed) and ends the block with errGaveUp.
+func (k *kernel) epochBegin(b int) (uint32, error) {
+	epoch, held, claim := k.own().ClaimEpoch(b)
+	if held {
+		return epoch, k.giveUp(signal.GiveUp{Block: b, Kind: signal.DiagKindClaimed, Peer: int(k.l.Args.Rank),
+			Want: epoch, Seen: claim, Lane: b})
+	}
+	return epoch, nil
+}
+
+// epochEnd is epoch_end: the epoch is complete and the claim released, in
+// one store.
+func (k *kernel) epochEnd(b int, epoch uint32) { k.own().EndEpoch(b, epoch) }
+
 	a := k.l.Args
 	g.Rank, g.Variant, g.Timeout = int(a.Rank), a.VariantID, k.timeout()
 	k.own().RecordGiveUp(g)
@@ -238,8 +260,10 @@ func (k *kernel) writeOut(src []byte, lo, hi int64) {
 // are still reading, so reduce into my staging, mid barrier, then copy.
 func (k *kernel) oneshot(b int) error {
 	a := k.l.Args
-	own := k.own()
-	epoch := own.Epoch(b) + 1
+	epoch, err := k.epochBegin(b)
+	if err != nil {
+		return err
+	}
 	if !k.injected(kernels.InjectNoStartBarrier) {
 		if err := k.barrier(signal.PhaseStart, b, epoch); err != nil {
 			return err
@@ -266,7 +290,7 @@ func (k *kernel) oneshot(b int) error {
 			}
 		}
 	}
-	own.Store(signal.EpochOffset(b), epoch)
+	k.epochEnd(b, epoch)
 	return nil
 }
 
@@ -276,8 +300,10 @@ func (k *kernel) oneshot(b int) error {
 // my staging.
 func (k *kernel) twoshot(b int) error {
 	a := k.l.Args
-	own := k.own()
-	epoch := own.Epoch(b) + 1
+	epoch, err := k.epochBegin(b)
+	if err != nil {
+		return err
+	}
 	n := int(a.NRanks)
 	count := int64(a.Count)
 	chunk := kernels.ChunkElems(count, n, k.elem)
@@ -312,7 +338,7 @@ func (k *kernel) twoshot(b int) error {
 			return err
 		}
 	}
-	own.Store(signal.EpochOffset(b), epoch)
+	k.epochEnd(b, epoch)
 	return nil
 }
 
@@ -345,6 +371,6 @@ func (k *kernel) twoshotPush(b int, epoch uint32, lo, hi int64, chunkSpan func(i
 			k.writeOut(stage, plo, phi)
 		}
 	}
-	k.own().Store(signal.EpochOffset(b), epoch)
+	k.epochEnd(b, epoch)
 	return nil
 }

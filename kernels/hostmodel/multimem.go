@@ -58,15 +58,16 @@ func (k *kernel) multimem(b int) error {
 	if !inPlace && a.Out == a.PeerIn[a.Rank] {
 		return fmt.Errorf("host multimem: output aliases the input without the in-place flag (the CUDA kernel traps here)")
 	}
-	own := k.own()
-	m.epoch = own.Epoch(b) + 1
+	var err error
+	if m.epoch, err = k.epochBegin(b); err != nil {
+		return err
+	}
 	if !k.injected(kernels.InjectNoStartBarrier) {
 		if err := k.barrier(signal.PhaseStart, b, m.epoch); err != nil {
 			return err
 		}
 	}
 	k.delay()
-	var err error
 	if shots == kernels.MultimemTwoShot {
 		err = m.twoShot(inPlace)
 	} else {
@@ -75,7 +76,7 @@ func (k *kernel) multimem(b int) error {
 	if err != nil {
 		return err
 	}
-	own.Store(signal.EpochOffset(b), m.epoch)
+	k.epochEnd(b, m.epoch)
 	return nil
 }
 

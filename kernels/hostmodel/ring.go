@@ -23,7 +23,10 @@ func (k *kernel) ring(b int) error {
 		return err
 	}
 	own := k.own()
-	epoch := own.Epoch(b) + 1
+	epoch, err := k.epochBegin(b)
+	if err != nil {
+		return err
+	}
 	if !k.injected(kernels.InjectNoStartBarrier) {
 		if err := k.barrier(signal.PhaseStart, b, epoch); err != nil {
 			return err
@@ -55,7 +58,7 @@ func (k *kernel) ring(b int) error {
 		}
 		own.Store(signal.RingOffset(lane, signal.RingOffHead), head+uint32(plan.Pieces))
 	}
-	own.Store(signal.EpochOffset(b), epoch)
+	k.epochEnd(b, epoch)
 	return nil
 }
 
