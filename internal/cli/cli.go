@@ -94,6 +94,9 @@ type Options struct {
 	Version  bool     `json:"-"`
 	Help     bool     `json:"-"`
 
+	// Tune: artest tune's flags, and --tuned (tune.go).
+	Tune TuneOptions `json:"tune"`
+
 	// AllowMulticast: the multimem variant may create an NVLS multicast
 	// object on the cuda backend (one input of the safety gate).
 	AllowMulticast bool `json:"allow_multicast,omitempty"`
@@ -175,6 +178,7 @@ func newFlagSet(o *Options) *flag.FlagSet {
 	fs.BoolVar(&o.Version, "version", false, "print the version and exit")
 	fs.BoolVar(&o.Help, "help", false, "print this help and exit")
 	addBenchFlags(fs, o)
+	addTuneFlags(fs, o)
 	return fs
 }
 
@@ -184,7 +188,11 @@ func Parse(args []string) (*Options, error) {
 	o := &Options{}
 	fs := newFlagSet(o)
 	var benchSub bool
-	if err := parseFlags(fs, args, &benchSub); err != nil {
+	perr := parseFlags(fs, args, &benchSub)
+	if perr == nil {
+		perr = parseTuneWord(fs, &o.Tune.On)
+	}
+	if err := perr; err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			o.Help = true
 			return o, nil
@@ -261,7 +269,7 @@ func Parse(args []string) (*Options, error) {
 		return nil, exitcode.Usagef("--host-max-size: %v", err)
 	}
 	o.sel = sel
-	if err := o.applyBench(); err != nil {
+	if err := o.applyTune(); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -362,12 +370,16 @@ func Main(e Env) int {
 			o.DeviceTimeout, o.deviceTimeout = "30s", 30*time.Second
 		}
 		o.benchOnHost()
+		o.tuneOnHost()
 	}
 	cs, err := cases.Build(o.sel, c.Size())
 	if err != nil {
 		say("%v", err)
 		closeBackend(be, e.Stderr)
 		return exitcode.Usage
+	}
+	if o.List && o.Tune.On {
+		return listTune(e, o)
 	}
 	if o.List {
 		if c.Rank() == 0 {
@@ -426,6 +438,10 @@ func Main(e Env) int {
 		},
 	}
 	cfg.OnFail = o.onFail(e.Stderr, c.Size(), be.Name(), &cfg.Header)
+	o.applyTuned(cfg, be.Name())
+	if o.Tune.On {
+		return runTune(e, o, c, be, w, cfg)
+	}
 	return runner.Run(c, be, w, cfg)
 }
 
@@ -554,6 +570,7 @@ func printHelp(w io.Writer) {
 
 usage: mpirun -np N artest [flags]
        mpirun -np N artest bench [flags]      benchmark: a size sweep (-b, -e, -f), timed
+       mpirun -np N artest tune [flags]       tuning: sweep launch parameters, write the table (--json, --header, --go)
        artest compare OLD.json NEW.json [flags]   gate on performance (artest compare --help)
 
 `, Version)
@@ -707,7 +724,7 @@ func (o *Options) onFail(stderr io.Writer, ranks int, backendName string, header
 		if written++; written > maxReproBundles {
 			return
 		}
-		args := o.rerunArgs(c.ID, backendName)
+		args := o.withCaseLaunch(o.rerunArgs(c.ID, backendName), c)
 		b := &repro.Bundle{Case: c.ID, Ranks: ranks, Command: repro.Command(ranks, args), Args: args, Header: *header, Result: c}
 		const keep = 8 // mismatches per rank failure: the first ones are what a reader looks at
 		for i := range b.Result.Failures {

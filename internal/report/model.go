@@ -36,6 +36,9 @@ type Header struct {
 	Versions    map[string]string `json:"versions"` // go, mpi, cuda driver, nccl, ...
 	Devices     []string          `json:"devices,omitempty"`
 	Topology    any               `json:"topology,omitempty"`
+	// Tuned is the provenance of the tuning table the launch defaults
+	// came from (cases with launch_from "tuned").
+	Tuned string `json:"tuned,omitempty"`
 }
 
 // Mismatch is one wrong element.
@@ -92,6 +95,13 @@ type Case struct {
 	Seconds    float64 `json:"seconds"` // wall time the case took
 	// Timing is the distribution behind TimeUS; benchmark runs only.
 	Timing *Timing `json:"timing,omitempty"`
+	// The custom kernel's launch: grid, block size and the variant's
+	// parameters (resolved), and where they came from: flags, tuned (the
+	// tuning table) or default (the registry). Empty for nccl.
+	LaunchFrom string            `json:"launch_from,omitempty"`
+	Blocks     int               `json:"blocks,omitempty"`
+	Threads    int               `json:"threads,omitempty"`
+	Params     map[string]uint32 `json:"params,omitempty"`
 }
 
 // Summary counts verdicts and carries the exit code the run ends with.

@@ -78,6 +78,7 @@ func (r *run) runCase(c cases.Case) (res rankResult) {
 	} else {
 		r.checkAndTime(s, &res)
 	}
+	res.Launch = r.launchRecord(s)
 	return res
 }
 
@@ -172,11 +173,9 @@ func (r *run) newLaunch(s *caseState, out backend.Ptr) backend.Launch {
 	if out == s.in {
 		a.Flags |= kernels.FlagInPlace
 	}
-	s.launchV.SetParams(&a, r.cfg.Params, s.elem)
-	return backend.Launch{
-		Variant: s.launchV, DType: s.c.DType, Op: s.c.Op, Args: a,
-		Blocks: r.cfg.Blocks, Threads: r.cfg.Threads,
-	}
+	l := backend.Launch{Variant: s.launchV, DType: s.c.DType, Op: s.c.Op, Args: a}
+	r.chooseLaunch(s, &l)
+	return l
 }
 
 // regionBytes builds a region's host image: guards around msg.

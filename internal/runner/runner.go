@@ -42,6 +42,9 @@ type Config struct {
 	// Params are --param values by name; a variant without a parameter of
 	// that name ignores it.
 	Params map[string]uint32
+	// Tuned, when set, gives a custom variant its launch parameters where
+	// Blocks, Threads and Params say nothing about it (launch.go).
+	Tuned *kernels.TunedTable
 
 	Header report.Header
 	// Rank 0 writes the table to Stdout and the files named here.
@@ -174,6 +177,8 @@ type rankResult struct {
 	CallUS []float64 `json:"call_us,omitempty"`
 	// Fatal: the backend is unusable (a sticky CUDA error); stop the run.
 	Fatal string `json:"fatal,omitempty"`
+	// Launch: what a custom kernel was launched with (launch.go).
+	Launch *caseLaunch `json:"launch,omitempty"`
 }
 
 // streamCase appends a finished case to the JSON Lines file and prints the
@@ -283,6 +288,7 @@ func merge(c cases.Case, rs []rankResult, cfg *Config) report.Case {
 		out.Wrong += res.Wrong
 	}
 	out.TimeUS, out.Timing = aggregateTimes(rs, cfg)
+	setLaunch(&out, rs)
 	if len(out.Failures) > 0 {
 		out.Verdict = report.Fail
 		f := out.Failures[0]
