@@ -29,6 +29,12 @@ type World struct {
 	Signal  []Ptr
 	// Capacity of each Input and Staging buffer in bytes.
 	Capacity int64
+	// Gen[r] is the registration generation of rank r's Input as this
+	// rank holds it: 0 as set up, +1 at each ReregisterInput of rank r
+	// (nil until the first). It goes into the launch tags (SetTags), so a
+	// launch that still holds older pointers is told apart at its first
+	// barrier.
+	Gen []uint32
 }
 
 // Launch is one allreduce call.
@@ -41,6 +47,11 @@ type Launch struct {
 	Args kernels.Args
 	// Blocks and Threads: the grid on cuda, goroutines (Blocks) on host.
 	Blocks, Threads int
+	// PDL launches the kernel with programmatic stream serialization
+	// (programmatic dependent launch, sm_90): it may start while the
+	// producer enqueued before it (Produce) still runs, and waits for it
+	// (griddepcontrol.wait) before it reads its input.
+	PDL bool
 }
 
 // Info describes the backend for the report header.
@@ -101,6 +112,14 @@ type Backend interface {
 	// Stream-ordered work: runs after everything enqueued before it.
 	Copy(dst, src Ptr, n int64) error
 	Allreduce(l *Launch) error
+	// Produce enqueues --pdl's producer kernel: it writes n bytes from src
+	// to dst (slowly, on purpose) and lets the next kernel, when launched
+	// with Launch.PDL, start before it ends.
+	Produce(dst, src Ptr, n int64) error
+	// PDLSkipReason says why variant v cannot run with programmatic
+	// dependent launch here ("" if it can): a GPU below sm_90, a driver
+	// without cuLaunchKernelEx, a fatbin without the producer.
+	PDLSkipReason(v *kernels.Variant) string
 	Record() (Event, error)
 	// Capture records the stream work fn enqueues into a graph instead of
 	// running it.
@@ -113,3 +132,16 @@ type Backend interface {
 	ReadSignal(r int) ([]byte, error)
 	Close() error
 }
+
+	// ReregisterInput is collective: rank owner replaces its registered
+	// input buffer with a new allocation of the same capacity and shares
+	// it again; every rank opens the new one and updates World.Input[owner]
+	// and World.Gen[owner]. The old buffer stays allocated and mapped until
+	// Close, so a graph that still holds its address faults nothing (the
+	// launch tags stop it at its first barrier). Issue 7's reregister
+	// scenario.
+	ReregisterInput(c comm.Comm, owner int) error
+	// AllreduceConcurrent enqueues l on a second stream of this rank,
+	// not ordered with the first: two allreduces in flight on one
+	// SignalBlock (issue 7's two-streams scenario). Sync waits for both.
+	AllreduceConcurrent(l *Launch) error

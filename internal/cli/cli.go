@@ -91,6 +91,7 @@ type Options struct {
 	Factor   string   `json:"stepfactor,omitempty"`
 	Agg      string   `json:"agg"`
 	Plot     string   `json:"plot,omitempty"`
+	PDL      bool     `json:"pdl,omitempty"`
 	Version  bool     `json:"-"`
 	Help     bool     `json:"-"`
 
@@ -160,6 +161,7 @@ func newFlagSet(o *Options) *flag.FlagSet {
 	// where; with --timeout below it, the host watchdog fires first.
 	fs.StringVar(&o.DeviceTimeout, "device-timeout", "10s", "longest wait of a kernel block at one barrier or ring slot; past it the block records where and exits, and the job is declared hung (exit 3); 0: wait for ever (host backend default: 30s)")
 	fs.Var(repeatFlag{&o.Inject}, "inject", "plant a fault (repeatable): "+runner.FaultHelp())
+	fs.BoolVar(&o.PDL, "pdl", false, "programmatic dependent launch (sm_90): each call poisons the input, a producer kernel writes it, and the allreduce is launched to overlap the producer and must wait for it; bench also times the same calls without PDL")
 	fs.StringVar(&o.JSON, "json", "", "write the JSON report to FILE")
 	fs.StringVar(&o.JUnit, "junit", "", "write a JUnit XML report to FILE")
 	fs.StringVar(&o.JSONL, "jsonl", "", "append every finished case to FILE as JSON Lines while running (fsynced: an abort or crash keeps them)")
@@ -230,6 +232,9 @@ func Parse(args []string) (*Options, error) {
 		if err := o.inject.Parse(spec); err != nil {
 			return nil, exitcode.Usagef("%v", err)
 		}
+	}
+	if o.inject.Bits&kernels.InjectPdlNoWait != 0 && !o.PDL {
+		return nil, exitcode.Usagef("--inject pdl-no-wait needs --pdl: without a producer kernel there is nothing to wait for")
 	}
 	for name, v := range map[string]int{"--warmup": o.Warmup, "--iters": o.Iters, "--reps": o.Reps, "--stress": o.Stress, "--blocks": o.Blocks, "--threads": o.Threads} {
 		if v < 0 {
@@ -427,13 +432,13 @@ func Main(e Env) int {
 		Blocks: o.Blocks, Threads: o.Threads, Params: o.params,
 		Stdout: e.Stdout, Stderr: e.Stderr, JSONPath: o.JSON, JUnitPath: o.JUnit,
 		JSONLPath: o.JSONL, Progress: o.Progress,
-		Agg: o.agg, Bench: o.Bench, AfterReports: o.afterReports(),
+		Agg: o.agg, Bench: o.Bench, AfterReports: o.afterReports(), PDL: o.PDL,
 		Header: report.Header{
 			Tool: "artest", Version: Version, GitRevision: gitRevision(),
 			Command: append([]string{"artest"}, e.Args...), Start: time.Now().UTC(),
 			Hosts: hosts, Ranks: c.Size(), Backend: be.Name(), Seed: o.Seed, Input: o.input.String(),
 			Iters: o.Iters, Warmup: o.Warmup, Stress: o.Stress, Inject: o.inject.Specs(),
-			Reps: o.Reps, Agg: string(o.agg), Bench: o.Bench,
+			Reps: o.Reps, Agg: string(o.agg), Bench: o.Bench, PDL: o.PDL,
 			Versions: versions, Devices: info.Devices, Topology: info.Topology,
 		},
 	}
@@ -669,6 +674,9 @@ func (o *Options) rerunArgs(id, backendName string) []string {
 		"--timeout", o.Timeout, "--device-timeout", o.DeviceTimeout}
 	if o.Stress > 0 {
 		args = append(args, "--stress", fmt.Sprint(o.Stress))
+	}
+	if o.PDL {
+		args = append(args, "--pdl")
 	}
 	for _, x := range o.Inject {
 		args = append(args, "--inject", x)

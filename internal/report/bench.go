@@ -53,6 +53,7 @@ func WriteBenchTable(w io.Writer, r *Report) error {
 		writeBenchBlock(bw, block, launches)
 	}
 	writeComparison(bw, r)
+	writePDLGain(bw, r)
 	writeTableSummary(bw, r)
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("write bench table: %w", err)

@@ -32,6 +32,7 @@ type Header struct {
 	Reps        int               `json:"reps,omitempty"`  // timed repetitions of Iters calls
 	Agg         string            `json:"agg,omitempty"`   // how ranks' times combine: max, avg or min
 	Bench       bool              `json:"bench,omitempty"` // an `artest bench` run: cases carry Timing
+	PDL         bool              `json:"pdl,omitempty"`   // --pdl: every call is poison, producer kernel, allreduce with PDL
 	Inject      []string          `json:"inject,omitempty"`
 	Versions    map[string]string `json:"versions"` // go, mpi, cuda driver, nccl, ...
 	Devices     []string          `json:"devices,omitempty"`
@@ -95,6 +96,12 @@ type Case struct {
 	Seconds    float64 `json:"seconds"` // wall time the case took
 	// Timing is the distribution behind TimeUS; benchmark runs only.
 	Timing *Timing `json:"timing,omitempty"`
+	// With --pdl, TimeUS is a whole call: the input poisoned, the producer
+	// kernel, and the allreduce launched with PDL. NoPDLTimeUS is the same
+	// calls with the allreduce launched normally (bench runs only), and
+	// PDLGainUS the difference: what the overlap saves per call.
+	NoPDLTimeUS float64 `json:"nopdl_time_us,omitempty"`
+	PDLGainUS   float64 `json:"pdl_gain_us,omitempty"`
 	// The custom kernel's launch: grid, block size and the variant's
 	// parameters (resolved), and where they came from: flags, tuned (the
 	// tuning table) or default (the registry). Empty for nccl.

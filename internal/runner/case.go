@@ -35,6 +35,8 @@ type caseState struct {
 	launch   backend.Launch
 	trace0   uint32 // trace count before the case
 	calls    uint32 // launches enqueued since
+	// --pdl: the producer's source and the poison image (pdl.go).
+	pdl pdlBufs
 }
 
 func (s *caseState) msg(region backend.Ptr) backend.Ptr { return region + backend.Ptr(s.lead) }
@@ -44,6 +46,9 @@ func (r *run) runCase(c cases.Case) (res rankResult) {
 	reason := cases.SkipReason(v, c)
 	if reason == "" {
 		reason = r.b.SkipReason(v, c.Mode.Graph)
+	}
+	if reason == "" && r.cfg.PDL {
+		reason = r.pdlSkipReason(v)
 	}
 	if reason == "" && r.cfg.Inject.WrongKernel && v.Custom && wrongKernel(v) == nil {
 		reason = "wrong-kernel injection needs a second custom variant"
@@ -143,6 +148,9 @@ func (r *run) prepare(c cases.Case, v *kernels.Variant) (*caseState, error) {
 			return s, err
 		}
 	}
+	if err := r.preparePDL(s); err != nil {
+		return s, err
+	}
 	if err := r.readTrace(s); err != nil {
 		return s, err
 	}
@@ -173,6 +181,7 @@ func (r *run) newLaunch(s *caseState, out backend.Ptr) backend.Launch {
 	if out == s.in {
 		a.Flags |= kernels.FlagInPlace
 	}
+	r.cfg.Inject.hangScenario(&a, s.elem)
 	l := backend.Launch{Variant: s.launchV, DType: s.c.DType, Op: s.c.Op, Args: a}
 	r.chooseLaunch(s, &l)
 	return l
@@ -236,6 +245,9 @@ func (r *run) free(s *caseState) {
 // enqueueCall enqueues one allreduce call as a user makes it: a staged
 // input is copied into the registered buffer first.
 func (r *run) enqueueCall(s *caseState, l *backend.Launch, src backend.Ptr) error {
+	if r.cfg.PDL {
+		return r.enqueuePDLCall(s, l, src, true)
+	}
 	if src != 0 {
 		if err := r.b.Copy(s.in, src, s.bytes); err != nil {
 			return fmt.Errorf("stage input: %w", err)
@@ -245,14 +257,14 @@ func (r *run) enqueueCall(s *caseState, l *backend.Launch, src backend.Ptr) erro
 		return fmt.Errorf("launch %s: %w", l.Variant.Name, err)
 	}
 	s.calls++
-	return nil
+	return r.concurrentCall(s, l)
 }
 
 // stagedSrc is where each call copies its input from: the staged input, or
-// nothing when the input is registered.
+// nothing when the input is registered (under --pdl, the producer's source).
 func (r *run) stagedSrc(s *caseState) backend.Ptr {
 	if s.c.Mode.Registered {
-		return 0
+		return s.pdl.src
 	}
 	return s.msg(s.src)
 }
@@ -284,6 +296,10 @@ func (r *run) checkAndTime(s *caseState, res *rankResult) {
 	}
 	if err := r.sync(s.c, "the checked call", s.launch.Blocks); err != nil {
 		fail("error", "checked call: %v", err)
+		if g1, err = r.reregister(s, g1, one); err != nil {
+			fail("error", "%v", err)
+			return
+		}
 		res.Fatal = fatalText(err)
 		return
 	}
@@ -382,6 +398,9 @@ func (r *run) checkAndTime(s *caseState, res *rankResult) {
 	res.RepUS = per
 	if res.CallUS, err = callTimes(callEvents); err != nil {
 		fail("error", "timing single calls: %v", err)
+		return
+	}
+	if r.cfg.Bench && r.cfg.PDL && !r.timeWithoutPDL(s, src, res) {
 		return
 	}
 	if !s.c.Mode.InPlace {

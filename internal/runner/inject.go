@@ -17,7 +17,16 @@ type Inject struct {
 	DelayRank   int
 	Delay       time.Duration
 	WrongKernel bool // the dispatcher launches another variant than the case names
-	specs       []string
+	// Issue 7's hang scenarios (hangs.go): rank SizeMismatchRank launches
+	// one 16-byte slot fewer elements than its peers; rank ReregisterRank
+	// re-registers its input after the graph was captured; every call is
+	// also launched on a second stream (TwoStreams).
+	SizeMismatch     bool
+	SizeMismatchRank int
+	Reregister       bool
+	ReregisterRank   int
+	TwoStreams       bool
+	specs            []string
 }
 
 // faultNames maps --inject words to kernel bits.
@@ -28,6 +37,7 @@ var faultNames = map[string]uint32{
 	"skip-last":        kernels.InjectSkipLast,
 	"overrun":          kernels.InjectOverrun,
 	"no-credit-wait":   kernels.InjectNoCreditWait, // ring: the producer does not wait for credit
+	"pdl-no-wait":      kernels.InjectPdlNoWait,    // --pdl: the kernel does not wait for the producer
 }
 
 // FaultHelp lists the --inject values.
@@ -37,7 +47,8 @@ func FaultHelp() string {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	names = append(names, "wrong-kernel", "delay:rank=R,us=N")
+	names = append(names, "wrong-kernel", "delay:rank=R,us=N", "size-mismatch:rank=R", "reregister:rank=R (graph cases)",
+		"two-streams (plain cases)")
 	return strings.Join(names, ", ")
 }
 
@@ -53,6 +64,20 @@ func (in *Inject) Parse(spec string) error {
 	case spec == "wrong-kernel":
 		in.WrongKernel = true
 	case strings.HasPrefix(spec, "delay:"):
+	case spec == "two-streams":
+		in.TwoStreams = true
+	case strings.HasPrefix(spec, "size-mismatch:"):
+		rank, err := parseRankSpec(spec, "size-mismatch")
+		if err != nil {
+			return err
+		}
+		in.SizeMismatch, in.SizeMismatchRank = true, rank
+	case strings.HasPrefix(spec, "reregister:"):
+		rank, err := parseRankSpec(spec, "reregister")
+		if err != nil {
+			return err
+		}
+		in.Reregister, in.ReregisterRank = true, rank
 		rank, us := -1, int64(-1)
 		for _, kv := range strings.Split(strings.TrimPrefix(spec, "delay:"), ",") {
 			k, v, ok := strings.Cut(kv, "=")

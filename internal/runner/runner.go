@@ -72,6 +72,12 @@ type Config struct {
 	// (the CLI draws the --plot file there); its error counts as theirs.
 	AfterReports func(*report.Report) error
 
+	// PDL runs every call as the input poisoned, a producer kernel that
+	// writes it, and the allreduce launched with programmatic dependent
+	// launch (pdl.go); in bench runs the same calls are also timed with a
+	// normal launch.
+	PDL bool
+
 	// DeviceTimeout is the kernels' deadline for each wait
 	// (kernels.Args.WaitTimeoutNs); 0: unbounded. Below Timeout, a lost
 	// peer makes the kernels give up first and record where (exit 3 with
@@ -175,6 +181,9 @@ type rankResult struct {
 	// single calls of the bench sample (plain launches only).
 	RepUS  []float64 `json:"rep_us,omitempty"`
 	CallUS []float64 `json:"call_us,omitempty"`
+	// NoPDLUS: with --pdl in bench runs, the per-call time of every
+	// repetition of the same calls with the allreduce launched normally.
+	NoPDLUS []float64 `json:"nopdl_us,omitempty"`
 	// Fatal: the backend is unusable (a sticky CUDA error); stop the run.
 	Fatal string `json:"fatal,omitempty"`
 	// Launch: what a custom kernel was launched with (launch.go).
@@ -288,6 +297,7 @@ func merge(c cases.Case, rs []rankResult, cfg *Config) report.Case {
 		out.Wrong += res.Wrong
 	}
 	out.TimeUS, out.Timing = aggregateTimes(rs, cfg)
+	setPDLTimes(&out, rs, cfg)
 	setLaunch(&out, rs)
 	if len(out.Failures) > 0 {
 		out.Verdict = report.Fail
@@ -426,8 +436,7 @@ func (r *run) hang(c cases.Case, what string, blocks int, gaveUp bool) {
 	msg := fmt.Sprintf("hang in case %s: rank %d saw no completion of %s within %s\n%s",
 		c.ID(), r.c.Rank(), what, r.cfg.Timeout, indent(diag))
 	if gaveUp {
-		msg = fmt.Sprintf("hang in case %s: on rank %d, a kernel block of %s gave up waiting after the device timeout %s\n%s",
-			c.ID(), r.c.Rank(), what, r.cfg.DeviceTimeout, indent(diag))
+		msg = r.gaveUpMessage(c, what, diag)
 	}
 	if r.c.Rank() != 0 {
 		// Give rank 0 the first word: it writes the reports and the same

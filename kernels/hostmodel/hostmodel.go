@@ -34,6 +34,10 @@ type Launch struct {
 	// Stop is polled while a block waits; when it reports true the block
 	// gives up (the backend is closing). It may be nil.
 	Stop func() bool
+	// Producer, when set, is the --pdl producer enqueued just before this
+	// launch, which was made with programmatic dependent launch: every
+	// block waits for it first (pdl.go), as the kernels' pdl_wait does.
+	Producer *Producer
 }
 
 // ErrStopped: a block gave up waiting because Stop reported true.
@@ -91,7 +95,10 @@ func Run(mem Memory, l *Launch) error {
 					errs[b] = fmt.Errorf("host %s block %d: %v", l.Variant.Name, b, r)
 				}
 			}()
-			err := body(b)
+			err := k.pdlWait()
+			if err == nil {
+				err = body(b)
+			}
 			if errors.Is(err, errGaveUp) {
 				gaveUp[b], err = true, nil
 			}
@@ -146,20 +153,13 @@ func (k *kernel) barrier(ph, b int, epoch uint32) error {
 	case signal.WaitTimedOut:
 		return k.giveUp(signal.GiveUp{Block: b, Kind: signal.DiagKindBarrier, Where: ph, Peer: res.Peer,
 			Want: epoch, Seen: res.Seen, Waited: res.Waited, Lane: b})
+	case signal.WaitTagMismatch:
+		return k.giveUp(signal.GiveUp{Block: b, Kind: signal.DiagKindTagMismatch, Where: ph, Peer: res.Peer,
+			Want: res.Want, Seen: res.Seen, Lane: b})
 	}
 	return nil
 }
 
-// timeout is the launch's wait deadline (0: unbounded).
-func (k *kernel) timeout() time.Duration { return time.Duration(k.l.Args.WaitTimeoutNs) }
-
-	case signal.WaitTagMismatch:
-		return k.giveUp(signal.GiveUp{Block: b, Kind: signal.DiagKindTagMismatch, Where: ph, Peer: res.Peer,
-			Want: res.Want, Seen: res.Seen, Lane: b})
-// giveUp records g (completed with the launch's rank, variant and deadline)
-// in this rank's diag words, unless another block already did, and returns
-// errGaveUp for the block to leave with.
-func (k *kernel) giveUp(g signal.GiveUp) error {
 // epochBegin is the kernels' epoch_begin for block b: claim the block's
 // epoch word and read the epoch in one atomic; a claim already held means
 // another launch of this rank runs the block (a second stream), which is
@@ -177,6 +177,13 @@ func (k *kernel) epochBegin(b int) (uint32, error) {
 // one store.
 func (k *kernel) epochEnd(b int, epoch uint32) { k.own().EndEpoch(b, epoch) }
 
+// timeout is the launch's wait deadline (0: unbounded).
+func (k *kernel) timeout() time.Duration { return time.Duration(k.l.Args.WaitTimeoutNs) }
+
+// giveUp records g (completed with the launch's rank, variant and deadline)
+// in this rank's diag words, unless another block already did, and returns
+// errGaveUp for the block to leave with.
+func (k *kernel) giveUp(g signal.GiveUp) error {
 	a := k.l.Args
 	g.Rank, g.Variant, g.Timeout = int(a.Rank), a.VariantID, k.timeout()
 	k.own().RecordGiveUp(g)

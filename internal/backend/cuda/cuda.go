@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/internal/comm"
@@ -56,6 +55,7 @@ type Backend struct {
 	// sharedSet: the dynamic shared memory each kernel was opted in to.
 	sharedSet map[string]int
 	stream    cu.Stream
+	side      cu.Stream // AllreduceConcurrent's second stream (concurrent.go), made on first use
 
 	nccl       *nccl.Lib
 	ncclReason string // why nccl cannot run ("" when it can)
@@ -279,7 +279,8 @@ func (b *Backend) Allreduce(l *backend.Launch) error {
 		}
 		b.sharedSet[name] = shared
 	}
-	return wrap(b.d.Launch(f, cu.D1(uint32(l.Blocks)), cu.D1(uint32(threads)), uint32(shared), b.stream, unsafe.Pointer(a), unsafe.Sizeof(*a)))
+	backend.SetTags(l, b.world, threads)
+	return wrap(b.launch(f, l, threads, shared))
 }
 
 func (b *Backend) ncclAllreduce(l *backend.Launch) error {
@@ -363,7 +364,7 @@ func (b *Backend) Sync(timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	pause := time.Microsecond
 	for {
-		done, err := b.d.StreamQuery(b.stream)
+		done, err := b.streamsIdle()
 		if err != nil {
 			return wrap(err)
 		}
@@ -631,6 +632,9 @@ func (b *Backend) Close() error {
 	}
 	if b.stream != 0 {
 		errs = append(errs, b.d.StreamDestroy(b.stream))
+	}
+	if b.side != 0 {
+		errs = append(errs, b.d.StreamDestroy(b.side))
 	}
 	if b.module != 0 {
 		errs = append(errs, b.d.ModuleUnload(b.module))

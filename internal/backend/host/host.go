@@ -52,10 +52,14 @@ type Backend struct {
 
 	stream  *stream
 	stopped atomic.Bool
+	// producer is the --pdl producer enqueued last and not yet waited
+	// for (pdl.go); only stream operations touch it.
+	producer *hostmodel.Producer
 
 	world   *backend.World
 	signals []signal.Block
-	mcBase  uint64 // the multicast window's address (multicast.go)
+	mcBase  uint64  // the multicast window's address (multicast.go)
+	side    *stream // AllreduceConcurrent's second stream (concurrent.go), made on first use
 }
 
 // New returns a host backend whose segments live in dir (usually /dev/shm).
@@ -166,7 +170,7 @@ func catch(fn func()) (err error) {
 }
 
 func (b *Backend) Copy(dst, src backend.Ptr, n int64) error {
-	return b.stream.enqueue(func() error {
+	return b.enqueue(func() error {
 		return catch(func() { copy(b.Bytes(dst, n), b.Bytes(src, n)) })
 	})
 }
@@ -191,9 +195,10 @@ func (b *Backend) Allreduce(l *backend.Launch) error {
 	args := l.Args // the launch owns a copy, as a kernel's parameters are copied at launch
 	if l.Variant.Needs&kernels.NeedMulticast != 0 {
 		kernels.SetMulticastDelta(&args, b.multicastDelta())
+	backend.SetTags(l, b.world, launchThreads(l))
 	}
 	launch.Args = &args
-	return b.stream.enqueue(func() error { return hostmodel.Run(b, launch) })
+	return b.enqueueLaunch(launch, l.PDL)
 }
 
 type event struct{ at time.Time }
@@ -210,7 +215,7 @@ func (e *event) Destroy() error { return nil }
 
 func (b *Backend) Record() (backend.Event, error) {
 	e := &event{}
-	return e, b.stream.enqueue(func() error { e.at = time.Now(); return nil })
+	return e, b.enqueue(func() error { e.at = time.Now(); return nil })
 }
 
 type graph struct {
@@ -239,7 +244,7 @@ func (b *Backend) Capture(fn func() error) (backend.Graph, error) {
 	return &graph{s: b.stream, ops: ops}, nil
 }
 
-func (b *Backend) Sync(timeout time.Duration) error { return b.stream.sync(timeout) }
+func (b *Backend) Sync(timeout time.Duration) error { return b.syncStreams(timeout) }
 
 // ReadSignal copies rank r's SignalBlock word by word with atomic loads.
 func (b *Backend) ReadSignal(r int) ([]byte, error) {
@@ -389,6 +394,9 @@ func (b *Backend) Close() error {
 	b.stream.close()
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if err := b.closeSide(); err != nil {
+		return err
+	}
 	var first error
 	for i, r := range b.regions {
 		if r != nil && r.mapped {

@@ -1,0 +1,44 @@
+package report
+
+import (
+	"bufio"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestWritePDLGain(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cases []Case
+		want  []string
+	}{
+		{"no pdl times: nothing", []Case{{Variant: "oneshot", TimeUS: 5}}, nil},
+		{"one row per case with both times", []Case{
+			{Variant: "oneshot", Bytes: 4096, DType: "bf16", Op: "sum", Mode: "oop-reg-plain", TimeUS: 25.5, NoPDLTimeUS: 28, PDLGainUS: 2.5},
+			{Variant: "twoshot", Bytes: 4096, DType: "bf16", Op: "sum", Mode: "oop-reg-plain", TimeUS: 30},
+		}, []string{
+			"# pdl: one call is the input poisoned, the producer kernel and the allreduce; time per call (us), maximum over ranks",
+			"# oneshot                4096   bf16    sum oop-reg-plain         25.50      28.00       2.50",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var sb strings.Builder
+			w := bufio.NewWriter(&sb)
+			writePDLGain(w, &Report{Cases: tc.cases})
+			require.NoError(t, w.Flush())
+			if tc.want == nil {
+				require.Empty(t, sb.String())
+				return
+			}
+			for _, line := range tc.want {
+				require.Contains(t, sb.String(), line+"\n")
+			}
+			require.NotContains(t, sb.String(), "twoshot")
+			for _, line := range strings.Split(strings.TrimSuffix(sb.String(), "\n"), "\n") {
+				require.True(t, strings.HasPrefix(line, "#"), "line %q", line)
+			}
+		})
+	}
+}

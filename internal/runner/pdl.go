@@ -1,0 +1,209 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/artest/artest/internal/backend"
+	"github.com/artest/artest/internal/report"
+	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/reference"
+)
+
+// --pdl (programmatic dependent launch, issue 6). Every call of a case is,
+// on this rank's stream:
+//
+//  1. the registered input overwritten with poison (a copy), so that a
+//     kernel reading it too early reads values no input has;
+//  2. the producer kernel (backend.Produce, kernels/pdl.cu) copying the
+//     call's input into the registered buffer, slowly on purpose;
+//  3. the allreduce launched with PDL, which may start while the producer
+//     still runs and must wait for it (griddepcontrol.wait) before it reads
+//     any input or tells a peer its input is ready.
+//
+// Checking is as usual: a kernel that skips the wait (--inject
+// pdl-no-wait) reduces poison and the case fails with a mismatch. In bench
+// runs the same calls are timed a second time with the allreduce launched
+// normally, so the report shows what the overlap gains.
+
+// pdlBufs are a case's extra buffers under --pdl.
+type pdlBufs struct {
+	// src is the producer's source in registered modes: a private copy of
+	// the input (staged modes copy from the staged input, stress runs from
+	// each iteration's slot).
+	src backend.Ptr
+	// poison is a message-sized image of the poison pattern.
+	poison backend.Ptr
+}
+
+// pdlSkipReason says why v cannot run under --pdl: nccl has no
+// griddepcontrol.wait, and the backend may lack PDL.
+func (r *run) pdlSkipReason(v *kernels.Variant) string {
+	if !v.Custom {
+		return kernels.PdlNCCLSkip
+	}
+	return r.b.PDLSkipReason(v)
+}
+
+// preparePDL allocates and fills the poison image and, in registered
+// modes outside stress runs, the producer's source.
+func (r *run) preparePDL(s *caseState) error {
+	if !r.cfg.PDL {
+		return nil
+	}
+	alloc := func(n int64, img []byte, what string) (backend.Ptr, error) {
+		p, err := r.b.Alloc(n)
+		if err != nil {
+			return 0, fmt.Errorf("alloc %s: %w", what, err)
+		}
+		s.owned = append(s.owned, p)
+		if err := r.b.Upload(p, img); err != nil {
+			return 0, fmt.Errorf("upload %s: %w", what, err)
+		}
+		return p, nil
+	}
+	img := make([]byte, s.bytes)
+	reference.FillPoison(img, s.c.DType)
+	var err error
+	if s.pdl.poison, err = alloc(s.bytes, img, "pdl poison image"); err != nil {
+		return err
+	}
+	if s.c.Mode.Registered && r.cfg.Stress == 0 {
+		in := make([]byte, s.bytes)
+		r.genFor(s).Fill(in, r.w.Rank, 0, 0)
+		region, err := alloc(s.region, s.regionBytes(in), "pdl producer source")
+		if err != nil {
+			return err
+		}
+		s.pdl.src = s.msg(region)
+	}
+	return nil
+}
+
+// enqueuePDLCall enqueues one --pdl call: poison the input, the producer
+// writing it from src, then the allreduce, launched with PDL when pdl is
+// true (false: the same calls with a normal launch, for the bench's
+// comparison).
+func (r *run) enqueuePDLCall(s *caseState, l *backend.Launch, src backend.Ptr, pdl bool) error {
+	if src == 0 || s.pdl.poison == 0 {
+		return errors.New("pdl call without a producer source or poison image (runner bug)")
+	}
+	if err := r.b.Copy(s.in, s.pdl.poison, s.bytes); err != nil {
+		return fmt.Errorf("poison input: %w", err)
+	}
+	if err := r.b.Produce(s.in, src, s.bytes); err != nil {
+		return fmt.Errorf("pdl producer: %w", err)
+	}
+	l.PDL = pdl
+	if err := r.b.Allreduce(l); err != nil {
+		return fmt.Errorf("launch %s (pdl %v): %w", l.Variant.Name, pdl, err)
+	}
+	s.calls++
+	return nil
+}
+
+// timeWithoutPDL times cfg.Reps repetitions of cfg.Iters calls like the
+// timed ones (plain or one graph replay per repetition), but with the
+// allreduce launched normally, into res.NoPDLUS. It reports whether all
+// went well; failures are recorded in res.
+func (r *run) timeWithoutPDL(s *caseState, src backend.Ptr, res *rankResult) bool {
+	fail := func(format string, args ...any) bool {
+		res.Failures = append(res.Failures, report.RankFailure{Kind: "error", Detail: fmt.Sprintf(format, args...)})
+		return false
+	}
+	l := s.launch
+	one := func() error { return r.enqueuePDLCall(s, &l, src, false) }
+	var g backend.Graph
+	if s.c.Mode.Graph {
+		var err error
+		if g, err = r.b.Capture(func() error {
+			for i := 0; i < r.cfg.Iters; i++ {
+				if err := one(); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			return fail("capture %d calls without PDL: %v", r.cfg.Iters, err)
+		}
+		defer g.Destroy()
+		s.calls -= uint32(r.cfg.Iters) // counted when replayed
+	}
+	type span struct{ a, b backend.Event }
+	var spans []span
+	defer func() {
+		for _, sp := range spans {
+			_ = sp.a.Destroy()
+			_ = sp.b.Destroy()
+		}
+	}()
+	var err error
+	for rep := 0; rep < r.cfg.Reps && err == nil; rep++ {
+		var sp span
+		if sp.a, err = r.b.Record(); err != nil {
+			break
+		}
+		if g != nil {
+			err = g.Launch()
+			s.calls += uint32(r.cfg.Iters)
+		} else {
+			for i := 0; i < r.cfg.Iters && err == nil; i++ {
+				err = one()
+			}
+		}
+		if err == nil {
+			sp.b, err = r.b.Record()
+		}
+		if err == nil {
+			spans = append(spans, sp)
+		} else if sp.a != nil {
+			_ = sp.a.Destroy()
+		}
+	}
+	if err != nil {
+		_ = r.sync(s.c, "the calls without PDL", s.launch.Blocks)
+		return fail("calls without PDL: %v", err)
+	}
+	if err := r.sync(s.c, "the calls without PDL", s.launch.Blocks); err != nil {
+		res.Fatal = fatalText(err)
+		return fail("calls without PDL: %v", err)
+	}
+	for _, sp := range spans {
+		d, err := sp.b.Since(sp.a)
+		if err != nil {
+			return fail("timing without PDL: %v", err)
+		}
+		res.NoPDLUS = append(res.NoPDLUS, float64(d.Nanoseconds())/1e3/float64(r.cfg.Iters))
+	}
+	return true
+}
+
+// setPDLTimes puts the time without PDL (each repetition combined across
+// ranks as the case's time is, then the median) and the gain into a timed
+// --pdl bench case.
+func setPDLTimes(out *report.Case, rs []rankResult, cfg *Config) {
+	if !cfg.PDL || out.TimeUS <= 0 || len(rs) == 0 {
+		return
+	}
+	agg := cfg.Agg
+	if agg == "" {
+		agg = report.DefaultAgg
+	}
+	reps := len(rs[0].NoPDLUS)
+	for _, res := range rs {
+		reps = min(reps, len(res.NoPDLUS))
+	}
+	if reps == 0 {
+		return
+	}
+	per := make([]float64, reps)
+	for i := range per {
+		xs := make([]float64, len(rs))
+		for j, res := range rs {
+			xs[j] = res.NoPDLUS[i]
+		}
+		per[i] = agg.Of(xs)
+	}
+	out.NoPDLTimeUS = median(per)
+	out.PDLGainUS = out.NoPDLTimeUS - out.TimeUS
+}
