@@ -130,8 +130,6 @@ type Backend interface {
 
 	// ReadSignal copies rank r's SignalBlock, even while a launch hangs.
 	ReadSignal(r int) ([]byte, error)
-	Close() error
-}
 
 	// ReregisterInput is collective: rank owner replaces its registered
 	// input buffer with a new allocation of the same capacity and shares
@@ -145,3 +143,5 @@ type Backend interface {
 	// not ordered with the first: two allreduces in flight on one
 	// SignalBlock (issue 7's two-streams scenario). Sync waits for both.
 	AllreduceConcurrent(l *Launch) error
+	Close() error
+}

@@ -173,6 +173,7 @@ func (r *run) newLaunch(s *caseState, out backend.Ptr) backend.Launch {
 		StageBytes: uint64(w.Capacity - s.lead),
 	}
 	a.WaitTimeoutNs = uint64(r.cfg.DeviceTimeout.Nanoseconds())
+	r.cfg.Inject.hangScenario(&a, s.elem)
 	for p := 0; p < w.Size; p++ {
 		a.PeerIn[p] = uint64(s.msg(w.Input[p]))
 		a.PeerStage[p] = uint64(s.msg(w.Staging[p]))
@@ -181,7 +182,6 @@ func (r *run) newLaunch(s *caseState, out backend.Ptr) backend.Launch {
 	if out == s.in {
 		a.Flags |= kernels.FlagInPlace
 	}
-	r.cfg.Inject.hangScenario(&a, s.elem)
 	l := backend.Launch{Variant: s.launchV, DType: s.c.DType, Op: s.c.Op, Args: a}
 	r.chooseLaunch(s, &l)
 	return l
@@ -285,6 +285,10 @@ func (r *run) checkAndTime(s *caseState, res *rankResult) {
 			fail("error", "capture: %v", err)
 			return
 		}
+		if g1, err = r.reregister(s, g1, one); err != nil {
+			fail("error", "%v", err)
+			return
+		}
 		defer g1.Destroy()
 		err = g1.Launch()
 	} else {
@@ -296,10 +300,6 @@ func (r *run) checkAndTime(s *caseState, res *rankResult) {
 	}
 	if err := r.sync(s.c, "the checked call", s.launch.Blocks); err != nil {
 		fail("error", "checked call: %v", err)
-		if g1, err = r.reregister(s, g1, one); err != nil {
-			fail("error", "%v", err)
-			return
-		}
 		res.Fatal = fatalText(err)
 		return
 	}

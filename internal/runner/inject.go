@@ -63,7 +63,6 @@ func (in *Inject) Parse(spec string) error {
 	switch {
 	case spec == "wrong-kernel":
 		in.WrongKernel = true
-	case strings.HasPrefix(spec, "delay:"):
 	case spec == "two-streams":
 		in.TwoStreams = true
 	case strings.HasPrefix(spec, "size-mismatch:"):
@@ -78,6 +77,7 @@ func (in *Inject) Parse(spec string) error {
 			return err
 		}
 		in.Reregister, in.ReregisterRank = true, rank
+	case strings.HasPrefix(spec, "delay:"):
 		rank, us := -1, int64(-1)
 		for _, kv := range strings.Split(strings.TrimPrefix(spec, "delay:"), ",") {
 			k, v, ok := strings.Cut(kv, "=")

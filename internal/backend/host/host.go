@@ -192,10 +192,10 @@ func (b *Backend) Allreduce(l *backend.Launch) error {
 		Variant: l.Variant, DType: l.DType, Op: l.Op, Blocks: l.Blocks,
 		Stop: b.stopped.Load,
 	}
+	backend.SetTags(l, b.world, launchThreads(l))
 	args := l.Args // the launch owns a copy, as a kernel's parameters are copied at launch
 	if l.Variant.Needs&kernels.NeedMulticast != 0 {
 		kernels.SetMulticastDelta(&args, b.multicastDelta())
-	backend.SetTags(l, b.world, launchThreads(l))
 	}
 	launch.Args = &args
 	return b.enqueueLaunch(launch, l.PDL)
@@ -391,12 +391,12 @@ func (b *Backend) Close() error {
 		// leave them mapped rather than crash it.
 		return fmt.Errorf("host stream did not drain on close: %w", err)
 	}
-	b.stream.close()
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	if err := b.closeSide(); err != nil {
 		return err
 	}
+	b.stream.close()
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	var first error
 	for i, r := range b.regions {
 		if r != nil && r.mapped {
