@@ -201,6 +201,28 @@ for np in $nps; do
 	step "hang-device-ring-np$np" 3 60 mpirun -np "$np" "$bin" --variant ring --dtype f32 --op sum --size 64K \
 		--mode oop,reg,plain,aligned --inject "delay:rank=$((np - 1)),us=5000000" --device-timeout 1s --timeout 30s
 	step "why-hang-device-ring-np$np" 0 5 grep -q "rank 0 lane .* gave up after .* from rank $((np - 1))" "$out/hang-device-ring-np$np.log"
+	# Issue 7's scenarios that must be diagnosed, not hung: launch tags in
+	# the barrier flags and a claim in each block's epoch word make the
+	# kernels give up at once (the 2 s deadline only ends blocks left
+	# waiting for peers that already left); exit 3 and rank 0's line names
+	# the rank and the barrier. The job stops at its first case, hence one
+	# step per variant and size. Names end in -np$np-VARIANT-SIZE so that
+	# STEPS=hang-size-mismatch (etc.) selects them all.
+	for v in oneshot twoshot; do for sz in 4K 64K; do
+		sfx="np$np-$v-$sz" last=$((np - 1))
+		step "hang-size-mismatch-$sfx" 3 60 mpirun -np "$np" "$bin" --variant "$v" --dtype f32 --op sum --size "$sz" \
+			--mode oop,reg,plain,aligned --inject "size-mismatch:rank=$last" --device-timeout 2s --timeout 30s
+		step "why-hang-size-mismatch-$sfx" 0 5 grep -q "rank 0 block .* gave up at the start barrier: rank $last launched a different call" \
+			"$out/hang-size-mismatch-$sfx.log"
+		step "hang-reregister-$sfx" 3 60 mpirun -np "$np" "$bin" --variant "$v" --dtype f32 --op sum --size "$sz" \
+			--mode oop,reg,graph,aligned --inject "reregister:rank=$last" --device-timeout 2s --timeout 30s
+		step "why-hang-reregister-$sfx" 0 5 grep -q "rank 0 block .* gave up at the start barrier: rank $last re-registered its buffers (generation 1)" \
+			"$out/hang-reregister-$sfx.log"
+		step "hang-two-streams-$sfx" 3 60 mpirun -np "$np" "$bin" --variant "$v" --dtype f32 --op sum --size "$sz" \
+			--mode oop,reg,plain,aligned --inject two-streams --device-timeout 2s --timeout 30s
+		step "why-hang-two-streams-$sfx" 0 5 grep -q "rank 0 block .* gave up before the start barrier: another launch of rank 0" \
+			"$out/hang-two-streams-$sfx.log"
+	done; done
 done
 
 np=$(echo "$nps" | awk '{print $1}')
