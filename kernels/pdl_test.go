@@ -1,7 +1,9 @@
 package kernels
 
 import (
+	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -35,12 +37,23 @@ func TestPdlFillArgsMatchesC(t *testing.T) {
 	require.Regexp(t, `extern "C" __global__ void __launch_bounds__\(ARTEST_PDL_FILL_THREADS\)\s+`+PdlFillKernel+`\(`, src)
 }
 
-// Every family's run() waits for the producer first.
+// Every family's run() waits for the producer first: pdl_wait(a) is its
+// first statement (after type aliases), in every kernel source there is,
+// so a new family cannot forget it.
 func TestEveryKernelCallsPdlWaitFirst(t *testing.T) {
-	for _, f := range []string{"oneshot.cu", "twoshot.cu", "oneshot_cpasync.cu", "ring.cu", "multimem.cu"} {
+	files, err := filepath.Glob("*.cu")
+	require.NoError(t, err)
+	first := regexp.MustCompile(`void run\(const ArtestArgs& a\) \{\n(?:\s+using [^;]+;\n)*\s+pdl_wait\(a\);`)
+	families := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.cu") || f == "pdl.cu" {
+			continue
+		}
+		families++
 		t.Run(f, func(t *testing.T) {
-			require.Regexp(t, `void run\(const ArtestArgs& a\) \{\n\s+pdl_wait\(a\);`, readFile(t, f))
+			require.Regexp(t, first, readFile(t, f))
 		})
 	}
+	require.GreaterOrEqual(t, families, 5, "oneshot, twoshot, oneshot_cpasync, ring, multimem at least")
 	require.Regexp(t, `griddepcontrol\.wait`, readFile(t, commonHeader))
 }
