@@ -308,7 +308,9 @@ SigState read_sig(Rank& rk) {
   SigState s;
   s.variant = words[SIG_OFF_TRACE_VARIANT / 4];
   s.count = words[SIG_OFF_TRACE_COUNT / 4];
-  s.epochs.assign(words.begin() + SIG_OFF_EPOCH / 4, words.begin() + SIG_OFF_EPOCH / 4 + SIG_MAX_BLOCKS);
+  // Each epoch word is 64 bits: the epoch in its low half, the claim (0
+  // between launches) in its high half.
+  for (uint32_t b = 0; b < SIG_MAX_BLOCKS; ++b) s.epochs.push_back(words[sig_epoch_offset(b) / 4]);
   return s;
 }
 
