@@ -153,6 +153,19 @@ for np in $nps; do
 	# once then timed; a plot; and compare against itself (must exit 0).
 	step "bench-np$np" 0 300 mpirun -np "$np" "$bin" bench --json "$r/bench-np$np.json" --plot "$r/bench-np$np.svg"
 	step "bench-compare-np$np" 0 30 "$bin" compare "$r/bench-np$np.json" "$r/bench-np$np.json"
+	# PDL (issue 6): each call poisons the input, the producer kernel writes
+	# it, and the allreduce is launched with programmatic stream
+	# serialization; the kernels wait (griddepcontrol.wait) and pass. Without
+	# the wait they read the poison: exit 1 with mismatches. bench-pdl times
+	# the same calls with and without PDL (nopdl_time_us, pdl_gain_us).
+	step "pdl-np$np" 0 240 mpirun -np "$np" "$bin" --pdl --variant oneshot,twoshot,oneshot-cpasync,ring --dtype bf16 \
+		--op sum --size 4K,64K,1M,16M --mode oop,reg --json "$r/pdl-np$np.json"
+	step "fault-pdl-no-wait-np$np" 1 240 mpirun -np "$np" "$bin" --pdl --inject pdl-no-wait \
+		--variant oneshot,twoshot,oneshot-cpasync,ring --dtype bf16 --op sum --size 4K,64K,1M,16M --mode oop,reg \
+		--json "$r/fault-pdl-no-wait-np$np.json"
+	step "why-pdl-no-wait-np$np" 0 5 grep -q "mismatch" "$out/fault-pdl-no-wait-np$np.log"
+	step "bench-pdl-np$np" 0 300 mpirun -np "$np" "$bin" bench -b 4K -e 16M -f 4 --pdl --variant oneshot,twoshot \
+		--json "$r/bench-pdl-np$np.json"
 	# Exploration for tuning (issue 6): each custom variant's launch
 	# parameters swept on a size sweep, one JSON per setting (explore-*.json);
 	# artest tune does this properly, this is the first look.
