@@ -45,12 +45,14 @@ type TuneOptions struct {
 	Header  string   `json:"header,omitempty"`
 	GoFile  string   `json:"go,omitempty"`
 	Tuned   string   `json:"tuned,omitempty"`
+	Merge   []string `json:"merge,omitempty"`
 
 	over     tune.Overrides
 	launches []string
 	variants []*kernels.Variant
 	dflt     bool                // the size sweep is the default one
 	table    *kernels.TunedTable // --tuned FILE, loaded
+	merge    []*tune.Table       // --merge FILEs, loaded
 }
 
 func addTuneFlags(fs *flag.FlagSet, o *Options) {
@@ -62,6 +64,7 @@ func addTuneFlags(fs *flag.FlagSet, o *Options) {
 	fs.Float64Var(&t.Budget, "budget", 0, "tune: start no candidate after this many seconds (the JSON table and the summary name the buckets left unfinished); 0: no limit")
 	fs.StringVar(&t.Header, "header", "", "tune: write the table as a C++ header (constexpr, with a best() lookup) into FILE.h")
 	fs.StringVar(&t.GoFile, "go", "", "tune: write the table as Go (package kernels, var Tuned) into FILE.go, e.g. kernels/tuned.go")
+	fs.Var(repeatFlag{&t.Merge}, "merge", "tune: add the buckets of an earlier tune's --json FILE that this run does not measure (e.g. another world size) to the tables written (repeatable)")
 	fs.StringVar(&t.Tuned, "tuned", "", "launch defaults from this tuning table (artest tune's --json FILE), or none for the registry's; default: kernels/tuned.go's table on the cuda backend, none on host")
 }
 
@@ -80,7 +83,7 @@ func parseTuneWord(fs *flag.FlagSet, on *bool) error {
 func (o *Options) applyTune() error {
 	t := &o.Tune
 	if !t.On {
-		for _, name := range []string{"tune-blocks", "tune-threads", "tune-param", "launch", "budget", "header", "go"} {
+		for _, name := range []string{"tune-blocks", "tune-threads", "tune-param", "launch", "budget", "header", "go", "merge"} {
 			if o.set[name] {
 				return exitcode.Usagef("--%s is a flag of artest tune", name)
 			}
@@ -175,6 +178,14 @@ func (o *Options) applyTune() error {
 	}
 	if !o.set["reps"] {
 		o.Reps = tuneReps
+	}
+	t.merge = nil
+	for _, path := range t.Merge {
+		m, err := tune.ReadTable(path)
+		if err != nil {
+			return exitcode.Usagef("--merge: %v", err)
+		}
+		t.merge = append(t.merge, m)
 	}
 	return nil
 }
@@ -357,6 +368,10 @@ func runTune(e Env, o *Options, c comm.Comm, be backend.Backend, w *backend.Worl
 		if t.Failed > 0 {
 			code = exitcode.Wrong
 		}
+		for _, m := range o.Tune.merge {
+			t.Merge(m)
+		}
+		t.Finish(stop)
 		if stop != "" {
 			fmt.Fprintf(e.Stderr, "artest: tune stopped early: %s\n", stop)
 		}

@@ -76,6 +76,16 @@ func TestTuneThenRunTuned(t *testing.T) {
 		require.Contains(t, string(b), "twoshot")
 	}
 
+	// A 3-rank run merged with the 2-rank table: one Go table of both.
+	merged := filepath.Join(dir, "merged.go")
+	res = runWorld(t, 3, same("--backend", "host", "--shm-dir", dir, "tune", "--size", "4K", "--variant", "oneshot",
+		"--tune-blocks", "2", "--tune-threads", "256", "--merge", js, "--go", merged))
+	require.Equal(t, []int{0, 0, 0}, res.codes, "%s\n%s", res.stdout[0], res.stderr[0])
+	mb, err := os.ReadFile(merged)
+	require.NoError(t, err)
+	require.Equal(t, 1, strings.Count(string(mb), "{Ranks: 3, "))
+	require.Equal(t, 4, strings.Count(string(mb), "{Ranks: 2, "), "oneshot and twoshot, 2 buckets")
+
 	rep := filepath.Join(dir, "run.json")
 	res = runWorld(t, 2, same("--backend", "host", "--shm-dir", dir, "--tuned", js, "--variant", "oneshot,twoshot",
 		"--size", "4K,64K", "--dtype", "bf16", "--op", "sum", "--mode", "oop,reg,graph", "--json", rep))

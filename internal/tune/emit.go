@@ -206,8 +206,8 @@ func WriteText(w io.Writer, t *Table) error {
 	if p.Backend == "host" {
 		fmt.Fprintln(w, "# host backend: these times measure Go models, not kernels; the table means nothing for a GPU")
 	}
-	fmt.Fprintf(w, "%-5s %-5s %9s  %-16s %-34s %10s %10s %8s %11s\n",
-		"type", "launch", "size", "best", "launch (blocks x threads, params)", "time(us)", "nccl(us)", "speedup", "measured")
+	fmt.Fprintf(w, "%-3s %-5s %-5s %9s  %-16s %-34s %10s %10s %8s %11s\n",
+		"np", "type", "launch", "size", "best", "launch (blocks x threads, params)", "time(us)", "nccl(us)", "speedup", "measured")
 	for i := range t.Buckets {
 		b := &t.Buckets[i]
 		measured, total := 0, len(b.Candidates)
@@ -231,8 +231,12 @@ func WriteText(w io.Writer, t *Table) error {
 		if !b.Finished {
 			note = " unfinished"
 		}
-		fmt.Fprintf(w, "%-5s %-5s %9s  %-16s %-34s %10s %10s %8s %11s%s\n",
-			b.DType, b.Launch, cases.FormatSize(b.Bytes), best, launch, tm, nccl, speed, fmt.Sprintf("%d/%d", measured, total), note)
+		ranks := b.Ranks
+		if ranks == 0 {
+			ranks = p.Ranks
+		}
+		fmt.Fprintf(w, "%-3d %-5s %-5s %9s  %-16s %-34s %10s %10s %8s %11s%s\n",
+			ranks, b.DType, b.Launch, cases.FormatSize(b.Bytes), best, launch, tm, nccl, speed, fmt.Sprintf("%d/%d", measured, total), note)
 	}
 	if len(t.Buckets) > 0 && t.Buckets[0].NCCL != nil && t.Buckets[0].NCCL.Verdict == "skipped" {
 		fmt.Fprintf(w, "# nccl: skipped: %s\n", t.Buckets[0].NCCL.Reason)

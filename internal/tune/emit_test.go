@@ -114,8 +114,8 @@ func TestWriteText(t *testing.T) {
 	out := b.String()
 	require.Contains(t, out, "# artest tune: 2 ranks, cuda backend")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	require.Regexp(t, `^type\s+launch\s+size\s+best\s+launch \(blocks x threads, params\)\s+time\(us\)\s+nccl\(us\)\s+speedup\s+measured$`, lines[1])
-	require.Regexp(t, `^bf16\s+graph\s+1MiB\s+ring\s+8x512 lanes=8 slot-bytes=65536 slots=8\s+15\.00\s+30\.00\s+2\.00x\s+2/2$`, lines[3])
+	require.Regexp(t, `^np\s+type\s+launch\s+size\s+best\s+launch \(blocks x threads, params\)\s+time\(us\)\s+nccl\(us\)\s+speedup\s+measured$`, lines[1])
+	require.Regexp(t, `^2\s+bf16\s+graph\s+1MiB\s+ring\s+8x512 lanes=8 slot-bytes=65536 slots=8\s+15\.00\s+30\.00\s+2\.00x\s+2/2$`, lines[3])
 	require.Regexp(t, `16MiB\s+oneshot .* 1/2 unfinished$`, lines[4])
 	require.Contains(t, out, "# unfinished: bf16 graph 16MiB: the budget of 1m0s ran out")
 }

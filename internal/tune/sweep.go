@@ -54,7 +54,7 @@ func NewPlan(o PlanOptions) *Plan {
 					continue
 				}
 				bi := len(p.Table.Buckets)
-				b := Bucket{DType: d.String(), Launch: launch, MinBytes: prev, Bytes: size}
+				b := Bucket{Ranks: o.Ranks, DType: d.String(), Launch: launch, MinBytes: prev, Bytes: size}
 				prev = size
 				c := cases.Case{DType: d, Op: reference.Sum, Bytes: size, Mode: mode(launch), Ranks: o.Ranks}
 				if o.NCCL {

@@ -28,6 +28,9 @@ type Table struct {
 	Unfinished []string `json:"unfinished,omitempty"`
 	// Failed counts candidates that computed wrong results (disqualified).
 	Failed int `json:"failed"`
+	// Merged: the runs whose buckets were added with --merge (another
+	// world size, dtype or size), so that one table holds them all.
+	Merged []Provenance `json:"merged,omitempty"`
 }
 
 // Provenance is where and how the table was measured.
@@ -70,6 +73,7 @@ func (r *Result) Timed() bool { return r.Verdict == report.Pass && r.TimeUS > 0 
 // Bucket is one dtype, launch kind and size: messages of (MinBytes, Bytes]
 // use what was measured at Bytes.
 type Bucket struct {
+	Ranks    int    `json:"ranks"`
 	DType    string `json:"dtype"`
 	Launch   string `json:"launch"` // graph or plain
 	MinBytes int64  `json:"min_bytes"`
@@ -156,13 +160,20 @@ func (t *Table) Tuned() kernels.TunedTable {
 		NCCL:     p.NCCL,
 		Command:  report.ShellCommand(p.Command),
 	}}
+	for _, m := range t.Merged {
+		out.Provenance.Command += "; " + report.ShellCommand(m.Command)
+	}
 	for _, b := range t.Buckets {
 		if !b.Finished {
 			continue
 		}
 		for _, r := range b.BestPerVariant {
+			ranks := b.Ranks
+			if ranks == 0 {
+				ranks = p.Ranks
+			}
 			e := kernels.TunedEntry{
-				Ranks: p.Ranks, DType: b.DType, Launch: b.Launch, MaxBytes: b.Bytes,
+				Ranks: ranks, DType: b.DType, Launch: b.Launch, MaxBytes: b.Bytes,
 				Variant: r.Variant, Blocks: r.Blocks, Threads: r.Threads, Params: r.Params,
 				TimeUS: r.TimeUS, Best: b.Best != nil && r.Variant == b.Best.Variant,
 			}
@@ -173,6 +184,36 @@ func (t *Table) Tuned() kernels.TunedTable {
 		}
 	}
 	return out
+}
+
+// Merge adds other's buckets that t did not measure (another world size,
+// dtype, launch kind or size), and records other's provenance.
+func (t *Table) Merge(other *Table) {
+	type key struct {
+		ranks         int
+		dtype, launch string
+		bytes         int64
+	}
+	keyOf := func(b *Bucket, ranks int) key {
+		if b.Ranks != 0 {
+			ranks = b.Ranks
+		}
+		return key{ranks, b.DType, b.Launch, b.Bytes}
+	}
+	have := map[key]bool{}
+	for i := range t.Buckets {
+		have[keyOf(&t.Buckets[i], t.Provenance.Ranks)] = true
+	}
+	for _, b := range other.Buckets {
+		k := keyOf(&b, other.Provenance.Ranks)
+		if have[k] {
+			continue
+		}
+		have[k] = true
+		b.Ranks = k.ranks
+		t.Buckets = append(t.Buckets, b)
+	}
+	t.Merged = append(append(t.Merged, other.Provenance), other.Merged...)
 }
 
 // uniq drops repeats, keeping the first of each.

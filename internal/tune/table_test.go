@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"bytes"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -89,6 +90,30 @@ func TestFinishAndTuned(t *testing.T) {
 	}
 	require.Equal(t, []string{"oneshot", "ring"}, best)
 	require.Equal(t, 30.0, tt.Entries[3].NCCLTimeUS)
+}
+
+// Merging a 4-rank run into a 2-rank one gives one table of both world
+// sizes; a bucket both measured keeps this run's.
+func TestMerge(t *testing.T) {
+	two, four := sampleTable(), sampleTable()
+	four.Provenance.Ranks = 4
+	four.Provenance.Command = []string{"mpirun", "-np", "4", "artest", "tune"}
+	four.Buckets[0].Candidates[0].TimeUS = 1
+	two.Merge(four)
+	two.Merge(sampleTable()) // the same world size again: nothing new
+	two.Finish("")
+	require.Len(t, two.Buckets, 6)
+	tt := two.Tuned()
+	require.Equal(t, "mpirun -np 2 artest tune; mpirun -np 4 artest tune; mpirun -np 2 artest tune", tt.Provenance.Command)
+	e2, ok := tt.Lookup("oneshot", 2, "bf16", true, 1<<10)
+	require.True(t, ok)
+	require.Equal(t, 4.5, e2.TimeUS)
+	e4, ok := tt.Lookup("oneshot", 4, "bf16", true, 1<<10)
+	require.True(t, ok)
+	require.Equal(t, 1.0, e4.TimeUS)
+	var b bytes.Buffer
+	require.NoError(t, WriteText(&b, two))
+	require.Regexp(t, `(?m)^4\s+bf16\s+graph\s+1KiB\s+oneshot`, b.String())
 }
 
 func TestJSONRoundTrip(t *testing.T) {

@@ -28,7 +28,7 @@ func TestTuneWritesTheTables(t *testing.T) {
 		"--tune-param", "slot-bytes=4K", "--json", js, "--header", h, "--go", gof)
 	require.Equal(t, 0, o.code, "%s\n%s", o.stdout, o.stderr)
 	require.Contains(t, o.stdout, "# artest tune: 2 ranks, host backend")
-	require.Regexp(t, `(?m)^bf16\s+graph\s+256KiB\s+\S+\s+\d+x\d+`, o.stdout)
+	require.Regexp(t, `(?m)^2\s+bf16\s+graph\s+256KiB\s+\S+\s+\d+x\d+`, o.stdout)
 
 	tab, err := tune.ReadTable(js)
 	require.NoError(t, err)
