@@ -347,6 +347,16 @@ func runTune(e Env, o *Options, c comm.Comm, be backend.Backend, w *backend.Worl
 			return got, stopped
 		},
 		BucketDone: func(b *tune.Bucket) {
+			// A hang aborts the job (exit 3) before the end: keep what the
+			// finished buckets measured.
+			if o.JSON != "" {
+				snap := *plan.Table
+				snap.Buckets = append([]tune.Bucket(nil), plan.Table.Buckets...)
+				snap.Finish("the sweep was still running (or was aborted) when this was written")
+				if err := snap.WriteJSON(o.JSON); err != nil {
+					fmt.Fprintf(e.Stderr, "artest: tune: write %s: %v\n", o.JSON, err)
+				}
+			}
 			if !o.Progress {
 				return
 			}
