@@ -182,6 +182,11 @@ func SkipReason(v *kernels.Variant, c Case) string {
 	if r := v.RanksReason(c.Ranks); r != "" {
 		return r
 	}
+	if v.TooBig != nil {
+		if r := v.TooBig(c.Bytes); r != "" {
+			return r
+		}
+	}
 	return ""
 }
 

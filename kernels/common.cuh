@@ -61,6 +61,7 @@ constexpr uint32_t INJECT_SKIP_LAST = 1u << 3;  // element count-1 of out is not
 constexpr uint32_t INJECT_OVERRUN = 1u << 4;    // element count of out (one past the end) is written
 constexpr uint32_t INJECT_NO_MID_BARRIER = 1u << 5;
 constexpr uint32_t INJECT_NO_CREDIT_WAIT = 1u << 6;  // ring only; other kernels ignore it
+constexpr uint32_t INJECT_LL_NO_FLAG = 1u << 12;  // oneshot-ll: a slot is used without its sequence
 constexpr uint32_t INJECT_PDL_NO_WAIT = 1u << 7;     // pdl_wait is skipped: the input is read before the producer wrote it
 
 // twoshot's gather (param0; kernels/twoshot.go is the Go twin): how chunks
@@ -122,6 +123,15 @@ ARTEST_HD constexpr uint64_t artest_twoshot_chunk(uint64_t count, uint32_t nrank
   return artest_ceil_div(artest_ceil_div(count, nranks), ARTEST_SLOT_BYTES / elem_bytes) *
          (ARTEST_SLOT_BYTES / elem_bytes);
 }
+
+// oneshot-ll's staging halves (kernels/oneshot_ll.cu, LLHalfBytes in
+// kernels/ll.go): the staging buffer from its first 16-byte boundary (a
+// case's element offset may misalign it; 64-bit LL words need alignment),
+// halved and rounded down to 16 bytes.
+ARTEST_HD constexpr uint64_t artest_ll_half_bytes(uint64_t stage_bytes) {
+  return stage_bytes < 16 ? 0 : (stage_bytes - 16) / 2 / 16 * 16;
+}
+ARTEST_HD constexpr uint64_t artest_ll_align(uint64_t p) { return (p + 15) / 16 * 16; }
 
 ARTEST_HD constexpr uint32_t artest_oneshot_blocks(uint64_t count, uint32_t elem_bytes, uint32_t threads,
                                                    uint32_t max_blocks) {

@@ -81,6 +81,13 @@ type Variant struct {
 	// SharedBytes, when set, is the dynamic shared memory a CUDA launch
 	// needs (set through the launch attribute when above the 48 KiB default).
 	SharedBytes func(a *Args, threads int) int
+	// TooBig, when set, says why a message of that many bytes is not for
+	// this variant (its case is skipped with the reason), or "".
+	TooBig func(msgBytes int64) string
+	// StageNeed, when set, is the staging buffer a message needs on n
+	// ranks when that is more than the message itself (the runner sizes
+	// the shared buffers by it).
+	StageNeed func(msgBytes int64, n int) int64
 }
 
 // Param is one launch parameter of a variant.
@@ -176,6 +183,7 @@ const (
 	IDOneshotCpasync uint32 = 0x0053
 	IDRing           uint32 = 0x0054
 	IDMultimem       uint32 = 0x0055
+	IDOneshotLL      uint32 = 0x0056
 )
 
 // Registry is every variant artest knows, in the order reports list them.
@@ -228,6 +236,22 @@ var Registry = []Variant{
 		Params: []Param{{Name: "stages", Slot: 0, Default: CpasyncDefaultStages,
 			Min: CpasyncMinStages, Max: CpasyncMaxStages, Help: "cp.async pipeline stages"}},
 		SharedBytes: CpasyncSharedBytes,
+	},
+	{
+		Name:    "oneshot-ll",
+		ID:      IDOneshotLL,
+		Summary: "oneshot without barriers: every rank pushes its input into every rank's staging as LL words (data and sequence in one 8-byte store), then reduces locally",
+		DTypes:  allDTypes, Ops: allOps,
+		MinRanks: 1, MaxRanks: 8,
+		Needs:  NeedP2P,
+		Order:  reference.OrderRankAscendingF32,
+		Custom: true,
+		Kernel: "oneshot_ll",
+		// oneshot's 36 x 512 until artest tune measures it on H200.
+		Blocks: 36, Threads: 512,
+		HostBlocks: 4,
+		TooBig:     LLTooBig,
+		StageNeed:  LLStageBytes,
 	},
 	{
 		Name:    "ring",

@@ -115,6 +115,9 @@ func (g GiveUp) String() string {
 	case DiagKindTagMismatch:
 		return fmt.Sprintf("rank %d block %d gave up at the %s barrier: %s",
 			g.Rank, g.Block, PhaseName(g.Where), tagMismatchText(g.Peer, g.Want, g.Seen))
+	case DiagKindLlData:
+		return fmt.Sprintf("rank %d block %d %s waiting for LL slot %d from rank %d (sequence %d, seen %d)",
+			g.Rank, g.Block, after, g.Where, g.Peer, g.Want, g.Seen)
 	case DiagKindClaimed:
 		return fmt.Sprintf("rank %d block %d gave up before the start barrier: another launch of rank %d was still using block %d's signal state (two allreduces in flight on one SignalBlock, e.g. on two streams)",
 			g.Rank, g.Block, g.Rank, g.Block)

@@ -50,6 +50,8 @@ const (
 	OffNRanks       = 12
 	OffTraceVariant = 64  // variant id of the last kernel that ran
 	OffTraceCount   = 68  // launches completed, incremented by block 0
+	OffLlSeq        = 72  // oneshot-ll: sequence number of the last launch (kernels/oneshot_ll.cu)
+	OffLlDone       = 76  // oneshot-ll: blocks of the launch in progress that have finished
 	OffDiag         = 128 // DiagWords uint32, written by a kernel that gave up (issue 7)
 	DiagWords       = 16
 	OffEpoch        = 256                                       // [MaxBlocks]uint64: epoch | claim<<32
@@ -127,6 +129,10 @@ const (
 	// another launch of this rank that had not finished (Want: the epoch
 	// this launch would have used, Seen: the claim word).
 	DiagKindClaimed = 5
+	// DiagKindLlData: oneshot-ll's reader waited for an LL slot (Where:
+	// the slot) pushed by rank Peer to carry sequence Want (Seen: the
+	// lowest flag it held).
+	DiagKindLlData = 6
 )
 
 // DiagOffset is the byte offset of diagnostic word i (a Diag* index).

@@ -96,12 +96,6 @@ type Case struct {
 	Seconds    float64 `json:"seconds"` // wall time the case took
 	// Timing is the distribution behind TimeUS; benchmark runs only.
 	Timing *Timing `json:"timing,omitempty"`
-	// With --pdl, TimeUS is a whole call: the input poisoned, the producer
-	// kernel, and the allreduce launched with PDL. NoPDLTimeUS is the same
-	// calls with the allreduce launched normally (bench runs only), and
-	// PDLGainUS the difference: what the overlap saves per call.
-	NoPDLTimeUS float64 `json:"nopdl_time_us,omitempty"`
-	PDLGainUS   float64 `json:"pdl_gain_us,omitempty"`
 	// The custom kernel's launch: grid, block size and the variant's
 	// parameters (resolved), and where they came from: flags, tuned (the
 	// tuning table) or default (the registry). Empty for nccl.
@@ -109,6 +103,12 @@ type Case struct {
 	Blocks     int               `json:"blocks,omitempty"`
 	Threads    int               `json:"threads,omitempty"`
 	Params     map[string]uint32 `json:"params,omitempty"`
+	// With --pdl, TimeUS is a whole call: the input poisoned, the producer
+	// kernel, and the allreduce launched with PDL. NoPDLTimeUS is the same
+	// calls with the allreduce launched normally (bench runs only), and
+	// PDLGainUS the difference: what the overlap saves per call.
+	NoPDLTimeUS float64 `json:"nopdl_time_us,omitempty"`
+	PDLGainUS   float64 `json:"pdl_gain_us,omitempty"`
 }
 
 // Summary counts verdicts and carries the exit code the run ends with.

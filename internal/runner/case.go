@@ -303,19 +303,20 @@ func (r *run) checkAndTime(s *caseState, res *rankResult) {
 		res.Fatal = fatalText(err)
 		return
 	}
-	if !r.verify(s, s.out, 0, res, "") {
+	// Every rank learns whether every rank's checked call was right: a
+	// rank whose output was wrong stops here, and the others must not go
+	// on to time calls (collectives) it never joins.
+	allOK, err := r.allOK(r.verify(s, s.out, 0, res, ""))
+	if err != nil {
+		res.Fatal = fmt.Sprintf("agreeing on the checked call: %v", err)
 		return
 	}
-	if r.cfg.Iters <= 0 || r.cfg.Reps <= 0 {
+	if !allOK || r.cfg.Iters <= 0 || r.cfg.Reps <= 0 {
 		return
 	}
 
 	// Timed calls. In place, every call reduces the previous result, so the
 	// values drift; only out-of-place outputs are checked again afterwards.
-	if err := r.c.Barrier(); err != nil {
-		res.Fatal = fmt.Sprintf("barrier before timing: %v", err)
-		return
-	}
 	var gN backend.Graph
 	if s.c.Mode.Graph {
 		if gN, err = r.b.Capture(func() error {

@@ -37,6 +37,7 @@ var faultNames = map[string]uint32{
 	"skip-last":        kernels.InjectSkipLast,
 	"overrun":          kernels.InjectOverrun,
 	"no-credit-wait":   kernels.InjectNoCreditWait, // ring: the producer does not wait for credit
+	"ll-no-flag":       kernels.InjectLlNoFlag,     // oneshot-ll: slots used without checking their sequence
 	"pdl-no-wait":      kernels.InjectPdlNoWait,    // --pdl: the kernel does not wait for the producer
 }
 

@@ -109,6 +109,9 @@ func Capacity(cs []cases.Case) int64 {
 	var most int64
 	for _, c := range cs {
 		need := c.Bytes + int64(c.Mode.Offset*c.DType.Size())
+		if v, err := kernels.Lookup(c.Variant); err == nil && v.StageNeed != nil && cases.SkipReason(v, c) == "" {
+			need = max(need, v.StageNeed(c.Bytes, c.Ranks)+int64(c.Mode.Offset*c.DType.Size()))
+		}
 		most = max(most, need)
 	}
 	return most + 2*guardBytes
@@ -297,8 +300,8 @@ func merge(c cases.Case, rs []rankResult, cfg *Config) report.Case {
 		out.Wrong += res.Wrong
 	}
 	out.TimeUS, out.Timing = aggregateTimes(rs, cfg)
-	setPDLTimes(&out, rs, cfg)
 	setLaunch(&out, rs)
+	setPDLTimes(&out, rs, cfg)
 	if len(out.Failures) > 0 {
 		out.Verdict = report.Fail
 		f := out.Failures[0]
@@ -321,6 +324,25 @@ func ranksFailing(fs []report.RankFailure) int {
 		set[f.Rank] = true
 	}
 	return len(set)
+}
+
+// allOK reports whether ok holds on every rank (one Allgather, which is
+// also the barrier the callers need).
+func (r *run) allOK(ok bool) (bool, error) {
+	b := []byte{0}
+	if ok {
+		b[0] = 1
+	}
+	all, err := r.c.Allgather(b)
+	if err != nil {
+		return false, err
+	}
+	for _, x := range all {
+		if x == 0 {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // agreeSkip makes every rank skip a case when any rank must, so that no

@@ -76,6 +76,8 @@ func Run(mem Memory, l *Launch) error {
 		body = k.oneshotCpasync
 	case kernels.IDRing:
 		body = k.ring
+	case kernels.IDOneshotLL:
+		body = k.oneshotLL
 	case kernels.IDMultimem:
 		body = k.multimem
 	default:
@@ -122,7 +124,7 @@ func Run(mem Memory, l *Launch) error {
 // Has reports whether variant id has a host model.
 func Has(id uint32) bool {
 	switch id {
-	case kernels.IDOneshot, kernels.IDTwoshot, kernels.IDOneshotCpasync, kernels.IDRing, kernels.IDMultimem:
+	case kernels.IDOneshot, kernels.IDTwoshot, kernels.IDOneshotCpasync, kernels.IDRing, kernels.IDMultimem, kernels.IDOneshotLL:
 		return true
 	}
 	return false
@@ -133,6 +135,9 @@ type kernel struct {
 	mem  Memory
 	sig  []signal.Block
 	elem int64
+
+	llOnce   sync.Once // oneshot-ll: the launch's sequence, read once (ll.go)
+	llSeqVal uint32
 }
 
 func (k *kernel) own() signal.Block { return k.sig[k.l.Args.Rank] }

@@ -1,0 +1,151 @@
+package hostmodel
+
+import (
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/reference"
+	"github.com/artest/artest/signal"
+)
+
+// oneshotLL is the host form of kernels/oneshot_ll.cu (read its comment for
+// the protocol): push this block's slots of our input into every rank's
+// staging as LL words (data | sequence<<32, one 64-bit atomic store each),
+// then reduce each slot from our own staging once all its words carry this
+// launch's sequence. No barriers; the sequence is the rank's, advanced by
+// the last block to finish.
+func (k *kernel) oneshotLL(b int) error {
+	a := k.l.Args
+	n := int(a.NRanks)
+	count := int64(a.Count)
+	perSlot := int64(kernels.VecBytes) / k.elem
+	slots := (count + perSlot - 1) / perSlot
+	region := uint64(slots) * kernels.LLSlotBytes
+	half := kernels.LLHalfBytes(a.StageBytes)
+	if region*uint64(n) > half {
+		return fmt.Errorf("host oneshot-ll: %d ranks x %d bytes of LL slots exceed half the staging (%d bytes)", n, region, half)
+	}
+	own := k.own()
+	seq := k.llSeq()
+	myHalf := uint64(seq&1) * half
+	lo, hi := span(slots, b, k.l.Blocks)
+
+	k.delay()
+	in := k.mem.Bytes(a.PeerIn[a.Rank], count*k.elem)
+	stages := make([][]byte, n)
+	for p := range stages {
+		base := kernels.LLAlign(a.PeerStage[p])
+		stages[p] = k.mem.Bytes(base, int64(myHalf+uint64(n)*region))
+	}
+	var slot [kernels.VecBytes]byte
+	for s := lo; s < hi; s++ {
+		clear(slot[:])
+		copy(slot[:], in[s*perSlot*k.elem:min((s+1)*perSlot, count)*k.elem])
+		at := myHalf + uint64(a.Rank)*region + uint64(s)*kernels.LLSlotBytes
+		for p := 0; p < n; p++ {
+			for w := 0; w < 4; w++ {
+				data := uint64(slot[4*w]) | uint64(slot[4*w+1])<<8 | uint64(slot[4*w+2])<<16 | uint64(slot[4*w+3])<<24
+				atomic.StoreUint64(llWord(stages[p], at+8*uint64(w)), uint64(seq)<<32|data)
+			}
+		}
+	}
+
+	d := k.l.DType
+	out := k.mem.Bytes(a.Out, (count+1)*k.elem)
+	end := k.outEnd(count)
+	got := make([][kernels.VecBytes]byte, n)
+	for s := lo; s < hi; s++ {
+		for src := 0; src < n; src++ {
+			at := myHalf + uint64(src)*region + uint64(s)*kernels.LLSlotBytes
+			if err := k.llWait(stages[a.Rank], at, seq, b, int(s), src, &got[src]); err != nil {
+				return err
+			}
+		}
+		for i := s * perSlot; i < min((s+1)*perSlot, count); i++ {
+			j := int(i - s*perSlot)
+			acc := d.GetF32(got[0][:], j)
+			for r := 1; r < n; r++ {
+				x := d.GetF32(got[r][:], j)
+				switch k.l.Op {
+				case reference.Sum:
+					acc += x
+				case reference.Max:
+					acc = max(acc, x)
+				case reference.Min:
+					acc = min(acc, x)
+				}
+			}
+			if i < end {
+				d.SetF32(out, int(i), acc)
+			}
+			if i == count-1 && k.injected(kernels.InjectOverrun) {
+				d.SetF32(out, int(count), acc)
+			}
+		}
+	}
+	if own.Add(signal.OffLlDone, 1) == uint32(k.l.Blocks) {
+		own.Store(signal.OffLlDone, 0)
+		own.Store(signal.OffLlSeq, seq)
+	}
+	return nil
+}
+
+// llSeq is the sequence every block of this launch uses, the last one + 1
+// (never 0, which zeroed staging holds): read once per launch (the first
+// block to ask), so that no block can see the value the last block of this
+// launch writes.
+func (k *kernel) llSeq() uint32 {
+	k.llOnce.Do(func() { k.llSeqVal = k.own().Load(signal.OffLlSeq) + 1 })
+	return k.llSeqVal
+}
+
+// llWait reads the LL slot at byte at of stage (our own staging) into dst
+// once its four words carry seq, with the launch's deadline.
+func (k *kernel) llWait(stage []byte, at uint64, seq uint32, b, slot, src int, dst *[kernels.VecBytes]byte) error {
+	lowest := func() (uint32, bool) {
+		ok, seen := true, seq
+		for w := 0; w < 4; w++ {
+			v := atomic.LoadUint64(llWord(stage, at+8*uint64(w)))
+			if f := uint32(v >> 32); f != seq {
+				ok = false
+				seen = f
+			}
+			for i := 0; i < 4; i++ {
+				dst[4*w+i] = byte(v >> (8 * i))
+			}
+		}
+		return seen, ok
+	}
+	seen, ok := lowest()
+	if ok || k.injected(kernels.InjectLlNoFlag) {
+		return nil
+	}
+	start := time.Now()
+	var bo signal.Backoff
+	for {
+		if seen, ok = lowest(); ok {
+			return nil
+		}
+		runtime.Gosched()
+		if !bo.Pause() {
+			continue
+		}
+		if k.l.Stop != nil && k.l.Stop() {
+			return ErrStopped
+		}
+		if waited := time.Since(start); k.timeout() > 0 && waited > k.timeout() {
+			return k.giveUp(signal.GiveUp{Block: b, Kind: signal.DiagKindLlData, Where: slot, Peer: src,
+				Want: seq, Seen: seen, Waited: waited, Lane: b})
+		}
+	}
+}
+
+// llWord is the 64-bit LL word at byte off of buf (8-byte aligned: the
+// staging base is LLAlign'ed and every offset is a multiple of 8).
+func llWord(buf []byte, off uint64) *uint64 {
+	return (*uint64)(unsafe.Pointer(&buf[off]))
+}

@@ -1,0 +1,177 @@
+// oneshot-ll: oneshot without barriers, for latency. Every rank pushes its
+// input into every rank's staging as LL ("low latency") words, each 8 bytes
+// of 4 data bytes and the launch's sequence number, written by one 64-bit
+// store; the reader polls its own (local) staging until every word of a
+// slot carries this launch's sequence, then reduces in rank order. A 64-bit
+// aligned access is single-copy atomic, so a word that shows the sequence
+// shows its data: no fence, no flag round trip, one NVLink crossing per
+// launch. The cost is twice the bytes on the wire and n x the message in
+// staging, so it is for small messages only (LLMaxBytes in kernels/ll.go).
+// NCCL's LL protocol rests on the same idea (data and flag in one store).
+//
+// Staging (each rank's, kernels/ll.go is the Go twin): two halves, used by
+// launches of even and odd sequence; in a half, rank s's region holds the
+// message's slots as 32-byte LL slots (four LL words: 16 data bytes).
+//
+// Why no barrier is needed:
+//  - Nobody reads our input but us (we push copies), so returning early is
+//    safe, in place too.
+//  - Reuse of a half: a peer writes half (seq & 1) of our staging in launch
+//    seq only after its launch seq-1 ended, which needed our pushes of
+//    launch seq-1, which we issue only after our launch seq-2 (the same
+//    half) ended: stream order on our GPU.
+//  - Stale words: a word in half q carries the sequence of the launch that
+//    wrote it, an earlier one of parity q, never the current one (until the
+//    32-bit sequence wraps, after 2^32 launches), whatever the message sizes
+//    of earlier launches were.
+//
+// The sequence is one per rank (SIG_OFF_LL_SEQ holds the last one used; a
+// launch uses it + 1, so never 0, which zeroed staging holds), not per block: a slot may
+// belong to another block in an earlier launch with another grid, and
+// per-block epochs of different blocks can be equal. Every block reads it
+// at the start; the last block to finish (SIG_OFF_LL_DONE counts them)
+// advances it, so no block of this launch can see the next value.
+#include "common.cuh"
+
+namespace artest {
+namespace ll {
+
+// Bytes of one LL slot: 16 data bytes as four 8-byte words.
+constexpr uint32_t kSlotBytes = 32u;
+
+__device__ __forceinline__ uint64_t pack(uint32_t data, uint32_t seq) {
+  return static_cast<uint64_t>(seq) << 32 | data;
+}
+
+// Writes one slot (v) as four LL words at p.
+__device__ __forceinline__ void store(uint64_t p, const uint4& v, uint32_t seq) {
+  asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(p), "l"(pack(v.x, seq)), "l"(pack(v.y, seq))
+               : "memory");
+  asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(p + 16), "l"(pack(v.z, seq)), "l"(pack(v.w, seq))
+               : "memory");
+}
+
+// Reads one slot at p; true when all four words carry seq (v is then the
+// slot's data). The lowest flag seen goes to seen, for a diagnosis.
+__device__ __forceinline__ bool load(uint64_t p, uint32_t seq, uint4& v, uint32_t& seen) {
+  uint64_t w0, w1, w2, w3;
+  asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(w0), "=l"(w1) : "l"(p) : "memory");
+  asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(w2), "=l"(w3) : "l"(p + 16) : "memory");
+  v = make_uint4(static_cast<uint32_t>(w0), static_cast<uint32_t>(w1), static_cast<uint32_t>(w2),
+                 static_cast<uint32_t>(w3));
+  const uint32_t f0 = static_cast<uint32_t>(w0 >> 32), f1 = static_cast<uint32_t>(w1 >> 32);
+  const uint32_t f2 = static_cast<uint32_t>(w2 >> 32), f3 = static_cast<uint32_t>(w3 >> 32);
+  seen = f0 != seq ? f0 : f1 != seq ? f1 : f2 != seq ? f2 : f3;
+  return f0 == seq && f1 == seq && f2 == seq && f3 == seq;
+}
+
+// Waits for the slot at p to carry seq, with the launch's deadline (as
+// barrier(): from the first failed poll, backoff 32 to 128 ns). Returns
+// false after giving up, having recorded where.
+__device__ __forceinline__ bool wait_slot(const ArtestArgs& a, uint64_t p, uint32_t seq, uint64_t slot, uint32_t src,
+                                          uint4& v) {
+  uint32_t seen;
+  if (load(p, seq, v, seen)) return true;
+  if ((a.inject & INJECT_LL_NO_FLAG) != 0) return true;  // planted bug: use whatever is there
+  const uint64_t deadline = a.wait_timeout_ns != 0 ? global_timer_ns() + a.wait_timeout_ns : ~uint64_t{0};
+  uint32_t sleep_ns = kBackoffMinNs;
+  for (;;) {
+    __nanosleep(sleep_ns);
+    if (sleep_ns < kBackoffMaxNs) sleep_ns *= 2;
+    if (load(p, seq, v, seen)) return true;
+    if (global_timer_ns() > deadline) break;
+  }
+  record_give_up(a.peer_signal[a.rank], a.variant_id, a.rank, SIG_DIAG_KIND_LL_DATA, static_cast<uint32_t>(slot),
+                 src, seq, seen, blockIdx.x, a.wait_timeout_ns);
+  return false;
+}
+
+template <typename T, uint32_t OP>
+__device__ __forceinline__ void run(const ArtestArgs& a) {
+  using S = Slot<T>;
+  using R = Reduce<T, OP>;
+  pdl_wait(a);  // --pdl: before any input read or flag store (common.cuh)
+  const uint32_t n = a.nranks;
+  const uint64_t slots = artest_ceil_div(a.count, S::kElems);
+  const uint64_t region = slots * kSlotBytes;  // one rank's region in a half
+  const uint64_t half = artest_ll_half_bytes(a.stage_bytes);
+  check_launch(a, 0, sizeof(T));
+  if (region * n > half) __trap();  // the host checks LLMaxBytes against the staging first
+
+  const uint64_t sig = a.peer_signal[a.rank];
+  __shared__ uint32_t s_seq;
+  // The word holds the last launch's sequence (0 before the first), so
+  // this launch's is never 0: zeroed staging never looks current.
+  if (threadIdx.x == 0) s_seq = *reinterpret_cast<volatile uint32_t*>(sig + SIG_OFF_LL_SEQ) + 1;
+  __syncthreads();
+  const uint32_t seq = s_seq;
+  const uint64_t my_half = (seq & 1u) * half;
+
+  const bool vec = all_aligned16(&a.peer_in[a.rank], 1, a.out);
+  const Plan<T> plan(a, vec);
+  const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
+  const uint64_t first = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const uint64_t in = a.peer_in[a.rank];
+
+  // Under INJECT_DELAY one rank pushes late: what a reader that skips the
+  // sequence check (INJECT_LL_NO_FLAG) then reads is an older launch's.
+  inject_delay(a);
+  // Push: our slots into every rank's staging (ours too: the reduce below
+  // then reads every rank the same way).
+  for (uint64_t k = first; k < slots; k += stride) {
+    const uint64_t base = k * S::kElems;
+    const uint4 v = plan.fast(base) ? S::load_vec(in, base) : S::load_elems(in, base, plan.valid(base));
+    const uint64_t at = my_half + a.rank * region + k * kSlotBytes;
+    for (uint32_t p = 0; p < n; ++p) store(artest_ll_align(a.peer_stage[p]) + at, v, seq);
+  }
+
+  // Reduce: every rank's copy of each of our slots, in rank order, from
+  // our own staging as the words arrive.
+  const uint64_t stage = artest_ll_align(a.peer_stage[a.rank]) + my_half;
+  bool gave_up = false;
+  for (uint64_t k = first; k < slots && !gave_up; k += stride) {
+    const uint64_t base = k * S::kElems;
+    float acc[S::kElems];
+    for (uint32_t s = 0; s < n; ++s) {
+      uint4 x;
+      if (!wait_slot(a, stage + s * region + k * kSlotBytes, seq, k, s, x)) {
+        gave_up = true;
+        break;
+      }
+      R::accumulate(acc, x, s == 0);
+    }
+    if (gave_up) break;
+    const uint4 out = R::round(acc);
+    if (plan.fast(base)) {
+      S::store_vec(a.out, base, out);
+    } else {
+      S::store_out_elems(a, base, plan.valid(base), out);
+    }
+  }
+  // A block that gave up leaves as a whole (as barrier() does); it never
+  // counts itself done, so the sequence does not advance and the runner
+  // ends the job (exit 3) from the diag words.
+  if (__syncthreads_or(gave_up)) asm volatile("exit;");
+
+  if (threadIdx.x == 0) {
+    const uint32_t done = atomicAdd(reinterpret_cast<unsigned int*>(sig + SIG_OFF_LL_DONE), 1u);
+    if (done + 1 == gridDim.x) {
+      // The last block: every block has read seq.
+      *reinterpret_cast<volatile uint32_t*>(sig + SIG_OFF_LL_DONE) = 0;
+      *reinterpret_cast<volatile uint32_t*>(sig + SIG_OFF_LL_SEQ) = seq;
+      *reinterpret_cast<uint32_t*>(sig + SIG_OFF_TRACE_VARIANT) = a.variant_id;
+      atomicAdd(reinterpret_cast<unsigned int*>(sig + SIG_OFF_TRACE_COUNT), 1u);
+    }
+  }
+}
+
+}  // namespace ll
+}  // namespace artest
+
+#define ARTEST_ONESHOT_LL_KERNEL(dname, T, oname, OPV)                               \
+  extern "C" __global__ void __launch_bounds__(ARTEST_MAX_THREADS)                   \
+      artest_oneshot_ll_##dname##_##oname(const __grid_constant__ ArtestArgs args) { \
+    artest::ll::run<T, OPV>(args);                                                   \
+  }
+
+ARTEST_FOR_EACH_DTYPE_OP(ARTEST_ONESHOT_LL_KERNEL)
