@@ -222,12 +222,27 @@ for np in $nps; do
 	# sizes with the plausible corner of it; tables as JSON, C++ and Go.
 	step "tune-np$np" 0 "${TUNE_TIMEOUT_S:-330}" bash -c 'np=$0 bin=$1 r=$2
 		mpirun -np "$np" "$bin" tune -b 1K -e 1M --variant oneshot,oneshot-ll,twoshot \
-			--tune-blocks 8,16,32,64,132 --tune-threads 256,512 --tune-param gather=1,2 \
+			--tune-blocks 8,16,32,64,132 --tune-threads ${TUNE_SMALL_THREADS:-32,64,128,256,512} --tune-param gather=1,2 \
 			--budget ${TUNE_SMALL_S:-70} --json "$r/tune-small-np$np.json" || exit 1
 		mpirun -np "$np" "$bin" tune -b 4M -e 256M --variant twoshot,ring --tune-blocks 36,64,132,256 --tune-threads 512 \
 			--tune-param gather=1,2 --tune-param lanes=16,32 --tune-param slot-bytes=64K,256K --tune-param slots=8 \
 			--budget ${TUNE_LARGE_S:-150} --merge "$r/tune-small-np$np.json" --json "$r/tune-np$np.json" \
 			--header "$r/tuned-np$np.h" --go "$r/tuned-np$np.go"' "$np" "$bin" "$r"
+	# What the claim atomic of epoch_begin costs (issue 7's concurrent-use
+	# detection): the same small sweep with a fatbin built with a plain
+	# load in its place (ARTEST_EXPERIMENT_NO_CLAIM, measurement only).
+	step "claim-cost-np$np" 0 200 bash -c 'np=$0 bin=$1 r=$2
+		nvcc=$(command -v /usr/local/cuda/bin/nvcc || echo nvcc)
+		"$nvcc" -fatbin -O3 -std=c++17 -I kernels -DARTEST_EXPERIMENT_NO_CLAIM -gencode arch=compute_90,code=sm_90 \
+			-o bin/noclaim.fatbin bin/artest_kernels.cu || exit 1
+		for fb in bin/artest.fatbin bin/noclaim.fatbin; do
+			mpirun -np "$np" "$bin" bench --fatbin "$fb" --variant oneshot,twoshot -b 1K -e 64K -f 4 \
+				--json "$r/claim-cost-$(basename $fb .fatbin)-np$np.json" || exit 1
+		done' "$np" "$bin" "$r"
+	# The benchmark sweep again, every custom variant launched as the table
+	# just measured says (--tuned): the perf page's final numbers.
+	step "bench-tuned-np$np" 0 300 mpirun -np "$np" "$bin" bench -b 1K -e 256M -f 4 --tuned "$r/tune-np$np.json" \
+		--json "$r/bench-tuned-np$np.json" --plot "$r/bench-tuned-np$np.svg"
 	# A rank killed mid-run (issue 7): the others end, naming it; the JSON
 	# Lines file keeps the finished cases; nothing is left on the GPUs.
 	step "killed-rank-np$np" 0 120 ci/killed-rank.sh "$np" "$bin" "$r"

@@ -561,8 +561,14 @@ __device__ __forceinline__ uint32_t epoch_begin(const ArtestArgs& a) {
   __shared__ uint32_t s_epoch;
   bool held = false;
   if (threadIdx.x == 0) {
+#if defined(ARTEST_EXPERIMENT_NO_CLAIM)
+    // Measurement only (gpu.sh's claim-cost step builds a second fatbin
+    // with this): a plain load instead of the claiming atomic, to price it.
+    const uint64_t old = *reinterpret_cast<volatile uint64_t*>(epoch_word(a));
+#else
     const uint64_t old = atomicOr(reinterpret_cast<unsigned long long*>(epoch_word(a)),
                                   static_cast<unsigned long long>(SIG_EPOCH_CLAIM) << 32);
+#endif
     s_epoch = static_cast<uint32_t>(old) + 1;
     held = (old >> 32) != 0;
     if (held) {
