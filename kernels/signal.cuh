@@ -96,8 +96,8 @@ constexpr uint32_t SIG_DIAG_KIND_BARRIER = 1u;
 constexpr uint32_t SIG_DIAG_KIND_RING_DATA = 2u;
 constexpr uint32_t SIG_DIAG_KIND_RING_CREDIT = 3u;
 constexpr uint32_t SIG_DIAG_KIND_TAG_MISMATCH = 4u;  // a flag of this epoch with another launch tag
-constexpr uint32_t SIG_DIAG_KIND_CLAIMED = 5u;
-constexpr uint32_t SIG_DIAG_KIND_LL_DATA = 6u;  // oneshot-ll: an LL slot (where) from a rank (peer) lacks the sequence       // the block's epoch word was claimed by another launch
+constexpr uint32_t SIG_DIAG_KIND_CLAIMED = 5u;  // the block's epoch word was claimed by another launch
+constexpr uint32_t SIG_DIAG_KIND_LL_DATA = 6u;  // oneshot-ll: an LL slot (where) from a rank (peer) lacks the sequence
 
 static_assert(SIG_DIAG_USED_WORDS <= SIG_DIAG_WORDS, "diag fields exceed the diag words");
 static_assert(SIG_OFF_DIAG + 4u * SIG_DIAG_WORDS <= SIG_OFF_EPOCH, "diag words overlap the epochs");
