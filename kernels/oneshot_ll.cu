@@ -38,6 +38,9 @@ namespace ll {
 
 // Bytes of one LL slot: 16 data bytes as four 8-byte words.
 constexpr uint32_t kSlotBytes = 32u;
+// The registry caps oneshot-ll at 8 ranks (MaxRanks): one poll of each
+// rank's copy of a slot is in flight at once.
+constexpr uint32_t kMaxRanks = 8u;
 
 __device__ __forceinline__ uint64_t pack(uint32_t data, uint32_t seq) {
   return static_cast<uint64_t>(seq) << 32 | data;
@@ -65,13 +68,13 @@ __device__ __forceinline__ bool load(uint64_t p, uint32_t seq, uint4& v, uint32_
   return f0 == seq && f1 == seq && f2 == seq && f3 == seq;
 }
 
-// Waits for the slot at p to carry seq, with the launch's deadline (as
-// barrier(): from the first failed poll, backoff 32 to 128 ns). Returns
-// false after giving up, having recorded where.
+// Waits for the slot at p to carry seq, after a first poll that found it
+// not there yet, with the launch's deadline (as barrier(): from the first
+// failed poll, backoff 32 to 128 ns). Returns false after giving up, having
+// recorded where.
 __device__ __forceinline__ bool wait_slot(const ArtestArgs& a, uint64_t p, uint32_t seq, uint64_t slot, uint32_t src,
                                           uint4& v) {
   uint32_t seen;
-  if (load(p, seq, v, seen)) return true;
   if ((a.inject & INJECT_LL_NO_FLAG) != 0) return true;  // planted bug: use whatever is there
   const uint64_t deadline = a.wait_timeout_ns != 0 ? global_timer_ns() + a.wait_timeout_ns : ~uint64_t{0};
   uint32_t sleep_ns = kBackoffMinNs;
@@ -96,15 +99,16 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
   const uint64_t region = slots * kSlotBytes;  // one rank's region in a half
   const uint64_t half = artest_ll_half_bytes(a.stage_bytes);
   check_launch(a, 0, sizeof(T));
-  if (region * n > half) __trap();  // the host checks LLMaxBytes against the staging first
+  if (region * n > half || n > kMaxRanks) __trap();  // the host checks both first (StageNeed, MaxRanks)
 
   const uint64_t sig = a.peer_signal[a.rank];
-  __shared__ uint32_t s_seq;
   // The word holds the last launch's sequence (0 before the first), so
-  // this launch's is never 0: zeroed staging never looks current.
-  if (threadIdx.x == 0) s_seq = *reinterpret_cast<volatile uint32_t*>(sig + SIG_OFF_LL_SEQ) + 1;
-  __syncthreads();
-  const uint32_t seq = s_seq;
+  // this launch's is never 0: zeroed staging never looks current. Every
+  // thread reads it (one broadcast load per warp, in flight with its input
+  // loads) rather than thread 0 for the block behind a __syncthreads():
+  // the last block advances it only after every block's threads are past
+  // their reduce, so all of them read the same value.
+  const uint32_t seq = *reinterpret_cast<volatile uint32_t*>(sig + SIG_OFF_LL_SEQ) + 1;
   const uint64_t my_half = (seq & 1u) * half;
 
   const bool vec = all_aligned16(&a.peer_in[a.rank], 1, a.out);
@@ -131,14 +135,26 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
   bool gave_up = false;
   for (uint64_t k = first; k < slots && !gave_up; k += stride) {
     const uint64_t base = k * S::kElems;
+    // One poll of every rank's copy in flight at once (the loads are
+    // independent: n local round trips would otherwise be paid one after
+    // another), then the wait for those not there yet, then the reduce in
+    // rank order.
+    uint4 x[kMaxRanks];
+    bool ready[kMaxRanks];
+#pragma unroll
+    for (uint32_t s = 0; s < kMaxRanks; ++s) {
+      uint32_t seen;
+      if (s < n) ready[s] = load(stage + s * region + k * kSlotBytes, seq, x[s], seen);
+    }
     float acc[S::kElems];
-    for (uint32_t s = 0; s < n; ++s) {
-      uint4 x;
-      if (!wait_slot(a, stage + s * region + k * kSlotBytes, seq, k, s, x)) {
+#pragma unroll
+    for (uint32_t s = 0; s < kMaxRanks; ++s) {
+      if (s >= n) break;
+      if (!ready[s] && !wait_slot(a, stage + s * region + k * kSlotBytes, seq, k, s, x[s])) {
         gave_up = true;
         break;
       }
-      R::accumulate(acc, x, s == 0);
+      R::accumulate(acc, x[s], s == 0);
     }
     if (gave_up) break;
     const uint4 out = R::round(acc);
