@@ -243,6 +243,8 @@ for np in $nps; do
 	# just measured says (--tuned): the perf page's final numbers.
 	step "bench-tuned-np$np" 0 300 mpirun -np "$np" "$bin" bench -b 1K -e 256M -f 4 --tuned "$r/tune-np$np.json" \
 		--json "$r/bench-tuned-np$np.json" --plot "$r/bench-tuned-np$np.svg"
+	# A planted failure's repro bundle reruns and fails the same way (issue 7).
+	step "repro-rerun-np$np" 0 120 ci/repro-rerun.sh "$np" "$bin" "$r"
 	# A rank killed mid-run (issue 7): the others end, naming it; the JSON
 	# Lines file keeps the finished cases; nothing is left on the GPUs.
 	step "killed-rank-np$np" 0 120 ci/killed-rank.sh "$np" "$bin" "$r"
