@@ -682,18 +682,25 @@ constexpr uint32_t kBackoffMaxNs = 128;
 // Returning nothing else keeps registers free: carrying seen and waited out
 // of the loop made ptxas spill in multimem's f32 kernel.
 // The word is 32 bits (ring sequences and credits) or 64 (barrier flags,
-// whose low half is the epoch).
-template <bool kAcquire = true, typename W = uint32_t>
-__device__ __forceinline__ bool wait_slow(const W* word, uint32_t want, uint64_t timeout_ns, uint32_t min_ns,
-                                          uint32_t max_ns) {
+// whose low half is the epoch). The loop itself is wait_until's, which
+// oneshot-ll's LL slots use with their own test.
+template <typename Ready>
+__device__ __forceinline__ bool wait_until(Ready ready, uint64_t timeout_ns, uint32_t min_ns, uint32_t max_ns) {
   const uint64_t deadline = timeout_ns != 0 ? global_timer_ns() + timeout_ns : ~uint64_t{0};
   uint32_t sleep_ns = min_ns;
   for (;;) {
     __nanosleep(sleep_ns);
     if (sleep_ns < max_ns) sleep_ns *= 2;
-    if (sig_reached(static_cast<uint32_t>(ld_flag_sys<kAcquire>(word)), want)) return false;
+    if (ready()) return false;
     if (global_timer_ns() > deadline) return true;
   }
+}
+
+template <bool kAcquire = true, typename W = uint32_t>
+__device__ __forceinline__ bool wait_slow(const W* word, uint32_t want, uint64_t timeout_ns, uint32_t min_ns,
+                                          uint32_t max_ns) {
+  return wait_until([&] { return sig_reached(static_cast<uint32_t>(ld_flag_sys<kAcquire>(word)), want); }, timeout_ns,
+                    min_ns, max_ns);
 }
 
 // The barrier's slow path for thread t, whose first poll of peer t's flag

@@ -74,16 +74,9 @@ __device__ __forceinline__ bool load(uint64_t p, uint32_t seq, uint4& v, uint32_
 // recorded where.
 __device__ __forceinline__ bool wait_slot(const ArtestArgs& a, uint64_t p, uint32_t seq, uint64_t slot, uint32_t src,
                                           uint4& v) {
-  uint32_t seen;
+  uint32_t seen = 0;
   if ((a.inject & INJECT_LL_NO_FLAG) != 0) return true;  // planted bug: use whatever is there
-  const uint64_t deadline = a.wait_timeout_ns != 0 ? global_timer_ns() + a.wait_timeout_ns : ~uint64_t{0};
-  uint32_t sleep_ns = kBackoffMinNs;
-  for (;;) {
-    __nanosleep(sleep_ns);
-    if (sleep_ns < kBackoffMaxNs) sleep_ns *= 2;
-    if (load(p, seq, v, seen)) return true;
-    if (global_timer_ns() > deadline) break;
-  }
+  if (!wait_until([&] { return load(p, seq, v, seen); }, a.wait_timeout_ns, kBackoffMinNs, kBackoffMaxNs)) return true;
   record_give_up(a.peer_signal[a.rank], a.variant_id, a.rank, SIG_DIAG_KIND_LL_DATA, static_cast<uint32_t>(slot),
                  src, seq, seen, blockIdx.x, a.wait_timeout_ns);
   return false;

@@ -9,6 +9,7 @@ package hostmodel
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -224,17 +225,22 @@ func (k *kernel) reduceInto(dst []byte, lo, hi int64) {
 		acc := d.GetF32(ins[0], int(i))
 		for r := 1; r < len(ins); r++ {
 			x := d.GetF32(ins[r], int(i))
-			switch k.l.Op {
-			case reference.Sum:
-				acc += x
-			case reference.Max:
-				acc = max(acc, x)
-			case reference.Min:
-				acc = min(acc, x)
-			}
+			acc = k.combine(acc, x)
 		}
 		d.SetF32(dst, int(i), acc)
 	}
+}
+
+// combine is the launch's op on two float32 values, as Op<OP>::apply in
+// kernels/common.cuh.
+func (k *kernel) combine(acc, x float32) float32 {
+	switch k.l.Op {
+	case reference.Max:
+		return max(acc, x)
+	case reference.Min:
+		return min(acc, x)
+	}
+	return acc + x
 }
 
 // outEnd is where writing [lo, hi) of the output stops: one short of the
@@ -385,4 +391,32 @@ func (k *kernel) twoshotPush(b int, epoch uint32, lo, hi int64, chunkSpan func(i
 	}
 	k.epochEnd(b, epoch)
 	return nil
+}
+
+// errTimedOut: pollUntil's wait passed the launch's deadline.
+var errTimedOut = errors.New("host wait passed the launch's deadline")
+
+// pollUntil polls ready (after a failed first poll at start) until it
+// holds: ErrStopped when the backend closes, errTimedOut (with the time
+// waited) past the launch's deadline. signal.Backoff yields the core to
+// other processes (ranks), but a goroutine spinning in it keeps its P, and
+// the peer a wait is for is often another goroutine of this process (a
+// lane or block of the same rank, or, in tests, another rank); these waits
+// come once per piece or slot, not once per launch, so each poll lets this
+// process's other goroutines run first.
+func (k *kernel) pollUntil(start time.Time, ready func() bool) (time.Duration, error) {
+	var bo signal.Backoff
+	for !ready() {
+		runtime.Gosched()
+		if !bo.Pause() {
+			continue
+		}
+		if k.l.Stop != nil && k.l.Stop() {
+			return time.Since(start), ErrStopped
+		}
+		if waited := time.Since(start); k.timeout() > 0 && waited > k.timeout() {
+			return waited, errTimedOut
+		}
+	}
+	return time.Since(start), nil
 }

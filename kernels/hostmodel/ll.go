@@ -1,14 +1,13 @@
 package hostmodel
 
 import (
+	"errors"
 	"fmt"
-	"runtime"
 	"sync/atomic"
 	"time"
 	"unsafe"
 
 	"github.com/artest/artest/kernels"
-	"github.com/artest/artest/reference"
 	"github.com/artest/artest/signal"
 )
 
@@ -70,14 +69,7 @@ func (k *kernel) oneshotLL(b int) error {
 			acc := d.GetF32(got[0][:], j)
 			for r := 1; r < n; r++ {
 				x := d.GetF32(got[r][:], j)
-				switch k.l.Op {
-				case reference.Sum:
-					acc += x
-				case reference.Max:
-					acc = max(acc, x)
-				case reference.Min:
-					acc = min(acc, x)
-				}
+				acc = k.combine(acc, x)
 			}
 			if i < end {
 				d.SetF32(out, int(i), acc)
@@ -124,24 +116,15 @@ func (k *kernel) llWait(stage []byte, at uint64, seq uint32, b, slot, src int, d
 	if ok || k.injected(kernels.InjectLlNoFlag) {
 		return nil
 	}
-	start := time.Now()
-	var bo signal.Backoff
-	for {
-		if seen, ok = lowest(); ok {
-			return nil
-		}
-		runtime.Gosched()
-		if !bo.Pause() {
-			continue
-		}
-		if k.l.Stop != nil && k.l.Stop() {
-			return ErrStopped
-		}
-		if waited := time.Since(start); k.timeout() > 0 && waited > k.timeout() {
-			return k.giveUp(signal.GiveUp{Block: b, Kind: signal.DiagKindLlData, Where: slot, Peer: src,
-				Want: seq, Seen: seen, Waited: waited, Lane: b})
-		}
+	waited, err := k.pollUntil(time.Now(), func() bool {
+		seen, ok = lowest()
+		return ok
+	})
+	if errors.Is(err, errTimedOut) {
+		return k.giveUp(signal.GiveUp{Block: b, Kind: signal.DiagKindLlData, Where: slot, Peer: src,
+			Want: seq, Seen: seen, Waited: waited, Lane: b})
 	}
+	return err
 }
 
 // llWord is the 64-bit LL word at byte off of buf (8-byte aligned: the

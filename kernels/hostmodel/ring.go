@@ -2,9 +2,9 @@ package hostmodel
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"time"
 
 	"github.com/artest/artest/kernels"
@@ -168,36 +168,24 @@ func (k *kernel) ringWait(lane, off int, want uint32, kind, slot int) error {
 	own.Store(signal.RingOffset(lane, signal.RingOffWaitWant), want)
 	own.Store(signal.RingOffset(lane, signal.RingOffWaitSlot), uint32(slot))
 	own.Store(signal.RingOffset(lane, signal.RingOffWaitKind), uint32(kind))
-	// signal.Backoff yields the core to other processes (ranks), but a
-	// goroutine spinning in it keeps its P, and the peer a lane waits for
-	// is often another goroutine of this process (a lane of the same rank
-	// feeding the same peer, or, in tests, another rank). The ring waits
-	// once per piece, not once per launch, so it lets this process's other
-	// goroutines run first.
-	var bo signal.Backoff
-	for {
-		seen := own.Load(off)
-		if signal.Reached(seen, want) {
-			break
+	var seen uint32
+	waited, err := k.pollUntil(start, func() bool {
+		seen = own.Load(off)
+		return signal.Reached(seen, want)
+	})
+	if errors.Is(err, errTimedOut) {
+		// The Wait* words stay set: the flag-based diagnosis still
+		// shows what the lane waited for.
+		n := int(k.l.Args.NRanks)
+		g := signal.GiveUp{Block: k.ringBlock(lane), Kind: signal.DiagKindRingCredit, Peer: (int(k.l.Args.Rank) + 1) % n,
+			Want: want, Seen: seen, Waited: waited, Lane: lane}
+		if kind == signal.RingWaitData {
+			g.Kind, g.Where, g.Peer = signal.DiagKindRingData, slot, (int(k.l.Args.Rank)-1+n)%n
 		}
-		runtime.Gosched()
-		if !bo.Pause() {
-			continue
-		}
-		if k.l.Stop != nil && k.l.Stop() {
-			return ErrStopped
-		}
-		if waited := time.Since(start); k.timeout() > 0 && waited > k.timeout() {
-			// The Wait* words stay set: the flag-based diagnosis still
-			// shows what the lane waited for.
-			n := int(k.l.Args.NRanks)
-			g := signal.GiveUp{Block: k.ringBlock(lane), Kind: signal.DiagKindRingCredit, Peer: (int(k.l.Args.Rank) + 1) % n,
-				Want: want, Seen: seen, Waited: waited, Lane: lane}
-			if kind == signal.RingWaitData {
-				g.Kind, g.Where, g.Peer = signal.DiagKindRingData, slot, (int(k.l.Args.Rank)-1+n)%n
-			}
-			return k.giveUp(g)
-		}
+		return k.giveUp(g)
+	}
+	if err != nil {
+		return err
 	}
 	own.Store(signal.RingOffset(lane, signal.RingOffWaitKind), signal.RingWaitNone)
 	return nil
