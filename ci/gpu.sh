@@ -166,24 +166,6 @@ for np in $nps; do
 	step "why-pdl-no-wait-np$np" 0 5 grep -q "mismatch" "$out/fault-pdl-no-wait-np$np.log"
 	step "bench-pdl-np$np" 0 300 mpirun -np "$np" "$bin" bench -b 4K -e 16M -f 4 --pdl --variant oneshot,twoshot \
 		--json "$r/bench-pdl-np$np.json"
-	# Exploration for tuning (issue 6): each custom variant's launch
-	# parameters swept on a size sweep, one JSON per setting (explore-*.json);
-	# artest tune does this properly, this is the first look.
-	step "explore-np$np" 0 "${EXPLORE_TIMEOUT_S:-420}" bash -c '
-		np=$0 bin=$1 r=$2
-		b() { mpirun -np "$np" "$bin" bench --agg max "$@" || exit 1; }
-		for t in 256 512; do for bl in 8 16 24 36 48 72 132; do
-			b --variant oneshot --threads $t --blocks $bl -b 4K -e 4M -f 4 --json "$r/explore-oneshot-t$t-b$bl-np$np.json"
-		done; done
-		for t in 256 512; do for bl in 16 36 72 132 192 256; do
-			b --variant twoshot --threads $t --blocks $bl -b 64K -e 256M -f 4 --json "$r/explore-twoshot-t$t-b$bl-np$np.json"
-		done; done
-		for l in 4 8 16 32; do for sb in 16384 65536; do
-			b --variant ring --param lanes=$l --param slot-bytes=$sb -b 256K -e 256M -f 4 --json "$r/explore-ring-l$l-s$sb-np$np.json"
-		done; done
-		for st in 2 3 4; do
-			b --variant oneshot-cpasync --param stages=$st -b 4K -e 16M -f 4 --json "$r/explore-cpasync-s$st-np$np.json"
-		done' "$np" "$bin" "$r"
 	# twoshot's gather, pull against push, on one sweep (bf16 sum oop reg).
 	step "bench-gather-np$np" 0 240 bash -c 'for g in 1 2; do mpirun -np "$0" "$1" bench --variant twoshot --param gather=$g \
 		-b 64K -e 256M -f 4 --json "$2/bench-gather$g-np$0.json" || exit 1; done' "$np" "$bin" "$r"
