@@ -162,15 +162,21 @@ func (o *Options) benchOnHost() {
 		o.Reps = benchHostReps
 	}
 	if o.benchDefaultSizes {
-		limit, _ := cases.ParseSize(o.HostMax)
-		kept := o.sel.Sizes[:0]
-		for _, b := range o.sel.Sizes {
-			if b <= limit {
-				kept = append(kept, b)
-			}
-		}
-		o.sel.Sizes = kept
+		o.capSizesToHostMax()
 	}
+}
+
+// capSizesToHostMax drops the selected sizes above --host-max-size (the
+// host backend's default sweeps would take minutes above it).
+func (o *Options) capSizesToHostMax() {
+	limit, _ := cases.ParseSize(o.HostMax)
+	kept := o.sel.Sizes[:0]
+	for _, b := range o.sel.Sizes {
+		if b <= limit {
+			kept = append(kept, b)
+		}
+	}
+	o.sel.Sizes = kept
 }
 
 // afterReports is what rank 0 does once the reports are written: draw the

@@ -196,14 +196,7 @@ func (o *Options) tuneOnHost() {
 	if !o.Tune.On || !o.Tune.dflt {
 		return
 	}
-	limit, _ := cases.ParseSize(o.HostMax)
-	kept := o.sel.Sizes[:0]
-	for _, b := range o.sel.Sizes {
-		if b <= limit {
-			kept = append(kept, b)
-		}
-	}
-	o.sel.Sizes = kept
+	o.capSizesToHostMax()
 }
 
 // planOptions is the sweep for a world of ranks ranks.

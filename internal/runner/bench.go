@@ -86,3 +86,77 @@ func aggregateTimes(rs []rankResult, cfg *Config) (float64, *report.Timing) {
 	}
 	return t.P50US, t
 }
+
+// captureCalls captures cfg.Iters calls of one into a graph (the graph
+// modes' timed calls). Captured calls did not run yet: they are counted
+// when the graph is replayed.
+func (r *run) captureCalls(s *caseState, one func() error) (backend.Graph, error) {
+	g, err := r.b.Capture(func() error {
+		for i := 0; i < r.cfg.Iters; i++ {
+			if err := one(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.calls -= uint32(r.cfg.Iters)
+	return g, nil
+}
+
+// repSpan is one timed repetition: events before and after it.
+type repSpan struct{ a, b backend.Event }
+
+// enqueueReps enqueues cfg.Reps repetitions of cfg.Iters calls of one (or,
+// with a graph, one replay of g each), each between two events. On an
+// error it returns the repetitions enqueued before it; the caller destroys
+// them (destroySpans) either way.
+func (r *run) enqueueReps(s *caseState, g backend.Graph, one func() error) ([]repSpan, error) {
+	var spans []repSpan
+	for rep := 0; rep < r.cfg.Reps; rep++ {
+		var sp repSpan
+		var err error
+		if sp.a, err = r.b.Record(); err != nil {
+			return spans, err
+		}
+		if g != nil {
+			err = g.Launch()
+			s.calls += uint32(r.cfg.Iters)
+		} else {
+			for i := 0; i < r.cfg.Iters && err == nil; i++ {
+				err = one()
+			}
+		}
+		if err == nil {
+			sp.b, err = r.b.Record()
+		}
+		if err != nil {
+			_ = sp.a.Destroy()
+			return spans, err
+		}
+		spans = append(spans, sp)
+	}
+	return spans, nil
+}
+
+func destroySpans(spans []repSpan) {
+	for _, sp := range spans {
+		_ = sp.a.Destroy()
+		_ = sp.b.Destroy()
+	}
+}
+
+// perCallUS is each completed repetition's time per call in microseconds.
+func (r *run) perCallUS(spans []repSpan) ([]float64, error) {
+	out := make([]float64, 0, len(spans))
+	for _, sp := range spans {
+		d, err := sp.b.Since(sp.a)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, float64(d.Nanoseconds())/1e3/float64(r.cfg.Iters))
+	}
+	return out, nil
+}

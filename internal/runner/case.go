@@ -319,20 +319,11 @@ func (r *run) checkAndTime(s *caseState, res *rankResult) {
 	// values drift; only out-of-place outputs are checked again afterwards.
 	var gN backend.Graph
 	if s.c.Mode.Graph {
-		if gN, err = r.b.Capture(func() error {
-			for i := 0; i < r.cfg.Iters; i++ {
-				if err := one(); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
+		if gN, err = r.captureCalls(s, one); err != nil {
 			fail("error", "capture %d calls: %v", r.cfg.Iters, err)
 			return
 		}
 		defer gN.Destroy()
-		// Captured calls did not run yet: count them when replayed.
-		s.calls -= uint32(r.cfg.Iters)
 	}
 	for i := 0; i < r.cfg.Warmup && err == nil; i++ {
 		if g1 != nil {
@@ -342,35 +333,11 @@ func (r *run) checkAndTime(s *caseState, res *rankResult) {
 			err = one()
 		}
 	}
-	type span struct{ a, b backend.Event }
-	var spans []span
-	defer func() {
-		for _, sp := range spans {
-			_ = sp.a.Destroy()
-			_ = sp.b.Destroy()
-		}
-	}()
-	for rep := 0; rep < r.cfg.Reps && err == nil; rep++ {
-		var sp span
-		if sp.a, err = r.b.Record(); err != nil {
-			break
-		}
-		if gN != nil {
-			err = gN.Launch()
-			s.calls += uint32(r.cfg.Iters)
-		} else {
-			for i := 0; i < r.cfg.Iters && err == nil; i++ {
-				err = one()
-			}
-		}
-		if err != nil {
-			break
-		}
-		if sp.b, err = r.b.Record(); err != nil {
-			break
-		}
-		spans = append(spans, sp)
+	var spans []repSpan
+	if err == nil {
+		spans, err = r.enqueueReps(s, gN, one)
 	}
+	defer destroySpans(spans)
 	var callEvents []backend.Event
 	if r.cfg.Bench && gN == nil && err == nil {
 		callEvents, err = r.sampleCalls(one)
@@ -386,14 +353,10 @@ func (r *run) checkAndTime(s *caseState, res *rankResult) {
 		res.Fatal = fatalText(err)
 		return
 	}
-	var per []float64
-	for _, sp := range spans {
-		d, err := sp.b.Since(sp.a)
-		if err != nil {
-			fail("error", "timing: %v", err)
-			return
-		}
-		per = append(per, float64(d.Nanoseconds())/1e3/float64(r.cfg.Iters))
+	per, err := r.perCallUS(spans)
+	if err != nil {
+		fail("error", "timing: %v", err)
+		return
 	}
 	res.TimeUS = median(per)
 	res.RepUS = per

@@ -116,50 +116,13 @@ func (r *run) timeWithoutPDL(s *caseState, src backend.Ptr, res *rankResult) boo
 	var g backend.Graph
 	if s.c.Mode.Graph {
 		var err error
-		if g, err = r.b.Capture(func() error {
-			for i := 0; i < r.cfg.Iters; i++ {
-				if err := one(); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
+		if g, err = r.captureCalls(s, one); err != nil {
 			return fail("capture %d calls without PDL: %v", r.cfg.Iters, err)
 		}
 		defer g.Destroy()
-		s.calls -= uint32(r.cfg.Iters) // counted when replayed
 	}
-	type span struct{ a, b backend.Event }
-	var spans []span
-	defer func() {
-		for _, sp := range spans {
-			_ = sp.a.Destroy()
-			_ = sp.b.Destroy()
-		}
-	}()
-	var err error
-	for rep := 0; rep < r.cfg.Reps && err == nil; rep++ {
-		var sp span
-		if sp.a, err = r.b.Record(); err != nil {
-			break
-		}
-		if g != nil {
-			err = g.Launch()
-			s.calls += uint32(r.cfg.Iters)
-		} else {
-			for i := 0; i < r.cfg.Iters && err == nil; i++ {
-				err = one()
-			}
-		}
-		if err == nil {
-			sp.b, err = r.b.Record()
-		}
-		if err == nil {
-			spans = append(spans, sp)
-		} else if sp.a != nil {
-			_ = sp.a.Destroy()
-		}
-	}
+	spans, err := r.enqueueReps(s, g, one)
+	defer destroySpans(spans)
 	if err != nil {
 		_ = r.sync(s.c, "the calls without PDL", s.launch.Blocks)
 		return fail("calls without PDL: %v", err)
@@ -168,13 +131,11 @@ func (r *run) timeWithoutPDL(s *caseState, src backend.Ptr, res *rankResult) boo
 		res.Fatal = fatalText(err)
 		return fail("calls without PDL: %v", err)
 	}
-	for _, sp := range spans {
-		d, err := sp.b.Since(sp.a)
-		if err != nil {
-			return fail("timing without PDL: %v", err)
-		}
-		res.NoPDLUS = append(res.NoPDLUS, float64(d.Nanoseconds())/1e3/float64(r.cfg.Iters))
+	per, err := r.perCallUS(spans)
+	if err != nil {
+		return fail("timing without PDL: %v", err)
 	}
+	res.NoPDLUS = append(res.NoPDLUS, per...)
 	return true
 }
 
