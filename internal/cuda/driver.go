@@ -152,6 +152,25 @@ func (d *Driver) DeviceAttribute(dev Device, attr DeviceAttribute) (int, error) 
 	return int(v), err
 }
 
+// execAffinitySMCount is CU_EXEC_AFFINITY_TYPE_SM_COUNT.
+const execAffinitySMCount = 0
+
+// MPSClient says whether this process talks to dev through an MPS server.
+// cuDeviceGetExecAffinitySupport for the SM-count affinity reads 1 only
+// then: seen on an H100 with driver 580, 0 with no MPS control daemon and
+// after the daemon quit (its control socket file stays behind, so the
+// file is no evidence), 1 with one running, before any context exists.
+// Drivers without the entry point (before CUDA 11.4) return
+// ErrSymbolMissing.
+func (d *Driver) MPSClient(dev Device) (bool, error) {
+	if d.t.deviceGetExecAffinitySupport.ptr == nil {
+		return false, missing(&d.t.deviceGetExecAffinitySupport)
+	}
+	var v C.int
+	err := d.check(&d.t.deviceGetExecAffinitySupport, C.art_cuDeviceGetExecAffinitySupport(d.t.deviceGetExecAffinitySupport.ptr, &v, execAffinitySMCount, C.CUdevice(dev)))
+	return v == 1, err
+}
+
 // ComputeCapability returns dev's major and minor compute capability (9, 0
 // for sm_90).
 func (d *Driver) ComputeCapability(dev Device) (major, minor int, err error) {

@@ -79,6 +79,19 @@ func TestErrorNameFallback(t *testing.T) {
 	require.True(t, IsSticky(err))
 }
 
+func TestMPSClient(t *testing.T) {
+	for _, c := range []struct {
+		env  string
+		want bool
+	}{{"", false}, {"0", false}, {"1", true}} {
+		t.Setenv("FAKECUDA_MPS", c.env)
+		d := fake(t)
+		got, err := d.MPSClient(0)
+		require.NoError(t, err)
+		require.Equal(t, c.want, got, "FAKECUDA_MPS=%q", c.env)
+	}
+}
+
 func TestFakeDevices(t *testing.T) {
 	d := fake(t)
 	require.Equal(t, 13000, d.Version())
@@ -236,6 +249,16 @@ func TestFakeModules(t *testing.T) {
 	off, size, err := d.FuncParamInfo(fn, 0)
 	require.NoError(t, err)
 	require.Equal(t, []uint64{0, 24}, []uint64{off, size})
+
+	for _, c := range []struct{ threads, shared, want int }{
+		{512, 0, 4}, {32, 0, 32}, {256, 48 << 10, 1}, {128, 16 << 10, 4},
+	} {
+		n, err := d.OccupancyMaxActiveBlocks(fn, c.threads, c.shared)
+		require.NoError(t, err)
+		require.Equal(t, c.want, n, "%d threads, %d shared bytes", c.threads, c.shared)
+	}
+	_, err = d.OccupancyMaxActiveBlocks(fn, 0, 0)
+	require.ErrorContains(t, err, "cuOccupancyMaxActiveBlocksPerMultiprocessor: CUDA_ERROR_INVALID_VALUE (1)")
 
 	require.NoError(t, d.ModuleUnload(m))
 	require.Empty(t, d.images, "the image copy is freed at unload")

@@ -87,3 +87,13 @@ func (d *Driver) FuncParamInfo(fn Function, index int) (offset, size uint64, err
 	err = d.check(&d.t.funcParamInfo, C.art_cuFuncGetParamInfo(d.t.funcParamInfo.ptr, C.uintptr_t(fn), C.size_t(index), &off, &sz))
 	return uint64(off), uint64(sz), err
 }
+
+// OccupancyMaxActiveBlocks is how many blocks of fn, with block threads
+// and shared bytes of dynamic shared memory, one multiprocessor holds at
+// once (cuOccupancyMaxActiveBlocksPerMultiprocessor): registers, shared
+// memory, threads and the block limit all count.
+func (d *Driver) OccupancyMaxActiveBlocks(fn Function, block, shared int) (int, error) {
+	var n C.int
+	err := d.check(&d.t.occupancyMaxActiveBlocks, C.art_cuOccupancyMaxActiveBlocksPerMultiprocessor(d.t.occupancyMaxActiveBlocks.ptr, &n, C.uintptr_t(fn), C.int(block), C.size_t(shared)))
+	return int(n), err
+}

@@ -27,7 +27,7 @@ type table struct {
 
 	deviceGetCount, deviceGet, deviceGetName, deviceGetAttribute symbol
 	deviceGetUUID, deviceGetPCIBusID, deviceTotalMem             symbol
-	deviceCanAccessPeer                                          symbol
+	deviceCanAccessPeer, deviceGetExecAffinitySupport            symbol
 
 	primaryCtxRetain, primaryCtxRelease, ctxSetCurrent, ctxGetCurrent symbol
 	ctxSynchronize, ctxEnablePeerAccess                               symbol
@@ -41,6 +41,7 @@ type table struct {
 
 	moduleLoadData, moduleUnload, moduleGetFunction   symbol
 	funcSetAttribute, funcGetAttribute, funcParamInfo symbol
+	occupancyMaxActiveBlocks                          symbol
 	launchKernel, launchKernelEx                      symbol
 
 	streamCreate, streamDestroy, streamSynchronize, streamQuery          symbol
@@ -77,6 +78,7 @@ func (t *table) specs() []symbolSpec {
 		{dst: &t.deviceGetPCIBusID, names: []string{"cuDeviceGetPCIBusId"}},
 		{dst: &t.deviceTotalMem, names: []string{"cuDeviceTotalMem_v2"}},
 		{dst: &t.deviceCanAccessPeer, names: []string{"cuDeviceCanAccessPeer"}},
+		{dst: &t.deviceGetExecAffinitySupport, names: []string{"cuDeviceGetExecAffinitySupport"}, optional: true}, // CUDA 11.4
 
 		{dst: &t.primaryCtxRetain, names: []string{"cuDevicePrimaryCtxRetain"}},
 		{dst: &t.primaryCtxRelease, names: []string{"cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease"}},
@@ -108,6 +110,7 @@ func (t *table) specs() []symbolSpec {
 		{dst: &t.funcSetAttribute, names: []string{"cuFuncSetAttribute"}},
 		{dst: &t.funcGetAttribute, names: []string{"cuFuncGetAttribute"}},
 		{dst: &t.funcParamInfo, names: []string{"cuFuncGetParamInfo"}, optional: true}, // CUDA 12.4
+		{dst: &t.occupancyMaxActiveBlocks, names: []string{"cuOccupancyMaxActiveBlocksPerMultiprocessor"}},
 		{dst: &t.launchKernel, names: []string{"cuLaunchKernel"}},
 		{dst: &t.launchKernelEx, names: []string{"cuLaunchKernelEx"}, optional: true}, // CUDA 11.8
 

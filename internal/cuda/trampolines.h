@@ -101,6 +101,12 @@ static inline CUresult art_cuDeviceGetName(void *f, char *name, int len, CUdevic
 	return ((cuDeviceGetName_t)f)(name, len, d);
 }
 
+/* CUexecAffinityType is an enum: an int in the C ABI. */
+typedef CUresult (*cuDeviceGetExecAffinitySupport_t)(int *, int, CUdevice);
+static inline CUresult art_cuDeviceGetExecAffinitySupport(void *f, int *v, int type, CUdevice d) {
+	return ((cuDeviceGetExecAffinitySupport_t)f)(v, type, d);
+}
+
 typedef CUresult (*cuDeviceGetAttribute_t)(int *, int, CUdevice);
 static inline CUresult art_cuDeviceGetAttribute(void *f, int *v, int attr, CUdevice d) {
 	return ((cuDeviceGetAttribute_t)f)(v, attr, d);
@@ -275,6 +281,11 @@ static inline CUresult art_cuFuncSetAttribute(void *f, uintptr_t fn, int attr, i
 typedef CUresult (*cuFuncGetAttribute_t)(int *, int, CUhandle);
 static inline CUresult art_cuFuncGetAttribute(void *f, int *v, int attr, uintptr_t fn) {
 	return ((cuFuncGetAttribute_t)f)(v, attr, (CUhandle)fn);
+}
+
+typedef CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor_t)(int *, CUhandle, int, size_t);
+static inline CUresult art_cuOccupancyMaxActiveBlocksPerMultiprocessor(void *f, int *n, uintptr_t fn, int block, size_t shared) {
+	return ((cuOccupancyMaxActiveBlocksPerMultiprocessor_t)f)(n, (CUhandle)fn, block, shared);
 }
 
 typedef CUresult (*cuFuncGetParamInfo_t)(CUhandle, size_t, size_t *, size_t *);

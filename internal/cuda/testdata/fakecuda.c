@@ -83,6 +83,13 @@ CUresult cuDeviceGetPCIBusId(char *buf, int len, CUdevice d) {
 }
 CUresult cuDeviceTotalMem_v2(size_t *n, CUdevice d) { *n = ((size_t)d + 1) << 30; return OK; }
 CUresult cuDeviceCanAccessPeer(int *can, CUdevice d, CUdevice peer) { *can = d != peer; return OK; }
+/* FAKECUDA_MPS=1 plays a process that an MPS server serves. */
+CUresult cuDeviceGetExecAffinitySupport(int *v, int type, CUdevice d) {
+	const char *m = getenv("FAKECUDA_MPS");
+	if (type != 0 || d < 0 || d > 1) return INVALID_VALUE;
+	*v = m && m[0] == '1';
+	return OK;
+}
 
 static H current;
 CUresult cuDevicePrimaryCtxRetain(H *ctx, CUdevice d) { *ctx = (H)(uintptr_t)(0x1000 + d); return OK; }
@@ -168,6 +175,15 @@ CUresult cuFuncSetAttribute(H f, int attr, int v) {
 CUresult cuFuncGetAttribute(int *v, int attr, H f) {
 	if (f != (H)0x3000) return INVALID_VALUE;
 	*v = attr == 8 ? maxDynamicShared : attr;
+	return OK;
+}
+/* 2048 threads and 64 KiB of shared memory per multiprocessor, at most 32
+   blocks: enough of a model to check that block and shared reach it. */
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, H f, int block, size_t shared) {
+	if (f != (H)0x3000 || block <= 0) return INVALID_VALUE;
+	int byThreads = 2048 / block, bySmem = shared ? (int)((64u << 10) / shared) : 32;
+	*n = byThreads < bySmem ? byThreads : bySmem;
+	if (*n > 32) *n = 32;
 	return OK;
 }
 CUresult cuFuncGetParamInfo(H f, size_t i, size_t *off, size_t *size) {
