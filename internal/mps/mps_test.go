@@ -21,7 +21,9 @@ func env(m map[string]string) func(string) string { return func(k string) string
 func TestDecide(t *testing.T) {
 	yes := func() (bool, error) { return true, nil }
 	no := func() (bool, error) { return false, nil }
-	unknown := func() (bool, error) { return false, errors.New("cuDeviceGetExecAffinitySupport: entry point not exported") }
+	unknown := func() (bool, error) {
+		return false, errors.New("cuDeviceGetExecAffinitySupport: entry point not exported")
+	}
 	never := func() (bool, error) { t.Fatal("MPS queried though no GPU is shared"); return false, nil }
 	for _, c := range []struct {
 		name               string
