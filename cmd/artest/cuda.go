@@ -8,7 +8,7 @@ import (
 )
 
 func openCUDA(o *cli.Options, c comm.Comm) (backend.Backend, error) {
-	b, err := cuda.Open(cuda.Options{Fatbin: o.Fatbin, NCCL: o.NCCL, ShareGPUs: o.ShareGPU, AllowMulticast: o.AllowMulticast}, c)
+	b, err := cuda.Open(cuda.Options{Fatbin: o.Fatbin, NCCL: o.NCCL, ShareGPUs: o.ShareGPU, TimeSlicing: o.TimeSlicing, AllowMulticast: o.AllowMulticast}, c)
 	if err != nil {
 		return nil, err
 	}

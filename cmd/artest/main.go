@@ -8,6 +8,7 @@ import (
 	"runtime"
 
 	"github.com/artest/artest/internal/cli"
+	"github.com/artest/artest/internal/mps"
 	"github.com/artest/artest/mpi"
 )
 
@@ -22,6 +23,10 @@ func run() int {
 	// Comparing two reports needs no world: no MPI, no launcher.
 	if cli.IsCompare(os.Args[1:]) {
 		return cli.Compare(os.Args[2:], os.Stdout, os.Stderr)
+	}
+	// `artest mps -- mpirun ...` runs outside the job it wraps.
+	if len(os.Args) > 1 && os.Args[1] == "mps" {
+		return mps.Main(os.Args[2:], os.Stderr)
 	}
 	w, err := mpi.Init()
 	if err != nil {

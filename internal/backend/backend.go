@@ -54,11 +54,39 @@ type Launch struct {
 	PDL bool
 }
 
+// ResolveGrid fills what a GPU launch takes when Threads or Blocks is 0:
+// the variant's block size, and Grid's block count for the message.
+func (l *Launch) ResolveGrid() {
+	if l.Threads <= 0 {
+		l.Threads = l.Variant.Threads
+	}
+	if l.Blocks <= 0 {
+		l.Blocks = kernels.Grid(l.Variant, &l.Args, int64(l.DType.Size()), l.Variant.Blocks, l.Threads)
+	}
+}
+
+// Sharer is a backend whose ranks may share a GPU (cuda with --share-gpus).
+// A custom kernel's blocks wait for the same blocks of the other ranks, so
+// the grids of all ranks on a GPU must be resident together: the runner
+// caps every custom launch at GridCap, agreed over the ranks.
+type Sharer interface {
+	// RanksPerGPU is the most ranks one GPU of this node serves; 1 when
+	// each rank has its own.
+	RanksPerGPU() int
+	// GridCap is the most blocks this rank may launch of l's kernel at
+	// l.Threads so that every sharing rank's grid is resident at once (0:
+	// not even one block each), and how that number was reached.
+	GridCap(l *Launch) (blocks int, from string, err error)
+}
+
 // Info describes the backend for the report header.
 type Info struct {
 	Versions map[string]string
 	Devices  []string
 	Topology any
+	// Sharing says how ranks share GPUs when some GPU serves several
+	// ("" otherwise): their times then mean nothing.
+	Sharing string
 }
 
 // Errors every backend uses for conditions the runner handles.

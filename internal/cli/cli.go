@@ -80,6 +80,10 @@ type Options struct {
 	Threads  int      `json:"threads,omitempty"`
 	Fatbin   string   `json:"fatbin,omitempty"`
 	ShareGPU bool     `json:"share_gpus,omitempty"`
+	// TimeSlicing lets ranks share a GPU without MPS; AllowSharedTiming
+	// lets bench and tune time a run whose ranks share GPUs.
+	TimeSlicing       bool `json:"time_slicing,omitempty"`
+	AllowSharedTiming bool `json:"allow_shared_timing,omitempty"`
 	NCCL     string   `json:"nccl,omitempty"`
 	HostMax  string   `json:"host_max_size"`
 	Params   []string `json:"params,omitempty"`
@@ -175,7 +179,9 @@ func newFlagSet(o *Options) *flag.FlagSet {
 	fs.Var(repeatFlag{&o.Params}, "param", "set a variant launch parameter, NAME=VALUE (repeatable): "+paramHelp())
 	fs.StringVar(&o.Fatbin, "fatbin", "", "cuda backend: kernel fatbin (default: artest.fatbin beside the binary, or $ARTEST_FATBIN)")
 	fs.BoolVar(&o.AllowMulticast, "allow-multicast", false, "cuda backend: let the multimem variant create an NVLS multicast object; it runs only if NCCL_NVLS_ENABLE is not 0 and the GPU supports multicast, else its cases are skipped with the reason. Never on shared machines: a multicast object can take the node's GPUs out of service")
-	fs.BoolVar(&o.ShareGPU, "share-gpus", false, "cuda backend: allow more local ranks than GPUs (rank r uses GPU r mod count); protocol coverage only, timings mean nothing")
+	fs.BoolVar(&o.ShareGPU, "share-gpus", false, "cuda backend: allow more local ranks than GPUs (rank r uses GPU r mod count) when an MPS server serves them (see `artest mps`); every custom launch's grid is capped so all ranks' blocks are resident at once; protocol coverage only, timings mean nothing")
+	fs.BoolVar(&o.TimeSlicing, "time-slicing", false, "cuda backend: with --share-gpus, run even without MPS (the ranks' contexts take turns on the GPU: barrier kernels crawl and may hang)")
+	fs.BoolVar(&o.AllowSharedTiming, "allow-shared-timing", false, "let bench and tune run while ranks share GPUs (their times mean nothing; the reports say so)")
 	fs.StringVar(&o.NCCL, "nccl", "", "cuda backend: path of libnccl.so.2 (default: $ARTEST_NCCL, the loader path, well-known places)")
 	fs.BoolVar(&o.Version, "version", false, "print the version and exit")
 	fs.BoolVar(&o.Help, "help", false, "print this help and exit")
@@ -413,11 +419,21 @@ func Main(e Env) int {
 		return code
 	}
 
+	info := be.Info()
+	if info.Sharing != "" && (o.Bench || o.Tune.On) && !o.AllowSharedTiming {
+		// Every rank sees the same sharing, so every rank stops here.
+		what := "bench"
+		if o.Tune.On {
+			what = "tune"
+		}
+		say("%s times nothing useful while ranks share GPUs (%s): run one rank per GPU, or pass --allow-shared-timing to run anyway", what, info.Sharing)
+		return exitcode.Usage
+	}
+
 	hosts := make([]string, len(hellos))
 	for i, h := range hellos {
 		hosts[i] = h.Host
 	}
-	info := be.Info()
 	versions := map[string]string{"artest": Version, "go": runtime.Version()}
 	if e.MPIVersion != "" {
 		versions["mpi"] = e.MPIVersion
@@ -440,6 +456,7 @@ func Main(e Env) int {
 			Iters: o.Iters, Warmup: o.Warmup, Stress: o.Stress, Inject: o.inject.Specs(),
 			Reps: o.Reps, Agg: string(o.agg), Bench: o.Bench, PDL: o.PDL,
 			Versions: versions, Devices: info.Devices, Topology: info.Topology,
+			SharedGPUs: info.Sharing,
 		},
 	}
 	cfg.OnFail = o.onFail(e.Stderr, c.Size(), be.Name(), &cfg.Header)
@@ -692,6 +709,9 @@ func (o *Options) rerunArgs(id, backendName string) []string {
 	}
 	if o.ShareGPU {
 		args = append(args, "--share-gpus")
+	}
+	if o.TimeSlicing {
+		args = append(args, "--time-slicing")
 	}
 	if o.set["shm-dir"] {
 		args = append(args, "--shm-dir", o.ShmDir)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/internal/comm"
 	"github.com/artest/artest/internal/report"
 )
@@ -27,6 +28,12 @@ type result struct {
 // runWorld runs Main on n in-process ranks, each with its own arguments
 // (argsFor(rank)), and collects what every rank returned and printed.
 func runWorld(t *testing.T, n int, argsFor func(rank int) []string) result {
+	t.Helper()
+	return runWorldWith(t, n, argsFor, nil)
+}
+
+// runWorldWith is runWorld with Env.OpenCUDA set to openCUDA.
+func runWorldWith(t *testing.T, n int, argsFor func(rank int) []string, openCUDA func(*Options, comm.Comm) (backend.Backend, error)) result {
 	t.Helper()
 	world := comm.NewLocalWorld(n)
 	// Failing cases write repro bundles; keep them out of the source tree.
@@ -54,7 +61,7 @@ func runWorld(t *testing.T, n int, argsFor func(rank int) []string) result {
 				res.stdout[r], res.stderr[r] = out.String(), errb.String()
 				mu.Unlock()
 			}()
-			code := Main(Env{Comm: world.Rank(r), Args: withRepro(r), Stdout: &out, Stderr: &errb})
+			code := Main(Env{Comm: world.Rank(r), Args: withRepro(r), Stdout: &out, Stderr: &errb, OpenCUDA: openCUDA})
 			res.codes[r] = code
 		}(r)
 	}

@@ -171,6 +171,19 @@ func (d *Driver) MPSClient(dev Device) (bool, error) {
 	return v == 1, err
 }
 
+// ContextSMs is how many multiprocessors the current context may use
+// (cuCtxGetExecAffinity, SM count): the whole GPU, unless MPS limits this
+// client (CUDA_MPS_ACTIVE_THREAD_PERCENTAGE). Drivers before CUDA 11.4
+// return ErrSymbolMissing.
+func (d *Driver) ContextSMs() (int, error) {
+	if d.t.ctxGetExecAffinity.ptr == nil {
+		return 0, missing(&d.t.ctxGetExecAffinity)
+	}
+	var n C.uint
+	err := d.check(&d.t.ctxGetExecAffinity, C.art_cuCtxGetExecAffinity(d.t.ctxGetExecAffinity.ptr, &n))
+	return int(n), err
+}
+
 // ComputeCapability returns dev's major and minor compute capability (9, 0
 // for sm_90).
 func (d *Driver) ComputeCapability(dev Device) (major, minor int, err error) {

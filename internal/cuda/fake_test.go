@@ -90,6 +90,14 @@ func TestMPSClient(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, c.want, got, "FAKECUDA_MPS=%q", c.env)
 	}
+	d := fake(t)
+	n, err := d.ContextSMs()
+	require.NoError(t, err)
+	require.Equal(t, 132, n)
+	t.Setenv("FAKECUDA_CTX_SMS", "7")
+	n, err = d.ContextSMs()
+	require.NoError(t, err)
+	require.Equal(t, 7, n)
 }
 
 func TestFakeDevices(t *testing.T) {

@@ -30,7 +30,7 @@ type table struct {
 	deviceCanAccessPeer, deviceGetExecAffinitySupport            symbol
 
 	primaryCtxRetain, primaryCtxRelease, ctxSetCurrent, ctxGetCurrent symbol
-	ctxSynchronize, ctxEnablePeerAccess                               symbol
+	ctxSynchronize, ctxEnablePeerAccess, ctxGetExecAffinity           symbol
 
 	memAlloc, memFree, memAllocHost, memFreeHost, memGetInfo symbol
 	memcpyHtoD, memcpyDtoH                                   symbol
@@ -86,6 +86,7 @@ func (t *table) specs() []symbolSpec {
 		{dst: &t.ctxGetCurrent, names: []string{"cuCtxGetCurrent"}},
 		{dst: &t.ctxSynchronize, names: []string{"cuCtxSynchronize"}},
 		{dst: &t.ctxEnablePeerAccess, names: []string{"cuCtxEnablePeerAccess"}},
+		{dst: &t.ctxGetExecAffinity, names: []string{"cuCtxGetExecAffinity"}, optional: true}, // CUDA 11.4
 
 		{dst: &t.memAlloc, names: []string{"cuMemAlloc_v2"}},
 		{dst: &t.memFree, names: []string{"cuMemFree_v2"}},

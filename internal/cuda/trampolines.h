@@ -107,6 +107,17 @@ static inline CUresult art_cuDeviceGetExecAffinitySupport(void *f, int *v, int t
 	return ((cuDeviceGetExecAffinitySupport_t)f)(v, type, d);
 }
 
+/* CUexecAffinityParam for the SM-count type: the enum, then a union whose
+   only member is one unsigned int. */
+typedef struct { int type; unsigned int smCount; } art_execAffinity;
+typedef CUresult (*cuCtxGetExecAffinity_t)(art_execAffinity *, int);
+static inline CUresult art_cuCtxGetExecAffinity(void *f, unsigned int *sms) {
+	art_execAffinity p = {0, 0};
+	CUresult r = ((cuCtxGetExecAffinity_t)f)(&p, 0);
+	*sms = p.smCount;
+	return r;
+}
+
 typedef CUresult (*cuDeviceGetAttribute_t)(int *, int, CUdevice);
 static inline CUresult art_cuDeviceGetAttribute(void *f, int *v, int attr, CUdevice d) {
 	return ((cuDeviceGetAttribute_t)f)(v, attr, d);

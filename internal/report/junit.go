@@ -251,6 +251,9 @@ func headerProperties(h *Header) []junitProperty {
 		{"stress", strconv.Itoa(h.Stress)},
 		{"inject", strings.Join(h.Inject, ",")},
 	}
+	if h.SharedGPUs != "" {
+		props = append(props, junitProperty{"shared_gpus", h.SharedGPUs + "; times mean nothing"})
+	}
 	for i, d := range h.Devices {
 		props = append(props, junitProperty{fmt.Sprintf("device.%d", i), d})
 	}

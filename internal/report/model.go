@@ -37,6 +37,9 @@ type Header struct {
 	Versions    map[string]string `json:"versions"` // go, mpi, cuda driver, nccl, ...
 	Devices     []string          `json:"devices,omitempty"`
 	Topology    any               `json:"topology,omitempty"`
+	// SharedGPUs says how ranks shared GPUs (--share-gpus), "" when each
+	// had its own. Such a run covers the protocols; its times mean nothing.
+	SharedGPUs string `json:"shared_gpus,omitempty"`
 	// Tuned is the provenance of the tuning table the launch defaults
 	// came from (cases with launch_from "tuned").
 	Tuned string `json:"tuned,omitempty"`
@@ -103,6 +106,12 @@ type Case struct {
 	Blocks     int               `json:"blocks,omitempty"`
 	Threads    int               `json:"threads,omitempty"`
 	Params     map[string]uint32 `json:"params,omitempty"`
+	// GridCap is the most blocks each rank could launch with its GPU
+	// shared (Header.SharedGPUs) so that every rank's blocks were resident
+	// at once, and GridCapFrom how it was computed; Blocks is the grid
+	// that ran, at most GridCap. 0 and "" when GPUs were not shared.
+	GridCap     int    `json:"grid_cap,omitempty"`
+	GridCapFrom string `json:"grid_cap_from,omitempty"`
 	// With --pdl, TimeUS is a whole call: the input poisoned, the producer
 	// kernel, and the allreduce launched with PDL. NoPDLTimeUS is the same
 	// calls with the allreduce launched normally (bench runs only), and

@@ -86,6 +86,9 @@ func writeTableHeader(w *bufio.Writer, h *Header) {
 		backend = "(unknown)"
 	}
 	fmt.Fprintf(w, "# backend %s, %d %s on %s\n", backend, h.Ranks, plural(h.Ranks, "rank", "ranks"), hostsLine(h.Hosts))
+	if h.SharedGPUs != "" {
+		fmt.Fprintf(w, "# SHARED GPUs: %s; protocol coverage only, the times below mean nothing\n", h.SharedGPUs)
+	}
 	if len(h.Devices) == 0 {
 		fmt.Fprintln(w, "# devices: none reported")
 	} else {

@@ -37,6 +37,10 @@ type caseState struct {
 	calls    uint32 // launches enqueued since
 	// --pdl: the producer's source and the poison image (pdl.go).
 	pdl pdlBufs
+	// With shared GPUs: the agreed grid cap and how it was computed
+	// (fitGrid).
+	capBlocks int
+	capFrom   string
 }
 
 func (s *caseState) msg(region backend.Ptr) backend.Ptr { return region + backend.Ptr(s.lead) }
@@ -76,6 +80,15 @@ func (r *run) runCase(c cases.Case) (res rankResult) {
 	}
 	if notReady != "" {
 		res.Failures = append(res.Failures, report.RankFailure{Kind: "error", Detail: "prepare: " + notReady})
+		return res
+	}
+	skip, err := r.fitGrid(s)
+	if err != nil {
+		res.Fatal = fmt.Sprintf("agree on the grid cap: %v", err)
+		return res
+	}
+	if skip != "" {
+		res.Skip = skip
 		return res
 	}
 	if r.cfg.Stress > 0 {

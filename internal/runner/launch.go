@@ -1,6 +1,10 @@
 package runner
 
 import (
+	"encoding/binary"
+	"fmt"
+	"strings"
+
 	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/internal/report"
 	"github.com/artest/artest/kernels"
@@ -50,6 +54,55 @@ func (r *run) chooseLaunch(s *caseState, l *backend.Launch) {
 	l.Blocks = kernels.Grid(v, &l.Args, s.elem, e.Blocks, e.Threads)
 }
 
+// fitGrid caps case s's launch when ranks share GPUs, so that the blocks of
+// every rank on a GPU are resident at once (backend.Sharer): the cap is the
+// smallest any rank computed, so every rank launches the same grid, which
+// the per-block barriers need. It is collective on a sharing backend; it
+// returns why the case cannot run there, or "".
+func (r *run) fitGrid(s *caseState) (string, error) {
+	sh, ok := r.b.(backend.Sharer)
+	if !ok || sh.RanksPerGPU() <= 1 || !s.launchV.Custom {
+		return "", nil
+	}
+	l := &s.launch
+	l.ResolveGrid()
+	blocks, from, err := sh.GridCap(l)
+	if err != nil {
+		blocks, from = 0, fmt.Sprintf("rank %d: %v", r.w.Rank, err)
+	}
+	if blocks, from, err = r.agreeMin(blocks, from); err != nil {
+		return "", err
+	}
+	s.capBlocks, s.capFrom = blocks, from
+	if blocks <= 0 {
+		return fmt.Sprintf("the grids of the %d ranks sharing a GPU cannot all be resident at once (%s)", sh.RanksPerGPU(), from), nil
+	}
+	l.Blocks = min(l.Blocks, blocks)
+	return "", nil
+}
+
+// agreeMin gathers every rank's (n, why) and returns the pair with the
+// smallest n (the lowest rank's on a tie).
+func (r *run) agreeMin(n int, why string) (int, string, error) {
+	const size = 512
+	blob := make([]byte, size)
+	binary.LittleEndian.PutUint64(blob, uint64(int64(n)))
+	copy(blob[8:], why)
+	all, err := r.c.Allgather(blob)
+	if err != nil {
+		return 0, "", err
+	}
+	best, bestWhy := n, why
+	for i := 0; i < r.c.Size(); i++ {
+		b := all[i*size : (i+1)*size]
+		v := int(int64(binary.LittleEndian.Uint64(b)))
+		if i == 0 || v < best {
+			best, bestWhy = v, strings.TrimRight(string(b[8:]), "\x00")
+		}
+	}
+	return best, bestWhy, nil
+}
+
 // caseLaunch is what one rank launched in a case, for the report (every
 // rank launches the same).
 type caseLaunch struct {
@@ -57,6 +110,8 @@ type caseLaunch struct {
 	Blocks  int               `json:"blocks,omitempty"`
 	Threads int               `json:"threads,omitempty"`
 	Params  map[string]uint32 `json:"params,omitempty"`
+	Cap     int               `json:"cap,omitempty"`
+	CapFrom string            `json:"cap_from,omitempty"`
 }
 
 // launchRecord is the launch of case s as it ran: the backend filled in
@@ -69,7 +124,7 @@ func (r *run) launchRecord(s *caseState) *caseLaunch {
 	}
 	l := &s.launch
 	from, _ := r.launchFrom(s, s.launchV)
-	rec := &caseLaunch{From: from, Blocks: l.Blocks, Threads: l.Threads}
+	rec := &caseLaunch{From: from, Blocks: l.Blocks, Threads: l.Threads, Cap: s.capBlocks, CapFrom: s.capFrom}
 	if rec.Threads <= 0 {
 		rec.Threads = s.launchV.Threads
 	}
@@ -89,4 +144,5 @@ func setLaunch(out *report.Case, rs []rankResult) {
 	}
 	l := rs[0].Launch
 	out.LaunchFrom, out.Blocks, out.Threads, out.Params = l.From, l.Blocks, l.Threads, l.Params
+	out.GridCap, out.GridCapFrom = l.Cap, l.CapFrom
 }

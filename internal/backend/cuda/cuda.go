@@ -22,6 +22,7 @@ import (
 	"github.com/artest/artest/internal/comm"
 	cu "github.com/artest/artest/internal/cuda"
 	"github.com/artest/artest/internal/exitcode"
+	"github.com/artest/artest/internal/mps"
 	"github.com/artest/artest/internal/nccl"
 	"github.com/artest/artest/internal/topo"
 	"github.com/artest/artest/kernels"
@@ -33,6 +34,8 @@ type Options struct {
 	Fatbin    string // path of the fatbin; "" searches
 	NCCL      string // path of libnccl.so.2; "" searches
 	ShareGPUs bool   // allow more local ranks than GPUs
+	// TimeSlicing lets ranks share a GPU without MPS (mps.Decide).
+	TimeSlicing bool
 	// AllowMulticast is --allow-multicast: one input of the multicast
 	// safety gate (multicast.go).
 	AllowMulticast bool
@@ -70,6 +73,12 @@ type Backend struct {
 	rank      int
 
 	mc mcState // the multicast gate and segment (multicast.go)
+
+	// share is how this node's ranks use its GPUs; when some GPU serves
+	// several ranks, caps holds each kernel's grid cap (share.go).
+	share mps.Sharing
+	sms   int // multiprocessors of this rank's GPU
+	caps  map[capKey]gridCap
 }
 
 // Open picks this rank's GPU, makes its primary context current, loads the
@@ -78,21 +87,39 @@ type Backend struct {
 func Open(o Options, c comm.Comm) (*Backend, error) {
 	d, err := cu.Load()
 	if err != nil {
+		// A driver that loads but fails to initialise is a broken GPU or
+		// MPS server, not a machine without GPUs: never fall back to host.
+		var ce *cu.Error
+		if errors.As(err, &ce) && !errors.Is(err, cu.ErrNoDevice) {
+			return nil, mps.ContextError(err, ce.Code, os.Getenv)
+		}
 		return nil, fmt.Errorf("%w: %v", backend.ErrNoDevice, err)
 	}
 	n, err := d.DeviceCount()
 	if err != nil || n == 0 {
 		return nil, fmt.Errorf("%w: cuDeviceGetCount found no GPU (%v)", backend.ErrNoDevice, err)
 	}
-	if c.LocalSize() > n && !o.ShareGPUs {
-		return nil, exitcode.Envf("%d ranks on %s but only %d GPUs (start at most %d ranks per node, or pass --share-gpus for protocol coverage)", c.LocalSize(), c.Hostname(), n, n)
-	}
-	b := &Backend{d: d, ordinal: c.LocalRank() % n, fns: map[string]cu.Function{}, sharedSet: map[string]int{}, rank: c.Rank()}
+	b := &Backend{d: d, ordinal: c.LocalRank() % n, fns: map[string]cu.Function{}, sharedSet: map[string]int{}, rank: c.Rank(), caps: map[capKey]gridCap{}}
 	if b.dev, err = d.DeviceGet(b.ordinal); err != nil {
 		return nil, exitcode.Envf("GPU %d: %v", b.ordinal, err)
 	}
+	b.share, err = mps.Decide(mps.Request{
+		Host: c.Hostname(), LocalRanks: c.LocalSize(), GPUs: n, Share: o.ShareGPUs, TimeSlicing: o.TimeSlicing,
+		MPSClient: func() (bool, error) { return d.MPSClient(b.dev) },
+	})
+	if err != nil {
+		return nil, err
+	}
 	if b.ctx, err = d.MakeCurrent(b.dev); err != nil {
+		var ce *cu.Error
+		if errors.As(err, &ce) {
+			return nil, mps.ContextError(fmt.Errorf("GPU %d primary context: %w", b.ordinal, err), ce.Code, os.Getenv)
+		}
 		return nil, exitcode.Envf("GPU %d primary context: %v", b.ordinal, err)
+	}
+	if b.sms, err = d.DeviceAttribute(b.dev, cu.AttrMultiprocessorCount); err != nil {
+		b.Close()
+		return nil, exitcode.Envf("GPU %d: %v", b.ordinal, err)
 	}
 	major, minor, err := d.ComputeCapability(b.dev)
 	if err != nil {
@@ -170,7 +197,11 @@ func (b *Backend) Info() backend.Info {
 		v["nccl"] = b.nccl.Version().String()
 		v["nccl_path"] = b.nccl.Path()
 	}
-	return backend.Info{Versions: v, Devices: b.devices, Topology: b.topology}
+	info := backend.Info{Versions: v, Devices: b.devices, Topology: b.topology}
+	if b.share.Shared() {
+		info.Sharing = b.share.String()
+	}
+	return info
 }
 
 // fn finds a kernel in the fatbin, once.
@@ -250,37 +281,40 @@ func (b *Backend) Allreduce(l *backend.Launch) error {
 	if err := b.multicastArgs(l.Variant, a); err != nil {
 		return err
 	}
+	l.ResolveGrid()
 	threads := l.Threads
-	if threads <= 0 {
-		threads = l.Variant.Threads
-	}
-	if l.Blocks <= 0 {
-		l.Blocks = kernels.Grid(l.Variant, a, int64(l.DType.Size()), l.Variant.Blocks, threads)
-	}
-	l.Threads = threads
-	name := l.Variant.KernelName(l.DType, l.Op)
-	f, err := b.fn(name)
+	f, shared, err := b.kernel(l)
 	if err != nil {
-		return fmt.Errorf("kernel %s: %w", name, err)
-	}
-	shared := 0
-	if l.Variant.SharedBytes != nil {
-		shared = l.Variant.SharedBytes(a, threads)
-	}
-	// The default cap is 48 KiB of static plus dynamic shared memory, so a
-	// kernel with any static shared memory fails at exactly 48 KiB dynamic
-	// (CUDA_ERROR_INVALID_VALUE: seen on H200 with oneshot-cpasync, 3 stages
-	// x 4 ranks x 256 threads x 16 B). Opt in whenever dynamic memory is
-	// used, once per function and size: the attribute is the largest dynamic
-	// size it may be launched with.
-	if shared > 0 && b.sharedSet[name] < shared {
-		if err := b.d.FuncSetAttribute(f, cu.FuncMaxDynamicSharedSizeBytes, shared); err != nil {
-			return fmt.Errorf("kernel %s: %d bytes of shared memory: %w", name, shared, err)
-		}
-		b.sharedSet[name] = shared
+		return err
 	}
 	backend.SetTags(l, b.world, threads)
 	return wrap(b.launch(f, l, threads, shared))
+}
+
+// kernel finds l's kernel and the dynamic shared memory a launch at
+// l.Threads needs, opted in on the function. The default cap is 48 KiB of
+// static plus dynamic shared memory, so a kernel with any static shared
+// memory fails at exactly 48 KiB dynamic (CUDA_ERROR_INVALID_VALUE: seen on
+// H200 with oneshot-cpasync, 3 stages x 4 ranks x 256 threads x 16 B). The
+// opt-in happens whenever dynamic memory is used, once per function and
+// size: the attribute is the largest dynamic size it may be launched with.
+func (b *Backend) kernel(l *backend.Launch) (cu.Function, int, error) {
+	name := l.Variant.KernelName(l.DType, l.Op)
+	f, err := b.fn(name)
+	if err != nil {
+		return 0, 0, fmt.Errorf("kernel %s: %w", name, err)
+	}
+	shared := 0
+	if l.Variant.SharedBytes != nil {
+		shared = l.Variant.SharedBytes(&l.Args, l.Threads)
+	}
+	if shared > 0 && b.sharedSet[name] < shared {
+		if err := b.d.FuncSetAttribute(f, cu.FuncMaxDynamicSharedSizeBytes, shared); err != nil {
+			return 0, 0, fmt.Errorf("kernel %s: %d bytes of shared memory: %w", name, shared, err)
+		}
+		b.sharedSet[name] = shared
+	}
+	return f, shared, nil
 }
 
 func (b *Backend) ncclAllreduce(l *backend.Launch) error {

@@ -83,6 +83,15 @@ CUresult cuDeviceGetPCIBusId(char *buf, int len, CUdevice d) {
 }
 CUresult cuDeviceTotalMem_v2(size_t *n, CUdevice d) { *n = ((size_t)d + 1) << 30; return OK; }
 CUresult cuDeviceCanAccessPeer(int *can, CUdevice d, CUdevice peer) { *can = d != peer; return OK; }
+/* The SM-count affinity: FAKECUDA_CTX_SMS, else 132. */
+typedef struct { int type; unsigned int smCount; } ExecAffinity;
+CUresult cuCtxGetExecAffinity(ExecAffinity *p, int type) {
+	const char *n = getenv("FAKECUDA_CTX_SMS");
+	if (type != 0) return INVALID_VALUE;
+	p->type = 0;
+	p->smCount = n ? (unsigned int)atoi(n) : 132;
+	return OK;
+}
 /* FAKECUDA_MPS=1 plays a process that an MPS server serves. */
 CUresult cuDeviceGetExecAffinitySupport(int *v, int type, CUdevice d) {
 	const char *m = getenv("FAKECUDA_MPS");

@@ -1,0 +1,51 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/artest/artest/internal/backend"
+	"github.com/artest/artest/internal/coresident"
+	cu "github.com/artest/artest/internal/cuda"
+)
+
+// capKey is what a kernel's grid cap depends on.
+type capKey struct {
+	name            string
+	threads, shared int
+}
+
+type gridCap struct {
+	blocks int
+	from   string
+}
+
+// RanksPerGPU is backend.Sharer's.
+func (b *Backend) RanksPerGPU() int { return max(b.share.PerGPU, 1) }
+
+// GridCap is backend.Sharer's: the driver's occupancy for l's kernel at
+// l.Threads with its shared memory, this GPU's multiprocessors (or fewer,
+// when MPS limits this context), split over the ranks that share a GPU.
+func (b *Backend) GridCap(l *backend.Launch) (int, string, error) {
+	l.ResolveGrid()
+	f, shared, err := b.kernel(l)
+	if err != nil {
+		return 0, "", err
+	}
+	k := capKey{l.Variant.KernelName(l.DType, l.Op), l.Threads, shared}
+	if c, ok := b.caps[k]; ok {
+		return c.blocks, c.from, nil
+	}
+	per, err := b.d.OccupancyMaxActiveBlocks(f, l.Threads, shared)
+	if err != nil {
+		return 0, "", fmt.Errorf("kernel %s at %d threads: %w", k.name, l.Threads, err)
+	}
+	ctxSMs, err := b.d.ContextSMs()
+	if err != nil && !errors.Is(err, cu.ErrSymbolMissing) {
+		return 0, "", err
+	}
+	lim := coresident.Limits{PerSM: per, SMs: b.sms, ContextSMs: ctxSMs, Ranks: b.RanksPerGPU()}
+	c := gridCap{lim.Blocks(), fmt.Sprintf("%s at %d threads, %d B shared: %s", k.name, l.Threads, shared, lim)}
+	b.caps[k] = c
+	return c.blocks, c.from, nil
+}

@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/artest/artest/internal/backend"
+	"github.com/artest/artest/internal/backend/host"
+	"github.com/artest/artest/internal/comm"
+	"github.com/artest/artest/internal/report"
+)
+
+// sharedHost plays a cuda backend whose ranks share one GPU: the host
+// backend's memory and kernel models, with grid caps chosen per rank and
+// variant instead of the driver's occupancy.
+type sharedHost struct {
+	backend.Backend
+	rank int
+	caps map[string][]int // variant -> cap per rank
+}
+
+func (s sharedHost) RanksPerGPU() int { return 4 }
+
+func (s sharedHost) GridCap(l *backend.Launch) (int, string, error) {
+	c, ok := s.caps[l.Variant.Name]
+	if !ok {
+		return 1000, "no cap", nil
+	}
+	return c[s.rank], fmt.Sprintf("rank %d's cap for %s", s.rank, l.Variant.Name), nil
+}
+
+func (s sharedHost) Info() backend.Info {
+	i := s.Backend.Info()
+	i.Sharing = "4 ranks on 1 GPU(s), up to 4 per GPU, mps"
+	return i
+}
+
+func openShared(t *testing.T, caps map[string][]int) func(*Options, comm.Comm) (backend.Backend, error) {
+	dir := t.TempDir()
+	return func(o *Options, c comm.Comm) (backend.Backend, error) {
+		return sharedHost{Backend: host.New(dir), rank: c.Rank(), caps: caps}, nil
+	}
+}
+
+// With shared GPUs every custom launch is capped at the smallest cap any
+// rank computed, the report says so, and a kernel that cannot fit is
+// skipped with the reason rather than launched to hang.
+func TestSharedGPUsCapTheGrid(t *testing.T) {
+	js := filepath.Join(t.TempDir(), "r.json")
+	caps := map[string][]int{"oneshot": {6, 3, 6, 5}, "twoshot": {4, 4, 0, 4}}
+	res := runWorldWith(t, 4, same("--backend", "cuda", "--variant", "oneshot,twoshot,ring", "--dtype", "f32", "--op", "sum",
+		"--size", "64K", "--mode", "oop,reg,plain", "--iters", "0", "--json", js), openShared(t, caps))
+	require.Equal(t, []int{0, 0, 0, 0}, res.codes, "stderr: %v\nstdout: %s", res.stderr, res.stdout[0])
+	require.Contains(t, res.stdout[0], "# SHARED GPUs: 4 ranks on 1 GPU(s), up to 4 per GPU, mps; protocol coverage only, the times below mean nothing")
+
+	rep := readReport(t, js)
+	require.Equal(t, "4 ranks on 1 GPU(s), up to 4 per GPU, mps", rep.Header.SharedGPUs)
+	byVariant := map[string]report.Case{}
+	for _, c := range rep.Cases {
+		byVariant[c.Variant] = c
+	}
+	one := byVariant["oneshot"]
+	require.Equal(t, report.Pass, one.Verdict, one.Reason)
+	require.Equal(t, 3, one.GridCap, "the smallest rank's cap")
+	require.Equal(t, "rank 1's cap for oneshot", one.GridCapFrom)
+	require.Equal(t, 3, one.Blocks, "64 KiB of f32 wants 8 blocks of 512 threads; capped at 3")
+
+	two := byVariant["twoshot"]
+	require.Equal(t, report.Skipped, two.Verdict)
+	require.Contains(t, two.Reason, "the grids of the 4 ranks sharing a GPU cannot all be resident at once (rank 2's cap for twoshot)")
+
+	ring := byVariant["ring"]
+	require.Equal(t, report.Pass, ring.Verdict, ring.Reason)
+	require.Equal(t, 1000, ring.GridCap)
+	require.Less(t, ring.Blocks, 1000, "under the cap, the variant's own grid")
+}
+
+func TestSharedGPUsRefuseTimingWithoutTheFlag(t *testing.T) {
+	for _, sub := range []string{"bench", "tune"} {
+		res := runWorldWith(t, 2, same(sub, "--backend", "cuda", "-b", "4K", "-e", "4K", "--variant", "oneshot"), openShared(t, nil))
+		require.Equal(t, []int{2, 2}, res.codes, "%s: %v", sub, res.stderr)
+		require.Contains(t, res.stderr[0], "artest: "+sub+" times nothing useful while ranks share GPUs (4 ranks on 1 GPU(s), up to 4 per GPU, mps): run one rank per GPU, or pass --allow-shared-timing")
+	}
+	js := filepath.Join(t.TempDir(), "b.json")
+	res := runWorldWith(t, 2, same("bench", "--backend", "cuda", "-b", "4K", "-e", "4K", "--variant", "oneshot", "--allow-shared-timing", "--json", js), openShared(t, nil))
+	require.Equal(t, []int{0, 0}, res.codes, "%v", res.stderr)
+	require.Equal(t, "4 ranks on 1 GPU(s), up to 4 per GPU, mps", readReport(t, js).Header.SharedGPUs)
+}
