@@ -82,22 +82,22 @@ type Options struct {
 	ShareGPU bool     `json:"share_gpus,omitempty"`
 	// TimeSlicing lets ranks share a GPU without MPS; AllowSharedTiming
 	// lets bench and tune time a run whose ranks share GPUs.
-	TimeSlicing       bool `json:"time_slicing,omitempty"`
-	AllowSharedTiming bool `json:"allow_shared_timing,omitempty"`
-	NCCL     string   `json:"nccl,omitempty"`
-	HostMax  string   `json:"host_max_size"`
-	Params   []string `json:"params,omitempty"`
-	Repro    string   `json:"repro,omitempty"`
-	ReproDir string   `json:"repro_dir,omitempty"`
-	Bench    bool     `json:"bench,omitempty"`
-	MinBytes string   `json:"minbytes,omitempty"`
-	MaxBytes string   `json:"maxbytes,omitempty"`
-	Factor   string   `json:"stepfactor,omitempty"`
-	Agg      string   `json:"agg"`
-	Plot     string   `json:"plot,omitempty"`
-	PDL      bool     `json:"pdl,omitempty"`
-	Version  bool     `json:"-"`
-	Help     bool     `json:"-"`
+	TimeSlicing       bool     `json:"time_slicing,omitempty"`
+	AllowSharedTiming bool     `json:"allow_shared_timing,omitempty"`
+	NCCL              string   `json:"nccl,omitempty"`
+	HostMax           string   `json:"host_max_size"`
+	Params            []string `json:"params,omitempty"`
+	Repro             string   `json:"repro,omitempty"`
+	ReproDir          string   `json:"repro_dir,omitempty"`
+	Bench             bool     `json:"bench,omitempty"`
+	MinBytes          string   `json:"minbytes,omitempty"`
+	MaxBytes          string   `json:"maxbytes,omitempty"`
+	Factor            string   `json:"stepfactor,omitempty"`
+	Agg               string   `json:"agg"`
+	Plot              string   `json:"plot,omitempty"`
+	PDL               bool     `json:"pdl,omitempty"`
+	Version           bool     `json:"-"`
+	Help              bool     `json:"-"`
 
 	// Tune: artest tune's flags, and --tuned (tune.go).
 	Tune TuneOptions `json:"tune"`
