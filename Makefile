@@ -32,13 +32,22 @@ deps:
 build: deps
 	$(GO) build -ldflags "-X github.com/artest/artest/internal/cli.BuildRevision=$(REV)" -o bin/artest ./cmd/artest
 
-# On a GPU machine: kernels, then one rank per GPU. Elsewhere: the host
-# backend with NP ranks.
+# On a GPU machine: kernels, then one rank per GPU; with one GPU (or NP=N
+# given above the GPU count), NP ranks share the GPUs under a private MPS
+# daemon (artest mps --): protocol coverage, times mean nothing. Elsewhere:
+# the host backend with NP ranks.
 run: build
 	@if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then \
-	  $(MAKE) --no-print-directory kernels && \
-	  n=$$(nvidia-smi -L | wc -l) && echo "make run: $$n GPUs, cuda backend" && \
-	  mpirun -np $$n bin/artest --json bin/artest-report.json --junit bin/artest-report.xml; \
+	  $(MAKE) --no-print-directory kernels || exit $$?; \
+	  n=$$(nvidia-smi -L | wc -l); np=$$n; \
+	  if [ "$(origin NP)" != file ] || [ $$n -lt 2 ]; then np=$(NP); fi; \
+	  if [ $$np -le $$n ]; then \
+	    echo "make run: $$n GPUs, cuda backend, $$np ranks"; \
+	    mpirun -np $$np bin/artest --json bin/artest-report.json --junit bin/artest-report.xml; \
+	  else \
+	    echo "make run: $$n GPU(s) for $$np ranks: shared under a private MPS daemon (times mean nothing)"; \
+	    bin/artest mps -- mpirun -np $$np $(MPIRUN_FLAGS) bin/artest --share-gpus --json bin/artest-report.json --junit bin/artest-report.xml; \
+	  fi; \
 	else \
 	  echo "make run: no GPU, host backend with $(NP) ranks"; \
 	  mpirun -np $(NP) $(MPIRUN_FLAGS) bin/artest --backend host --json bin/artest-report.json --junit bin/artest-report.xml; \

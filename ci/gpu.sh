@@ -10,7 +10,11 @@
 # Environment:
 #   ARTEST_BIN      the artest binary (default bin/artest, built by make build)
 #   ARTEST_NCCL     libnccl.so.2 to use (default: the Python wheel's if present)
-#   GPU_NPS         world sizes to run (default: the GPU count)
+#   GPU_NPS         world sizes to run (default: the GPU count). A world
+#                   larger than the GPU count shares GPUs: each step then
+#                   runs under its own MPS daemon (artest mps --) with
+#                   --share-gpus, and the timing steps are not run (shared
+#                   times mean nothing)
 #   GPU_BUDGET_S    start no step after this many seconds (default: no limit)
 #   STRESS          back-to-back iterations for the stress steps (default 10000)
 #   STRESS_ARGS     extra flags for the stress step, e.g. "--variant ring"
@@ -61,6 +65,10 @@ nps=${GPU_NPS:-$ngpu}
 # time limit still gets every log back.
 budget=${GPU_BUDGET_S:-100000}
 
+# prefix runs before every step's command: in a world that shares GPUs, a
+# private MPS daemon for that step alone, so a step that hangs cannot leave
+# the next one a poisoned MPS server.
+prefix=()
 summary="$out/summary.txt"
 : >"$summary"
 want_all=${STEPS:-all}
@@ -78,8 +86,11 @@ step() {
 		printf '%-28s not run: past GPU_BUDGET_S=%s\n' "$name" "$budget" | tee -a "$summary" >&2
 		return 0
 	fi
-	echo "== $name: $*" >&2
-	timeout --kill-after=10 "$limit" "$@" >"$out/$name.log" 2>&1
+	echo "== $name: ${prefix[*]} $*" >&2
+	# Checks of earlier logs (grep) need no daemon.
+	local pre=("${prefix[@]}")
+	[[ $1 == grep ]] && pre=()
+	timeout --kill-after=10 "$limit" "${pre[@]}" "$@" >"$out/$name.log" 2>&1
 	local rc=$?
 	local verdict=ok
 	[[ $rc == "$expect" ]] || verdict=UNEXPECTED
@@ -103,8 +114,36 @@ step kernels 0 300 make --no-print-directory kernels
 # names the instructions LDGMC and STG.) Nothing runs on the GPU.
 step sass-multimem 0 120 ci/check-multimem-sass.sh bin/artest.fatbin
 
+# nottimed NAME: a timing step that a world sharing GPUs does not run.
+nottimed() {
+	[[ $want_all != all && " $want_all " != *" ${1%%-np*} "* ]] && return 0
+	printf '%-28s not run: ranks share GPUs, times mean nothing\n' "$1" | tee -a "$summary" >&2
+}
+
+# Sharing GPUs without MPS stops at once, in one line, exit 4 (no daemon
+# runs outside the steps' own).
+if [[ " $nps " == *" $((ngpu * 2)) "* || $(echo "$nps" | awk -v g="$ngpu" '{for (i = 1; i <= NF; i++) if ($i > g) print 1}') ]]; then
+	step "no-mps" 4 5 mpirun -np $((ngpu * 2)) "$bin" --share-gpus --quick
+	step "why-no-mps" 0 5 grep -q "but no MPS server serves them" "$out/no-mps.log"
+	# A hang under one long-lived daemon, then another job on it: it runs
+	# clean, or stops in one line naming the poisoned server (exit 4).
+	step "mps-poison" 0 180 ci/mps-poison.sh $((ngpu * 2)) "$bin" "$out"
+fi
+
+realbin=$(realpath "$bin")
 for np in $nps; do
 	r="$out"
+	bin=$realbin shared=""
+	prefix=()
+	if ((np > ngpu)); then
+		shared=1
+		prefix=("$realbin" mps --)
+		# Every rank gets --share-gpus; a wrapper keeps the steps' lines
+		# (and the scripts they call) as they are.
+		bin=$realbin-shared
+		printf '#!/bin/sh\nexec %s "$@" --share-gpus\n' "$realbin" >"$bin"
+		chmod +x "$bin"
+	fi
 	step "smoke-np$np" 0 120 mpirun -np "$np" "$bin" --quick --json "$r/smoke-np$np.json"
 	# The gate stayed closed: the header says why, and multimem was skipped.
 	step "multicast-off-np$np" 0 10 grep -q "off: --allow-multicast not given" "$r/smoke-np$np.json"
@@ -151,8 +190,12 @@ for np in $nps; do
 	# Benchmark mode (issue 6): the default sweep (1K to 256M by x2, bf16
 	# sum, plain and graph), every variant beside NCCL, each case checked
 	# once then timed; a plot; and compare against itself (must exit 0).
+	if [[ -n $shared ]]; then nottimed "bench-np$np"; else
 	step "bench-np$np" 0 300 mpirun -np "$np" "$bin" bench --json "$r/bench-np$np.json" --plot "$r/bench-np$np.svg"
+	fi
+	if [[ -n $shared ]]; then nottimed "bench-compare-np$np"; else
 	step "bench-compare-np$np" 0 30 "$bin" compare "$r/bench-np$np.json" "$r/bench-np$np.json"
+	fi
 	# PDL (issue 6): each call poisons the input, the producer kernel writes
 	# it, and the allreduce is launched with programmatic stream
 	# serialization; the kernels wait (griddepcontrol.wait) and pass. Without
@@ -164,11 +207,15 @@ for np in $nps; do
 		--variant oneshot,twoshot,oneshot-cpasync,ring --dtype bf16 --op sum --size 4K,64K,1M,16M --mode oop,reg \
 		--json "$r/fault-pdl-no-wait-np$np.json"
 	step "why-pdl-no-wait-np$np" 0 5 grep -q "mismatch" "$out/fault-pdl-no-wait-np$np.log"
+	if [[ -n $shared ]]; then nottimed "bench-pdl-np$np"; else
 	step "bench-pdl-np$np" 0 300 mpirun -np "$np" "$bin" bench -b 4K -e 16M -f 4 --pdl --variant oneshot,twoshot \
 		--json "$r/bench-pdl-np$np.json"
+	fi
 	# twoshot's gather, pull against push, on one sweep (bf16 sum oop reg).
+	if [[ -n $shared ]]; then nottimed "bench-gather-np$np"; else
 	step "bench-gather-np$np" 0 240 bash -c 'for g in 1 2; do mpirun -np "$0" "$1" bench --variant twoshot --param gather=$g \
 		-b 64K -e 256M -f 4 --json "$2/bench-gather$g-np$0.json" || exit 1; done' "$np" "$bin" "$r"
+	fi
 	# Push without the mid barrier: peers copy staging before the pushes land.
 	step "fault-no-mid-barrier-push-np$np" 1 180 mpirun -np "$np" "$bin" --variant twoshot --param gather=2 --dtype f32 --op sum \
 		--size 64K --mode oop,reg,plain,aligned --stress 2000 --inject no-mid-barrier --inject "delay:rank=$((np - 1)),us=200" \
@@ -182,12 +229,16 @@ for np in $nps; do
 	# ncclInitKernelsForDevice, seen on H200 with NCCL 2.28.9), which are
 	# not artest's.
 	san=${SANITIZER:-/usr/local/cuda/bin/compute-sanitizer}
+	if [[ -n $shared ]]; then nottimed "sanitizer-memcheck-np$np"; else
 	step "sanitizer-memcheck-np$np" 0 300 mpirun -np "$np" -x ARTEST_NCCL=/nonexistent/libnccl.so.2 "$san" --tool memcheck --error-exitcode 9 --print-limit 20 \
 		"$bin" --variant oneshot,twoshot,oneshot-cpasync,ring,oneshot-ll --dtype bf16,f32 --op sum --size 4100,64K \
 		--mode oop,reg,plain --iters 2 --reps 1 --warmup 0 --device-timeout 120s --timeout 300s --json "$r/sanitizer-memcheck-np$np.json"
+	fi
+	if [[ -n $shared ]]; then nottimed "sanitizer-racecheck-np$np"; else
 	step "sanitizer-racecheck-np$np" 0 300 mpirun -np "$np" -x ARTEST_NCCL=/nonexistent/libnccl.so.2 "$san" --tool racecheck --error-exitcode 9 --print-limit 20 \
 		"$bin" --variant oneshot-cpasync --dtype bf16 --op sum --size 64K --mode oop,reg,plain,aligned \
 		--iters 2 --reps 1 --warmup 0 --device-timeout 120s --timeout 300s --json "$r/sanitizer-racecheck-np$np.json"
+	fi
 	# oneshot-ll: without the sequence check a late rank's slots are read
 	# stale; a rank that never pushes is diagnosed at the slot.
 	step "fault-ll-no-flag-np$np" 1 180 mpirun -np "$np" "$bin" --variant oneshot-ll --dtype f32 --op sum --size 64K \
@@ -198,10 +249,13 @@ for np in $nps; do
 		--mode oop,reg,plain,aligned --inject "delay:rank=$((np - 1)),us=5000000" --device-timeout 1s --timeout 30s
 	step "why-hang-ll-np$np" 0 5 grep -q "waiting for LL slot .* from rank $((np - 1))" "$out/hang-ll-np$np.log"
 	# Benchmark sweep by x4 (the perf page's tables), every variant.
+	if [[ -n $shared ]]; then nottimed "bench4-np$np"; else
 	step "bench4-np$np" 0 300 mpirun -np "$np" "$bin" bench -b 1K -e 256M -f 4 --json "$r/bench4-np$np.json" \
 		--plot "$r/bench4-np$np.svg"
+	fi
 	# artest tune (issue 6): small sizes with the whole launch space, large
 	# sizes with the plausible corner of it; tables as JSON, C++ and Go.
+	if [[ -n $shared ]]; then nottimed "tune-np$np"; else
 	step "tune-np$np" 0 "${TUNE_TIMEOUT_S:-330}" bash -c 'np=$0 bin=$1 r=$2
 		mpirun -np "$np" "$bin" tune -b 1K -e 1M --variant oneshot,oneshot-ll,twoshot \
 			--tune-blocks 8,16,32,64,132 --tune-threads ${TUNE_SMALL_THREADS:-32,64,128,256,512} --tune-param gather=1,2 \
@@ -210,9 +264,11 @@ for np in $nps; do
 			--tune-param gather=1,2 --tune-param lanes=16,32 --tune-param slot-bytes=64K,256K --tune-param slots=8 \
 			--budget ${TUNE_LARGE_S:-150} --merge "$r/tune-small-np$np.json" --json "$r/tune-np$np.json" \
 			--header "$r/tuned-np$np.h" --go "$r/tuned-np$np.go"' "$np" "$bin" "$r"
+	fi
 	# What the claim atomic of epoch_begin costs (issue 7's concurrent-use
 	# detection): the same small sweep with a fatbin built with a plain
 	# load in its place (ARTEST_EXPERIMENT_NO_CLAIM, measurement only).
+	if [[ -n $shared ]]; then nottimed "claim-cost-np$np"; else
 	step "claim-cost-np$np" 0 200 bash -c 'np=$0 bin=$1 r=$2
 		nvcc=$(command -v /usr/local/cuda/bin/nvcc || echo nvcc)
 		"$nvcc" -fatbin -O3 -std=c++17 -I kernels -DARTEST_EXPERIMENT_NO_CLAIM -gencode arch=compute_90,code=sm_90 \
@@ -221,10 +277,13 @@ for np in $nps; do
 			mpirun -np "$np" "$bin" bench --fatbin "$fb" --variant oneshot,twoshot -b 1K -e 64K -f 4 \
 				--json "$r/claim-cost-$(basename $fb .fatbin)-np$np.json" || exit 1
 		done' "$np" "$bin" "$r"
+	fi
 	# The benchmark sweep again, every custom variant launched as the table
 	# just measured says (--tuned): the perf page's final numbers.
+	if [[ -n $shared ]]; then nottimed "bench-tuned-np$np"; else
 	step "bench-tuned-np$np" 0 300 mpirun -np "$np" "$bin" bench -b 1K -e 256M -f 4 --tuned "$r/tune-np$np.json" \
 		--json "$r/bench-tuned-np$np.json" --plot "$r/bench-tuned-np$np.svg"
+	fi
 	# A planted failure's repro bundle reruns and fails the same way (issue 7).
 	step "repro-rerun-np$np" 0 120 ci/repro-rerun.sh "$np" "$bin" "$r"
 	# A rank killed mid-run (issue 7): the others end, naming it; the JSON
@@ -266,15 +325,19 @@ for np in $nps; do
 	done; done
 done
 
-np=$(echo "$nps" | awk '{print $1}')
+bin=$realbin prefix=()
+# One rank per GPU for the hostile environments (at most the first world
+# size): each must fail for its own reason, not for shared GPUs.
+np=$(echo "$nps" | awk -v g="$ngpu" '{print ($1 < g) ? $1 : g}')
 # Hostile environments: one clear line and the documented exit code.
 step "bad-fatbin" 4 60 mpirun -np "$np" "$bin" --quick --fatbin /nonexistent/artest.fatbin
 step "bad-too-many-ranks" 4 60 mpirun -np $((ngpu * 2)) --oversubscribe "$bin" --quick
 step "bad-size" 2 60 mpirun -np "$np" "$bin" --size 3 --dtype f32
 step "no-nccl" 0 120 env ARTEST_NCCL= mpirun -np "$np" -x ARTEST_NCCL=/nonexistent/libnccl.so.2 "$bin" \
 	--quick --dtype f32 --op sum --json "$out/no-nccl.json"
-# More ranks than GPUs, two per GPU: covers 2N-rank code paths; times mean nothing.
-step "shared-np$((ngpu * 2))" 0 180 mpirun -np $((ngpu * 2)) --oversubscribe "$bin" --share-gpus --quick \
+# More ranks than GPUs, two per GPU, under a private MPS daemon: covers
+# 2N-rank code paths; times mean nothing.
+step "shared-np$((ngpu * 2))" 0 180 "$bin" mps -- mpirun -np $((ngpu * 2)) --oversubscribe "$bin" --share-gpus --quick \
 	--json "$out/shared-np$((ngpu * 2)).json"
 
 echo "== summary" >&2

@@ -21,7 +21,8 @@ done
 before=$(grep -c '^{"case":' "$jl" 2>/dev/null || echo 0)
 # Rank 1: the artest process whose OMPI_COMM_WORLD_RANK is 1 (a child of mpirun).
 victim=""
-for p in $(pgrep -P "$job" -f "$bin" 2>/dev/null) $(pgrep -f "$bin --variant oneshot --dtype f32"); do
+# (The pattern leaves out the binary's path: BIN may be a wrapper that execs it.)
+for p in $(pgrep -P "$job" 2>/dev/null) $(pgrep -f -- "--variant oneshot --dtype f32 --op sum --size 4:4M:x2"); do
 	if tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx 'OMPI_COMM_WORLD_RANK=1'; then victim=$p; break; fi
 done
 if [[ -z $victim ]]; then
