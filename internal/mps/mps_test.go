@@ -87,6 +87,7 @@ func TestContextError(t *testing.T) {
 	getenv := env(map[string]string{"CUDA_MPS_PIPE_DIRECTORY": dir})
 	cause := errors.New("cuDevicePrimaryCtxRetain: CUDA_ERROR_UNKNOWN (999)")
 
+	// No daemon: the driver's words.
 	err := ContextError(errors.New("cuDevicePrimaryCtxRetain: CUDA_ERROR_OUT_OF_MEMORY (2)"), 2, getenv)
 	require.Equal(t, exitcode.Env, exitcode.Of(err))
 	require.EqualError(t, err, "cuDevicePrimaryCtxRetain: CUDA_ERROR_OUT_OF_MEMORY (2)")
@@ -103,6 +104,10 @@ func TestContextError(t *testing.T) {
 	require.ErrorContains(t, err, "echo quit | CUDA_MPS_PIPE_DIRECTORY="+dir+" nvidia-cuda-mps-control")
 	require.ErrorContains(t, err, "artest mps --")
 	require.NotContains(t, err.Error(), "\n")
+	// The same server also answered CUDA_ERROR_LAUNCH_FAILED (H100).
+	err = ContextError(errors.New("cuDevicePrimaryCtxRetain: CUDA_ERROR_LAUNCH_FAILED (719): unspecified launch failure"), 719, getenv)
+	require.Equal(t, exitcode.Env, exitcode.Of(err))
+	require.ErrorContains(t, err, "likely still holds a job that ended while its kernels ran")
 }
 
 func fakeControl(t *testing.T) string {

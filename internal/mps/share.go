@@ -110,16 +110,18 @@ const codeUnknown = 999
 // ContextError is the error for a GPU context that could not be created
 // (cuInit or cuDevicePrimaryCtxRetain failed with CUresult code). An MPS
 // server that served a job which ended with kernels still running (a hang
-// abort, a killed rank) refuses every later client with
-// CUDA_ERROR_UNKNOWN until it is restarted: seen on an H100, driver 580.
-// That case gets the cause and the fix; others keep the driver's words.
+// abort, a killed rank) refuses later clients until it is restarted: seen
+// on an H100 with driver 580 as CUDA_ERROR_UNKNOWN (999) and as
+// CUDA_ERROR_LAUNCH_FAILED (719) at cuDevicePrimaryCtxRetain. So with an
+// MPS daemon running at the pipe directory, any such failure gets that
+// likely cause and the fix; without one, the driver's words.
 func ContextError(err error, code int, getenv func(string) string) error {
-	if code != codeUnknown {
-		return exitcode.Envf("%v", err)
-	}
 	dir := PipeDir(getenv)
 	if !daemonRunning(dir) {
-		return exitcode.Envf("%v (no MPS daemon at %s: the driver or GPU is in a bad state; nvidia-smi may say more)", err, dir)
+		if code == codeUnknown {
+			return exitcode.Envf("%v (no MPS daemon at %s: the driver or GPU is in a bad state; nvidia-smi may say more)", err, dir)
+		}
+		return exitcode.Envf("%v", err)
 	}
 	return exitcode.Envf("%v: the MPS server at %s likely still holds a job that ended while its kernels ran (a hang or a killed rank), and refuses new clients until it restarts. Restart it (echo quit | CUDA_MPS_PIPE_DIRECTORY=%s nvidia-cuda-mps-control, then start it again), or run each job under `artest mps --`, which starts a fresh daemon for the job and stops it after", err, dir, dir)
 }
