@@ -317,6 +317,13 @@ func Main(e Env) int {
 		me.Err, me.Code = perr.Error(), exitcode.Of(perr)
 	} else {
 		me.Hash = o.hash()
+		if c.Rank() == 0 && !o.Help && !o.Version && !o.List {
+			// Rank 0 writes the reports: a path it cannot write is found
+			// now, not after the whole run.
+			if err := o.checkReportPaths(); err != nil {
+				me.Err, me.Code = err.Error(), exitcode.Of(err)
+			}
+		}
 	}
 	// Choose the backend before agreeing, so ranks that disagree say so.
 	var be backend.Backend
@@ -703,6 +710,28 @@ func (o *Options) rerunArgs(id, backendName string) []string {
 		args = append(args, "--nccl", o.NCCL)
 	}
 	return args
+}
+
+// checkReportPaths checks that every report file asked for can be written:
+// a directory is a usage error (exit 2), a path that cannot be created (no
+// such directory, no permission, a read-only file system) an environment
+// error (exit 4).
+func (o *Options) checkReportPaths() error {
+	for _, p := range []struct{ flag, path string }{
+		{"--json", o.JSON}, {"--junit", o.JUnit}, {"--jsonl", o.JSONL}, {"--plot", o.Plot},
+	} {
+		if p.path == "" {
+			continue
+		}
+		err := report.CheckWritable(p.path)
+		switch {
+		case errors.Is(err, report.ErrIsDirectory):
+			return exitcode.Usagef("%s %s: %v", p.flag, p.path, report.ErrIsDirectory)
+		case err != nil:
+			return exitcode.Envf("%s: %v", p.flag, err)
+		}
+	}
+	return nil
 }
 
 // reproDir is where repro bundles go.

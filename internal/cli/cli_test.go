@@ -242,3 +242,34 @@ func TestJSONHeaderCarriesTheCommand(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(b), "artest")
 }
+
+// Report paths are checked before the first case: a path that cannot be
+// written ends the run at once with one line, not after all the work.
+func TestReportPathsAreCheckedBeforeTheRun(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "no", "such", "dir", "r")
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"--json in a missing directory", []string{"--json", missing + ".json"}, 4, "--json"},
+		{"--junit in a missing directory", []string{"--junit", missing + ".xml"}, 4, "--junit"},
+		{"--plot in a missing directory", []string{"--plot", missing + ".svg"}, 4, "--plot"},
+		{"--jsonl in a missing directory", []string{"--jsonl", missing + ".jsonl"}, 4, "--jsonl"},
+		{"--json names a directory", []string{"--json", dir}, 2, "is a directory"},
+		{"--junit names a directory", []string{"--junit", dir}, 2, "is a directory"},
+		{"--jsonl names a directory", []string{"--jsonl", dir}, 2, "is a directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := runWorld(t, 2, same(append([]string{"--backend", "host", "--case", "oneshot/f32/sum/4KiB/oop-reg-plain/np2"}, tt.args...)...))
+			require.Equal(t, []int{tt.code, tt.code}, res.codes, res.stderr)
+			lines := strings.Split(strings.TrimSpace(res.stderr[0]), "\n")
+			require.Len(t, lines, 1, res.stderr[0])
+			require.Contains(t, lines[0], tt.want)
+			require.Empty(t, res.stdout[0], "no case ran")
+		})
+	}
+}
