@@ -254,3 +254,40 @@ func TestIsCompare(t *testing.T) {
 	require.False(t, IsCompare([]string{"--backend", "host", "compare"}))
 	require.False(t, IsCompare(nil))
 }
+
+// --plot with little to draw: one point (one size, one case), or nothing
+// that passed. No stack trace; the exit code and the JSON report's
+// exit_code agree.
+func TestPlotWithLittleToDraw(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		wantPlot bool
+		wantNote string
+	}{
+		{"one case", []string{"--case", "oneshot/f32/sum/4KiB/oop-reg-plain/np2"}, true, ""},
+		{"one bench size", []string{"bench", "-b", "4K", "-e", "4K", "--variant", "oneshot", "--iters", "2"}, true, ""},
+		{"only skipped cases", []string{"--case", "nccl/f32/sum/4KiB/oop-reg-plain/np2"}, false, "nothing to plot"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			js, svg := filepath.Join(dir, "r.json"), filepath.Join(dir, "p.svg")
+			res := runWorld(t, 2, same(append([]string{"--backend", "host", "--json", js, "--plot", svg}, tt.args...)...))
+			require.False(t, res.aborted, res.stderr)
+			require.Equal(t, []int{0, 0}, res.codes, res.stderr)
+			require.NotContains(t, res.stderr[0], "goroutine")
+			rep := readReport(t, js)
+			require.Equal(t, res.codes[0], rep.Summary.ExitCode, "the report's exit code is the process's")
+			if tt.wantPlot {
+				require.FileExists(t, svg)
+				require.Empty(t, res.stderr[0])
+			} else {
+				require.NoFileExists(t, svg)
+				lines := strings.Split(strings.TrimSpace(res.stderr[0]), "\n")
+				require.Len(t, lines, 1, res.stderr[0])
+				require.Contains(t, lines[0], tt.wantNote)
+			}
+		})
+	}
+}

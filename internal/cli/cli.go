@@ -439,7 +439,7 @@ func Main(e Env) int {
 		Blocks: o.Blocks, Threads: o.Threads, Params: o.params,
 		Stdout: e.Stdout, Stderr: e.Stderr, JSONPath: o.JSON, JUnitPath: o.JUnit,
 		JSONLPath: o.JSONL, Progress: o.Progress,
-		Agg: o.agg, Bench: o.Bench, AfterReports: o.afterReports(), PDL: o.PDL,
+		Agg: o.agg, Bench: o.Bench, AfterReports: o.afterReports(e.Stderr), PDL: o.PDL,
 		Header: report.Header{
 			Tool: "artest", Version: Version, GitRevision: gitRevision(),
 			Command: append([]string{"artest"}, e.Args...), Start: time.Now().UTC(),

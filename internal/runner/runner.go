@@ -366,6 +366,11 @@ func (r *run) agreeSkip(reason string) (string, error) {
 	return "", nil
 }
 
+// writeReports writes the table, draws the plot (AfterReports), then
+// closes the JSON Lines stream and writes the JSON and JUnit files, in that
+// order: a failure of an earlier step turns an exit code of 0 into 4 before
+// the later files record it, so the reports say the code the process exits
+// with.
 func (r *run) writeReports() error {
 	rep := r.rep
 	attachNCCL(rep.Cases)
@@ -377,25 +382,28 @@ func (r *run) writeReports() error {
 			if firstErr == nil {
 				firstErr = err
 			}
+			if rep.Summary.ExitCode == exitcode.OK {
+				rep.Summary.ExitCode = exitcode.Env
+			}
 		}
-	}
-	if r.jsonl != nil {
-		note(r.jsonl.Close(rep.Summary))
-		r.jsonl = nil
 	}
 	if r.cfg.Bench {
 		note(report.WriteBenchTable(r.cfg.Stdout, rep))
 	} else {
 		note(report.WriteTable(r.cfg.Stdout, rep))
 	}
+	if r.cfg.AfterReports != nil {
+		note(r.cfg.AfterReports(rep))
+	}
+	if r.jsonl != nil {
+		note(r.jsonl.Close(rep.Summary))
+		r.jsonl = nil
+	}
 	if r.cfg.JSONPath != "" {
 		note(report.WriteFileAtomic(r.cfg.JSONPath, func(w io.Writer) error { return report.WriteJSON(w, rep) }))
 	}
 	if r.cfg.JUnitPath != "" {
 		note(report.WriteFileAtomic(r.cfg.JUnitPath, func(w io.Writer) error { return report.WriteJUnit(w, rep) }))
-	}
-	if r.cfg.AfterReports != nil {
-		note(r.cfg.AfterReports(rep))
 	}
 	return firstErr
 }
