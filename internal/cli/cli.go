@@ -769,7 +769,7 @@ func (o *Options) onFail(stderr io.Writer, ranks int, backendName string, header
 				f.Mismatches = f.Mismatches[:keep]
 			}
 		}
-		path, err := repro.Write(o.reproDir(), b)
+		path, err := repro.Write(o.reproDir(), b, o.Repro)
 		if err != nil {
 			fmt.Fprintf(stderr, "artest: repro %s: %s (%v)\n", c.ID, b.Command, err)
 			return
