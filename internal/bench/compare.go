@@ -179,12 +179,18 @@ func ReadReport(path string) (*report.Report, error) {
 // Summary counts the rows by outcome.
 type Summary struct {
 	Compared, Regressions, Fails, Faster, Untimed, OnlyOld, OnlyNew int
+	// Common counts the cases both reports have; Compared also counts a
+	// case that fails in NEW and is missing from OLD.
+	Common int
 }
 
 // Summarize counts rows.
 func Summarize(rows []Row) Summary {
 	var s Summary
 	for i := range rows {
+		if rows[i].Old != nil && rows[i].New != nil {
+			s.Common++
+		}
 		switch rows[i].Status {
 		case StatusOnlyOld:
 			s.OnlyOld++

@@ -210,6 +210,11 @@ func TestCompareExitCodes(t *testing.T) {
 	require.NoError(t, os.WriteFile(notReport, []byte(`{"hello": 1}`), 0o644))
 	otherWorld := filepath.Join(dir, "np8.json")
 	writeReport(t, otherWorld, &report.Report{Header: report.Header{Tool: "artest"}, Cases: []report.Case{{ID: "oneshot/bf16/sum/4KiB/oop-reg-plain/np8", TimeUS: 1}}})
+	// A NEW report whose cases all fail and none of which OLD has: still
+	// nothing in common, not a regression.
+	otherFailing := filepath.Join(dir, "np8-failing.json")
+	writeReport(t, otherFailing, &report.Report{Header: report.Header{Tool: "artest"}, Cases: []report.Case{
+		{ID: "oneshot/bf16/sum/4KiB/oop-reg-plain/np8", Verdict: report.Fail, Reason: "rank 1 mismatch"}}})
 
 	tests := []struct {
 		name   string
@@ -228,6 +233,7 @@ func TestCompareExitCodes(t *testing.T) {
 		{"missing file", []string{base, filepath.Join(dir, "nope.json")}, 2, "", "nope.json: no such file"},
 		{"not a report", []string{notReport, base}, 2, "", "other.json: not an artest report"},
 		{"nothing in common", []string{base, otherWorld}, 2, "", "no case in common"},
+		{"nothing in common, NEW fails", []string{base, otherFailing}, 2, "", "no case in common"},
 		{"one file", []string{base}, 2, "", "want two reports"},
 		{"three files", []string{base, base, base}, 2, "", "want two reports"},
 		{"bad flag", []string{"--max-drop", "5", base, base}, 2, "", "flag provided but not defined"},

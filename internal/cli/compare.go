@@ -65,7 +65,7 @@ func Compare(args []string, stdout, stderr io.Writer) int {
 		return fail("%v", err)
 	}
 	rows := bench.Compare(old, nw, t)
-	if s := bench.Summarize(rows); s.Compared == 0 {
+	if s := bench.Summarize(rows); s.Common == 0 {
 		return fail("%s and %s have no case in common (same variants, sizes, modes and rank count?)", files[0], files[1])
 	}
 	if err := bench.WriteComparison(stdout, files[0], files[1], old, nw, t, rows); err != nil {
