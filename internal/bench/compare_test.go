@@ -98,7 +98,7 @@ func TestCompareMatchesByIDInNewOrder(t *testing.T) {
 	}
 	require.Equal(t, []string{"b/4MiB=SLOWER", "a/1KiB=ok", "added/1KiB=only-new", "gone/1KiB=only-old"}, got)
 	s := Summarize(rows)
-	require.Equal(t, Summary{Compared: 2, Regressions: 1, OnlyOld: 1, OnlyNew: 1}, s)
+	require.Equal(t, Summary{Compared: 2, Regressions: 1, OnlyOld: 1, OnlyNew: 1, Common: 2}, s)
 }
 
 func TestWriteComparison(t *testing.T) {
