@@ -312,6 +312,11 @@ func Main(e Env) int {
 	}
 
 	o, perr := Parse(e.Args)
+	if perr == nil {
+		if err := o.inject.CheckRanks(c.Size()); err != nil {
+			perr = exitcode.Usagef("%v", err)
+		}
+	}
 	me := hello{Host: c.Hostname()}
 	if perr != nil {
 		me.Err, me.Code = perr.Error(), exitcode.Of(perr)

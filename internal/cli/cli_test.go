@@ -201,6 +201,9 @@ func TestUsageErrorsExit2WithOneLine(t *testing.T) {
 		{[]string{"--backend", "tpu"}, "unknown --backend"},
 		{[]string{"--backend", "host", "--shm-dir", "/no/such/dir", "--quick"}, "does not exist"},
 		{[]string{"--case", "oneshot/bf16/sum/1MiB/oop-reg-plain/np8"}, "is for 8 ranks"},
+		{[]string{"--quick", "--inject", "delay:rank=99,us=10"}, "rank 99, but the job has 2 ranks (0 to 1)"},
+		{[]string{"--quick", "--inject", "size-mismatch:rank=5"}, "rank 5, but the job has 2 ranks"},
+		{[]string{"--quick", "--inject", "reregister:rank=2"}, "rank 2, but the job has 2 ranks"},
 	} {
 		res := runWorld(t, 2, same(append([]string{"--backend", "host"}, tc.args...)...))
 		require.Equal(t, []int{2, 2}, res.codes, "%v: %v", tc.args, res.stderr)
