@@ -178,12 +178,37 @@ func TestPlantedBugsAreCaught(t *testing.T) {
 }
 
 func TestHangIsDiagnosedAndAborts(t *testing.T) {
+	dir := t.TempDir()
+	js, ju, jl := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml"), filepath.Join(dir, "r.jsonl")
+	const id = "oneshot/f32/sum/4KiB/oop-reg-plain/np4"
 	res := runWorld(t, 4, same("--backend", "host", "--variant", "oneshot", "--dtype", "f32", "--op", "sum",
-		"--size", "4K", "--mode", "oop,reg,plain,aligned", "--inject", "delay:rank=2,us=3000000", "--timeout", "300ms"))
+		"--size", "4K", "--mode", "oop,reg,plain,aligned", "--inject", "delay:rank=2,us=3000000", "--timeout", "300ms",
+		"--json", js, "--junit", ju, "--jsonl", jl))
 	require.True(t, res.aborted)
 	require.Equal(t, 3, res.abortCode)
-	require.Contains(t, res.stderr[0], "hang in case oneshot/f32/sum/4KiB/oop-reg-plain/np4")
+	require.Contains(t, res.stderr[0], "hang in case "+id)
 	require.Contains(t, res.stderr[0], "for rank 2")
+
+	// The hung case is in every report under its own ID, as hung, with
+	// the diagnosis.
+	rep := readReport(t, js)
+	require.Equal(t, 3, rep.Summary.ExitCode)
+	require.Len(t, rep.Cases, 1)
+	require.Equal(t, id, rep.Cases[0].ID)
+	require.Equal(t, report.Hung, rep.Cases[0].Verdict)
+	require.Contains(t, rep.Cases[0].Reason, "for rank 2")
+	require.Equal(t, 1, rep.Summary.Fail, "a hung case counts as failed")
+	x, err := os.ReadFile(ju)
+	require.NoError(t, err)
+	require.Contains(t, string(x), `name="`+id+`"`)
+	require.Contains(t, string(x), `type="hang"`)
+	f, err := os.Open(jl)
+	require.NoError(t, err)
+	defer f.Close()
+	streamed, _, err := report.ReadJSONL(f)
+	require.NoError(t, err)
+	require.Len(t, streamed.Cases, 1)
+	require.Equal(t, report.Hung, streamed.Cases[0].Verdict)
 }
 
 func TestUsageErrorsExit2WithOneLine(t *testing.T) {

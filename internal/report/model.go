@@ -12,6 +12,10 @@ const (
 	Pass    Verdict = "pass"
 	Fail    Verdict = "FAIL"
 	Skipped Verdict = "skipped"
+	// Hung: the case never finished (the watchdog fired, or a kernel block
+	// gave up waiting); its failure of kind "hang" holds the diagnosis. It
+	// counts as a failure.
+	Hung Verdict = "HUNG"
 )
 
 // Header is the environment a run happened in: enough to reproduce it.

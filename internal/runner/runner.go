@@ -475,13 +475,19 @@ func (r *run) hang(c cases.Case, what string, blocks int, gaveUp bool) {
 	}
 	fmt.Fprintf(r.cfg.Stderr, "artest: %s\n", msg)
 	if r.c.Rank() == 0 {
+		// The hung case goes into every report under its own ID, beside
+		// the run-level error.
+		hung := report.Case{ID: c.ID(), Variant: c.Variant, DType: c.DType.String(), Op: c.Op.String(),
+			Bytes: c.Bytes, Count: c.Count(), Mode: c.Mode.String(), Ranks: c.Ranks,
+			Verdict: report.Hung, Reason: msg, Iters: r.cfg.Iters, Stress: r.cfg.Stress,
+			Failures: []report.RankFailure{{Rank: r.c.Rank(), Kind: "hang", Detail: diag}}}
+		r.rep.Cases = append(r.rep.Cases, hung)
+		r.streamCase(hung, len(r.rep.Cases))
 		r.rep.Summary.ExitCode = exitcode.Hang
 		r.rep.Summary.Error = msg
 		_ = r.writeReports()
 		if r.cfg.OnFail != nil {
-			r.cfg.OnFail(report.Case{ID: c.ID(), Variant: c.Variant, DType: c.DType.String(), Op: c.Op.String(),
-				Bytes: c.Bytes, Count: c.Count(), Mode: c.Mode.String(), Ranks: c.Ranks,
-				Verdict: report.Fail, Reason: msg})
+			r.cfg.OnFail(hung)
 		}
 	}
 	if f, ok := r.cfg.Stdout.(*os.File); ok {
