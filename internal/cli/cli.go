@@ -108,6 +108,7 @@ type Options struct {
 
 	timeout time.Duration
 	set     map[string]bool // flags given on the command line
+	given   []givenFlag     // every flag given, in order, with its text
 	inject  runner.Inject
 	sel     cases.Selection
 	input   reference.InputKind
@@ -130,6 +131,46 @@ func (l listFlag) Set(s string) error {
 		}
 	}
 	return nil
+}
+
+// givenFlag is one flag as the command line gave it.
+type givenFlag struct {
+	name, value string
+	isBool      bool
+}
+
+// recordedValue wraps a flag's Value and notes every Set, so that the
+// command line can be rebuilt from what was given (rerun lines).
+type recordedValue struct {
+	flag.Value
+	name  string
+	given *[]givenFlag
+}
+
+func (r recordedValue) Set(s string) error {
+	if err := r.Value.Set(s); err != nil {
+		return err
+	}
+	_, isBool := r.Value.(interface{ IsBoolFlag() bool })
+	*r.given = append(*r.given, givenFlag{name: r.name, value: s, isBool: isBool})
+	return nil
+}
+
+// recordedBool keeps a bool flag a bool flag (--pdl without a value).
+type recordedBool struct{ recordedValue }
+
+func (recordedBool) IsBoolFlag() bool { return true }
+
+// recordFlags makes fs note every flag set into *given.
+func recordFlags(fs *flag.FlagSet, given *[]givenFlag) {
+	fs.VisitAll(func(f *flag.Flag) {
+		rv := recordedValue{Value: f.Value, name: f.Name, given: given}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			f.Value = recordedBool{rv}
+			return
+		}
+		f.Value = rv
+	})
 }
 
 type repeatFlag struct{ v *[]string }
@@ -189,6 +230,7 @@ func newFlagSet(o *Options) *flag.FlagSet {
 func Parse(args []string) (*Options, error) {
 	o := &Options{}
 	fs := newFlagSet(o)
+	recordFlags(fs, &o.given)
 	var benchSub bool
 	perr := parseFlags(fs, args, &benchSub)
 	if perr == nil {
@@ -677,42 +719,64 @@ func parseRepro(path string, args []string) (*Options, error) {
 	return o, nil
 }
 
-// rerunArgs are the flags that rerun case id exactly as this run ran it,
-// on the backend it ran on.
+// rerunEffective are the flags a rerun line always writes, with the value
+// this run used (which the backend may have changed from the default), so
+// that the line reruns the case the same way on any backend's defaults.
+var rerunEffective = map[string]func(o *Options, backendName string) string{
+	"backend":        func(_ *Options, b string) string { return b },
+	"seed":           func(o *Options, _ string) string { return fmt.Sprint(o.Seed) },
+	"input":          func(o *Options, _ string) string { return o.Input },
+	"warmup":         func(o *Options, _ string) string { return fmt.Sprint(o.Warmup) },
+	"iters":          func(o *Options, _ string) string { return fmt.Sprint(o.Iters) },
+	"reps":           func(o *Options, _ string) string { return fmt.Sprint(o.Reps) },
+	"timeout":        func(o *Options, _ string) string { return o.Timeout },
+	"device-timeout": func(o *Options, _ string) string { return o.DeviceTimeout },
+	"stress":         func(o *Options, _ string) string { return fmt.Sprint(o.Stress) },
+}
+
+// rerunEffectiveOrder is the order rerunEffective's flags are written in.
+var rerunEffectiveOrder = []string{"backend", "seed", "input", "warmup", "iters", "reps", "timeout", "device-timeout", "stress"}
+
+// rerunLeftOut are the flags a rerun line drops: where reports go, what is
+// printed, and the case selection, which --case ID replaces (the size sweep
+// and the host size cap included), and artest tune's own flags (a failing
+// tune candidate reruns as an ordinary case with its launch pinned).
+var rerunLeftOut = map[string]bool{
+	"json": true, "junit": true, "jsonl": true, "plot": true, "progress": true, "list": true,
+	"repro": true, "repro-dir": true, "help": true, "version": true,
+	"case": true, "variant": true, "dtype": true, "op": true, "size": true, "mode": true, "quick": true,
+	"b": true, "e": true, "f": true, "minbytes": true, "maxbytes": true, "stepfactor": true, "host-max-size": true,
+	"tune-blocks": true, "tune-threads": true, "tune-param": true, "launch": true, "budget": true,
+	"header": true, "go": true, "merge": true,
+}
+
+// rerunArgs are the flags that rerun case id exactly as this run ran it, on
+// the backend it ran on: the effective values of rerunEffective, then every
+// other flag given on the command line (or in the bundle being rerun) that
+// rerunLeftOut does not drop, in the order given.
 func (o *Options) rerunArgs(id, backendName string) []string {
-	args := []string{"--backend", backendName, "--case", id,
-		"--seed", fmt.Sprint(o.Seed), "--input", o.Input,
-		"--warmup", fmt.Sprint(o.Warmup), "--iters", fmt.Sprint(o.Iters), "--reps", fmt.Sprint(o.Reps),
-		"--timeout", o.Timeout, "--device-timeout", o.DeviceTimeout}
-	if o.Stress > 0 {
-		args = append(args, "--stress", fmt.Sprint(o.Stress))
+	args := []string{"--backend", backendName, "--case", id}
+	for _, name := range rerunEffectiveOrder[1:] {
+		if name == "stress" && o.Stress == 0 {
+			continue
+		}
+		args = append(args, "--"+name, rerunEffective[name](o, backendName))
 	}
-	if o.PDL {
-		args = append(args, "--pdl")
+	if o.Bench && !o.set["bench"] {
+		args = append(args, "--bench") // given as the word bench
 	}
-	for _, x := range o.Inject {
-		args = append(args, "--inject", x)
-	}
-	for _, x := range o.Params {
-		args = append(args, "--param", x)
-	}
-	if o.Blocks > 0 {
-		args = append(args, "--blocks", fmt.Sprint(o.Blocks))
-	}
-	if o.Threads > 0 {
-		args = append(args, "--threads", fmt.Sprint(o.Threads))
-	}
-	if o.ShareGPU {
-		args = append(args, "--share-gpus")
-	}
-	if o.set["shm-dir"] {
-		args = append(args, "--shm-dir", o.ShmDir)
-	}
-	if o.Fatbin != "" {
-		args = append(args, "--fatbin", o.Fatbin)
-	}
-	if o.NCCL != "" {
-		args = append(args, "--nccl", o.NCCL)
+	for _, g := range o.given {
+		if _, ok := rerunEffective[g.name]; ok || rerunLeftOut[g.name] {
+			continue
+		}
+		switch {
+		case g.isBool && g.value == "true":
+			args = append(args, "--"+g.name)
+		case g.isBool:
+			args = append(args, "--"+g.name+"="+g.value)
+		default:
+			args = append(args, "--"+g.name, g.value)
+		}
 	}
 	return args
 }
@@ -779,6 +843,7 @@ func (o *Options) onFail(stderr io.Writer, ranks int, backendName string, header
 			fmt.Fprintf(stderr, "artest: repro %s: %s (%v)\n", c.ID, b.Command, err)
 			return
 		}
-		fmt.Fprintf(stderr, "artest: repro %s: %s (bundle: %s; rerun: artest --repro %s)\n", c.ID, b.Command, path, path)
+		fmt.Fprintf(stderr, "artest: repro %s: %s (bundle: %s; rerun: %s)\n", c.ID, b.Command, path,
+			report.ShellCommand([]string{"mpirun", "-np", fmt.Sprint(ranks), "artest", "--repro", path}))
 	}
 }
