@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -124,14 +125,38 @@ type Options struct {
 type listFlag struct{ v *[]string }
 
 func (l listFlag) String() string { return "" }
+
+// Set appends the comma-separated items of s. A value with no item (""
+// or " , ") is an error: it would otherwise select the default, everything.
 func (l listFlag) Set(s string) error {
+	n := 0
 	for _, x := range strings.Split(s, ",") {
 		if x = strings.TrimSpace(x); x != "" {
 			*l.v = append(*l.v, x)
+			n++
 		}
+	}
+	if n == 0 {
+		return errors.New("empty list: want at least one value")
 	}
 	return nil
 }
+
+// Limits of the run's size and time flags. maxStress bounds --stress: ten
+// million calls take minutes on a GPU and hours on the host backend; a
+// larger count is a typo. minTimeout bounds --timeout and a non-zero
+// --device-timeout: below it one ordinary host step already looks hung.
+const (
+	maxStress  = 10_000_000
+	minTimeout = 100 * time.Millisecond
+)
+
+// selectionFlags narrow the matrix; --case names exact cases instead.
+var selectionFlags = []string{"variant", "dtype", "op", "size", "mode", "quick"}
+
+// nonEmptyFlags are string flags whose empty value would silently mean
+// their default.
+var nonEmptyFlags = []string{"size", "b", "e", "f", "minbytes", "maxbytes", "stepfactor", "host-max-size", "shm-dir"}
 
 // givenFlag is one flag as the command line gave it.
 type givenFlag struct {
@@ -255,6 +280,11 @@ func Parse(args []string) (*Options, error) {
 	if o.Repro != "" {
 		return parseRepro(o.Repro, args)
 	}
+	for _, name := range nonEmptyFlags {
+		if o.set[name] && strings.TrimSpace(fs.Lookup(name).Value.String()) == "" {
+			return nil, exitcode.Usagef("%s: empty value (leave the flag out for its default)", flagName(name))
+		}
+	}
 	switch o.Backend {
 	case "auto", "cuda", "host":
 	default:
@@ -267,8 +297,14 @@ func Parse(args []string) (*Options, error) {
 	if o.timeout, err = time.ParseDuration(o.Timeout); err != nil || o.timeout <= 0 {
 		return nil, exitcode.Usagef("bad --timeout %q: want a duration like 60s or 500ms", o.Timeout)
 	}
+	if o.timeout < minTimeout {
+		return nil, exitcode.Usagef("--timeout %s: at least %s (a shorter wait declares a working step hung)", o.Timeout, minTimeout)
+	}
 	if o.deviceTimeout, err = time.ParseDuration(o.DeviceTimeout); err != nil || o.deviceTimeout < 0 {
 		return nil, exitcode.Usagef("bad --device-timeout %q: want a duration like 10s, 500ms or 0", o.DeviceTimeout)
+	}
+	if o.deviceTimeout != 0 && o.deviceTimeout < minTimeout {
+		return nil, exitcode.Usagef("--device-timeout %s: 0 or at least %s (a shorter wait gives up on a working peer)", o.DeviceTimeout, minTimeout)
 	}
 	for _, spec := range o.Inject {
 		if err := o.inject.Parse(spec); err != nil {
@@ -283,6 +319,9 @@ func Parse(args []string) (*Options, error) {
 			return nil, exitcode.Usagef("%s %d: must not be negative", name, v)
 		}
 	}
+	if o.Stress > maxStress {
+		return nil, exitcode.Usagef("--stress %d: at most %d", o.Stress, maxStress)
+	}
 	if o.Blocks > 256 {
 		return nil, exitcode.Usagef("--blocks %d: at most 256 (signal.MaxBlocks)", o.Blocks)
 	}
@@ -290,6 +329,17 @@ func Parse(args []string) (*Options, error) {
 		return nil, exitcode.Usagef("--threads %d: want a multiple of 32 up to %d", o.Threads, kernels.MaxThreads)
 	}
 	if o.params, err = parseParams(o.Params); err != nil {
+		return nil, err
+	}
+	if len(o.CaseIDs) > 0 {
+		for _, name := range selectionFlags {
+			if o.set[name] {
+				return nil, exitcode.Usagef("--case selects exact cases: drop --%s (or drop --case and select with --%s)", name, name)
+			}
+		}
+		o.CaseIDs = dedup(o.CaseIDs)
+	}
+	if err := checkParamsApply(o.params, o.selectedVariants()); err != nil {
 		return nil, err
 	}
 	sel := cases.Selection{Variants: o.Variants, ModeWords: o.Modes, IDs: o.CaseIDs, Quick: o.Quick, Stress: o.Stress > 0}
@@ -374,7 +424,9 @@ func Main(e Env) int {
 	}
 	// Choose the backend before agreeing, so ranks that disagree say so.
 	var be backend.Backend
-	if perr == nil && !o.Help && !o.Version && !o.List {
+	// --list opens the backend too: what the run drops on a backend (the
+	// host's size cap) --list drops as well.
+	if perr == nil && !o.Help && !o.Version {
 		var berr error
 		be, me.Backend, berr = openBackend(e, o)
 		if berr != nil {
@@ -406,7 +458,7 @@ func Main(e Env) int {
 		}
 		return exitcode.OK
 	}
-	if !o.List && be.Name() == "host" {
+	if be.Name() == "host" {
 		if len(o.sel.Sizes) == 0 && len(o.sel.IDs) == 0 {
 			o.sel.MaxBytes, _ = cases.ParseSize(o.HostMax)
 		}
@@ -438,6 +490,7 @@ func Main(e Env) int {
 		return exitcode.Usage
 	}
 	if o.List && o.Tune.On {
+		closeBackend(be, e.Stderr)
 		return listTune(e, o)
 	}
 	if o.List {
@@ -446,6 +499,7 @@ func Main(e Env) int {
 				fmt.Fprintln(e.Stdout, cc.ID())
 			}
 		}
+		closeBackend(be, e.Stderr)
 		return exitcode.OK
 	}
 	defer closeBackend(be, e.Stderr)
@@ -691,6 +745,93 @@ func parseParams(specs []string) (map[string]uint32, error) {
 		out[name] = uint32(n)
 	}
 	return out, nil
+}
+
+// flagName is how a flag is written: -b for one letter (as nccl-tests
+// does), --name otherwise.
+func flagName(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// dedup drops repeated items, keeping the first of each.
+func dedup(xs []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// selectedVariants names the variants the selection can reach: --variant's,
+// or those of the --case IDs; nil when every variant can run.
+func (o *Options) selectedVariants() []string {
+	if len(o.Variants) > 0 {
+		return dedup(o.Variants)
+	}
+	var names []string
+	for _, id := range o.CaseIDs {
+		v, _, _ := strings.Cut(id, "/")
+		names = append(names, v)
+	}
+	return dedup(names)
+}
+
+// checkParamsApply makes a --param that none of the selected variants has
+// a usage error: it would be ignored, and the run would not be what was
+// asked for. Unknown variant names are left to the matrix's own error.
+func checkParamsApply(params map[string]uint32, variants []string) error {
+	if len(variants) == 0 {
+		return nil
+	}
+	var vs []*kernels.Variant
+	for _, name := range variants {
+		v, err := kernels.Lookup(name)
+		if err != nil {
+			return nil
+		}
+		vs = append(vs, v)
+	}
+	names := make([]string, 0, len(params))
+	for name := range params {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		applies := false
+		var theirs []string
+		for _, v := range vs {
+			_, has := v.Param(name)
+			applies = applies || has
+			theirs = append(theirs, v.Name+": "+paramNames(v))
+		}
+		switch {
+		case applies:
+		case len(vs) == 1:
+			return exitcode.Usagef("--param %s: %s has no such parameter (its parameters: %s)", name, vs[0].Name, paramNames(vs[0]))
+		default:
+			return exitcode.Usagef("--param %s: none of the selected variants has it (their parameters: %s)", name, strings.Join(theirs, "; "))
+		}
+	}
+	return nil
+}
+
+// paramNames lists a variant's --param names, or "none".
+func paramNames(v *kernels.Variant) string {
+	var ps []string
+	for _, p := range v.Params {
+		ps = append(ps, p.Name)
+	}
+	if len(ps) == 0 {
+		return "none"
+	}
+	return strings.Join(ps, ", ")
 }
 
 // parseRepro parses a bundle's flags followed by the command line's own
