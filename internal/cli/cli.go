@@ -198,6 +198,62 @@ func recordFlags(fs *flag.FlagSet, given *[]givenFlag) {
 	})
 }
 
+// modeFlag is a listFlag that also splits the dash-joined form case IDs
+// print (oop-reg-plain-off3) into its words; an offset offN is the word
+// off.
+type modeFlag struct{ v *[]string }
+
+func (m modeFlag) String() string { return "" }
+func (m modeFlag) Set(s string) error {
+	var words []string
+	if err := (listFlag{&words}).Set(s); err != nil {
+		return err
+	}
+	for _, w := range words {
+		for _, part := range strings.Split(w, "-") {
+			if part == "" {
+				continue
+			}
+			if n := strings.TrimPrefix(part, "off"); n != part && n != "" && strings.Trim(n, "0123456789") == "" {
+				part = "off"
+			}
+			*m.v = append(*m.v, part)
+		}
+	}
+	return nil
+}
+
+// ncclTestsFlags are nccl-tests' flags that artest does not take, with
+// what to use instead (-b, -e and -f are taken as they are).
+var ncclTestsFlags = map[string]string{
+	"n": "use --iters (calls per timed repetition)",
+	"w": "use --warmup",
+	"c": "artest has no switch for it: every case is always checked, once before timing and again after",
+	"G": "use --mode graph (CUDA graph replays; bench times plain and graph side by side)",
+	"d": "use --dtype f32,f16,bf16",
+	"o": "use --op sum,max,min",
+	"a": "use --agg max|avg|min (how ranks' times combine)",
+	"J": "use --json FILE",
+	"z": "artest has no blocking mode: each timed repetition ends with one stream sync",
+	"g": "artest runs one GPU per rank: start one rank per GPU with mpirun -np N",
+	"t": "artest runs one GPU per rank: start one rank per GPU with mpirun -np N",
+}
+
+// ncclTestsHint turns "flag provided but not defined: -n" for an nccl-tests
+// flag into an error naming artest's equivalent.
+func ncclTestsHint(err error) error {
+	const prefix = "flag provided but not defined: -"
+	msg := err.Error()
+	if !strings.HasPrefix(msg, prefix) {
+		return nil
+	}
+	name := strings.TrimLeft(strings.TrimPrefix(msg, prefix), "-")
+	if hint, ok := ncclTestsFlags[name]; ok {
+		return exitcode.Usagef("-%s is an nccl-tests flag: %s (see artest --help)", name, hint)
+	}
+	return nil
+}
+
 type repeatFlag struct{ v *[]string }
 
 func (l repeatFlag) String() string     { return "" }
@@ -211,7 +267,7 @@ func newFlagSet(o *Options) *flag.FlagSet {
 	fs.Var(listFlag{&o.DTypes}, "dtype", "element types: f32, f16, bf16 (default: all)")
 	fs.Var(listFlag{&o.Ops}, "op", "reductions: sum, max, min (default: all)")
 	fs.StringVar(&o.Sizes, "size", "", "message sizes in bytes: list and ranges, e.g. 4,1K:256M:x4,1M:2M:+256K (default: the matrix's)")
-	fs.Var(listFlag{&o.Modes}, "mode", "mode words, all must hold: ip|oop, reg|stg, plain|graph, off|aligned")
+	fs.Var(modeFlag{&o.Modes}, "mode", "mode words, all must hold: ip|oop, reg|stg, plain|graph, off|aligned; also dash-joined as case IDs print them (oop-reg-plain)")
 	fs.Var(listFlag{&o.CaseIDs}, "case", "run exactly these case IDs (variant/dtype/op/size/mode/npN)")
 	fs.BoolVar(&o.Quick, "quick", false, "a small matrix that finishes in seconds")
 	fs.BoolVar(&o.List, "list", false, "print the selected case IDs and exit")
@@ -265,6 +321,9 @@ func Parse(args []string) (*Options, error) {
 		if errors.Is(err, flag.ErrHelp) {
 			o.Help = true
 			return o, nil
+		}
+		if hint := ncclTestsHint(err); hint != nil {
+			return nil, hint
 		}
 		return nil, exitcode.Usagef("%v (see artest --help)", err)
 	}
@@ -382,11 +441,14 @@ func (o *Options) hash() string {
 
 // hello is what each rank tells rank 0 before anything collective happens.
 type hello struct {
-	Err     string `json:"err,omitempty"`
-	Code    int    `json:"code,omitempty"`
-	Hash    string `json:"hash,omitempty"`
-	Host    string `json:"host"`
-	Backend string `json:"backend,omitempty"`
+	Err  string `json:"err,omitempty"`
+	Code int    `json:"code,omitempty"`
+	Hash string `json:"hash,omitempty"`
+	Host string `json:"host"`
+	// Flags are the flags given, as "--name value", so that ranks started
+	// differently can be told which flag differs.
+	Flags   []string `json:"flags,omitempty"`
+	Backend string   `json:"backend,omitempty"`
 }
 
 // Main runs artest on this rank and returns the exit code (the same on every
@@ -414,6 +476,7 @@ func Main(e Env) int {
 		me.Err, me.Code = perr.Error(), exitcode.Of(perr)
 	} else {
 		me.Hash = o.hash()
+		me.Flags = o.givenText()
 		if c.Rank() == 0 && !o.Help && !o.Version && !o.List {
 			// Rank 0 writes the reports: a path it cannot write is found
 			// now, not after the whole run.
@@ -558,6 +621,62 @@ func Main(e Env) int {
 	return runner.Run(c, be, w, cfg)
 }
 
+// givenText is the flags given, one "--name value" (or "--name" for a
+// true bool) per flag occurrence.
+func (o *Options) givenText() []string {
+	out := make([]string, 0, len(o.given))
+	for _, g := range o.given {
+		switch {
+		case g.isBool && g.value == "true":
+			out = append(out, flagName(g.name))
+		case g.isBool:
+			out = append(out, flagName(g.name)+"="+g.value)
+		default:
+			out = append(out, flagName(g.name)+" "+g.value)
+		}
+	}
+	return out
+}
+
+// flagDiff lists the flags of mine that theirs lacks, or "none" when the
+// difference is only in what theirs has; "" when both are the same.
+func flagDiff(mine, theirs []string) string {
+	only := missingFrom(mine, theirs)
+	if len(only) == 0 && len(missingFrom(theirs, mine)) == 0 {
+		return ""
+	}
+	if len(only) == 0 {
+		return "none of them"
+	}
+	return strings.Join(only, ", ")
+}
+
+// flagDiffOther is flagDiff seen from the other side.
+func flagDiffOther(mine, theirs []string) string {
+	only := missingFrom(theirs, mine)
+	if len(only) == 0 {
+		return "none of them"
+	}
+	return strings.Join(only, ", ")
+}
+
+// missingFrom lists the items of a that b does not hold.
+func missingFrom(a, b []string) []string {
+	has := map[string]int{}
+	for _, x := range b {
+		has[x]++
+	}
+	var out []string
+	for _, x := range a {
+		if has[x] > 0 {
+			has[x]--
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
 // agree gathers every rank's hello on rank 0, which decides; the decision is
 // broadcast so that every rank returns the same code.
 func agree(c comm.Comm, me hello) ([]hello, int, string, error) {
@@ -592,6 +711,9 @@ func agree(c comm.Comm, me hello) ([]hello, int, string, error) {
 				if h.Hash != hellos[0].Hash {
 					decision.Code = exitcode.Usage
 					decision.Msg = fmt.Sprintf("ranks were started with different flags: rank %d's configuration differs from rank 0's (hash %s vs %s)", i, h.Hash, hellos[0].Hash)
+					if d := flagDiff(h.Flags, hellos[0].Flags); d != "" {
+						decision.Msg = fmt.Sprintf("ranks were started with different flags: rank %d has %s, rank 0 %s", i, d, flagDiffOther(h.Flags, hellos[0].Flags))
+					}
 					break
 				}
 				if h.Backend != hellos[0].Backend {

@@ -21,6 +21,22 @@ const CompareWord = "compare"
 // `artest compare`.
 func IsCompare(args []string) bool { return len(args) > 0 && args[0] == CompareWord }
 
+// launcherRankVars are the environment variables in which MPI launchers
+// (Open MPI, MPICH/Hydra, PMIx) give a process its rank.
+var launcherRankVars = []string{"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}
+
+// CompareMain is Compare as the binary runs it: started under mpirun
+// (which it does not need), every rank would print the same comparison,
+// so only rank 0 prints; the others return the same exit code silently.
+func CompareMain(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	for _, k := range launcherRankVars {
+		if r := getenv(k); r != "" && r != "0" {
+			return Compare(args, io.Discard, io.Discard)
+		}
+	}
+	return Compare(args, stdout, stderr)
+}
+
 // Compare runs `artest compare OLD NEW [flags]` (args without the program
 // name and the word "compare"): it prints the per-case comparison of two
 // reports and returns 0 when no case got slower than the thresholds or
