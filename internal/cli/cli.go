@@ -95,6 +95,8 @@ type Options struct {
 	PDL      bool     `json:"pdl,omitempty"`
 	Version  bool     `json:"-"`
 	Help     bool     `json:"-"`
+	// Table is --table: summary (the default) or full (every case's row).
+	Table string `json:"-"`
 
 	// Tune: artest tune's flags, and --tuned (tune.go).
 	Tune TuneOptions `json:"tune"`
@@ -290,6 +292,7 @@ func newFlagSet(o *Options) *flag.FlagSet {
 	fs.StringVar(&o.Repro, "repro", "", "rerun the failing case a repro bundle describes (flags given as well override the bundle's)")
 	fs.StringVar(&o.ReproDir, "repro-dir", "", "where failing cases' repro bundles go (default: the --json file's directory, else the current one)")
 	fs.BoolVar(&o.Progress, "progress", false, "print a line per finished case to stderr")
+	fs.StringVar(&o.Table, "table", "summary", "what stdout shows at the end: summary (failures with their repro lines, counts per variant by dtype; one screen) or full (also a row per case); the JSON and JUnit reports always hold every case")
 	fs.StringVar(&o.ShmDir, "shm-dir", "/dev/shm", "host backend: directory of the shared-memory segments")
 	fs.StringVar(&o.HostMax, "host-max-size", "2M", "host backend: largest size of the default matrix (explicit --size is not capped)")
 	fs.IntVar(&o.Blocks, "blocks", 0, "override the variant's block count (0: registry default)")
@@ -364,6 +367,9 @@ func Parse(args []string) (*Options, error) {
 	}
 	if o.deviceTimeout != 0 && o.deviceTimeout < minTimeout {
 		return nil, exitcode.Usagef("--device-timeout %s: 0 or at least %s (a shorter wait gives up on a working peer)", o.DeviceTimeout, minTimeout)
+	}
+	if o.Table != "summary" && o.Table != "full" {
+		return nil, exitcode.Usagef("unknown --table %q (valid: summary, full)", o.Table)
 	}
 	for _, spec := range o.Inject {
 		if err := o.inject.Parse(spec); err != nil {
@@ -602,7 +608,7 @@ func Main(e Env) int {
 		Timeout: o.timeout, DeviceTimeout: o.deviceTimeout, Inject: o.inject,
 		Blocks: o.Blocks, Threads: o.Threads, Params: o.params,
 		Stdout: e.Stdout, Stderr: e.Stderr, JSONPath: o.JSON, JUnitPath: o.JUnit,
-		JSONLPath: o.JSONL, Progress: o.Progress,
+		JSONLPath: o.JSONL, Progress: o.Progress, FullTable: o.Table == "full",
 		Agg: o.agg, Bench: o.Bench, AfterReports: o.afterReports(e.Stderr), PDL: o.PDL,
 		Header: report.Header{
 			Tool: "artest", Version: Version, GitRevision: gitRevision(),
@@ -1005,7 +1011,7 @@ var rerunEffectiveOrder = []string{"backend", "seed", "input", "warmup", "iters"
 // and the host size cap included), and artest tune's own flags (a failing
 // tune candidate reruns as an ordinary case with its launch pinned).
 var rerunLeftOut = map[string]bool{
-	"json": true, "junit": true, "jsonl": true, "plot": true, "progress": true, "list": true,
+	"json": true, "junit": true, "jsonl": true, "plot": true, "progress": true, "list": true, "table": true,
 	"repro": true, "repro-dir": true, "help": true, "version": true,
 	"case": true, "variant": true, "dtype": true, "op": true, "size": true, "mode": true, "quick": true,
 	"b": true, "e": true, "f": true, "minbytes": true, "maxbytes": true, "stepfactor": true, "host-max-size": true,
@@ -1082,19 +1088,20 @@ const maxReproBundles = 20
 
 // onFail (rank 0) prints the one-line rerun command of a failing case and
 // writes its repro bundle.
-func (o *Options) onFail(stderr io.Writer, ranks int, backendName string, header *report.Header) func(report.Case) {
+func (o *Options) onFail(stderr io.Writer, ranks int, backendName string, header *report.Header) func(report.Case) string {
 	written := 0
-	return func(c report.Case) {
+	return func(c report.Case) string {
+		args := o.withCaseLaunch(o.rerunArgs(c.ID, backendName), c)
+		command := repro.Command(ranks, args)
 		// A broken kernel fails every case: the first bundles say it all,
 		// and a thousand files would bury them.
 		if written == maxReproBundles {
 			fmt.Fprintf(stderr, "artest: more failing cases: no more repro lines or bundles after %d (the JSON report lists them all)\n", maxReproBundles)
 		}
 		if written++; written > maxReproBundles {
-			return
+			return command
 		}
-		args := o.withCaseLaunch(o.rerunArgs(c.ID, backendName), c)
-		b := &repro.Bundle{Case: c.ID, Ranks: ranks, Command: repro.Command(ranks, args), Args: args, Header: *header, Result: c}
+		b := &repro.Bundle{Case: c.ID, Ranks: ranks, Command: command, Args: args, Header: *header, Result: c}
 		const keep = 8 // mismatches per rank failure: the first ones are what a reader looks at
 		for i := range b.Result.Failures {
 			if f := &b.Result.Failures[i]; len(f.Mismatches) > keep {
@@ -1104,9 +1111,10 @@ func (o *Options) onFail(stderr io.Writer, ranks int, backendName string, header
 		path, err := repro.Write(o.reproDir(), b, o.Repro)
 		if err != nil {
 			fmt.Fprintf(stderr, "artest: repro %s: %s (%v)\n", c.ID, b.Command, err)
-			return
+			return command
 		}
 		fmt.Fprintf(stderr, "artest: repro %s: %s (bundle: %s; rerun: %s)\n", c.ID, b.Command, path,
 			report.ShellCommand([]string{"mpirun", "-np", fmt.Sprint(ranks), "artest", "--repro", path}))
+		return command
 	}
 }

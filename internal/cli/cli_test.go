@@ -301,3 +301,34 @@ func TestReportPathsAreCheckedBeforeTheRun(t *testing.T) {
 		})
 	}
 }
+
+// The default output is a summary that fits one screen: failures first with
+// their repro lines, no case rows; --table full prints every case.
+func TestOutputIsASummaryUnlessTableFull(t *testing.T) {
+	args := []string{"--backend", "host", "--quick", "--variant", "twoshot,nccl", "--dtype", "bf16", "--iters", "0", "--inject", "skip-last"}
+	res := runWorld(t, 2, same(args...))
+	require.Equal(t, []int{1, 1}, res.codes, res.stderr)
+	out := res.stdout[0]
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	require.LessOrEqual(t, len(lines), 60, out)
+	for _, l := range lines {
+		require.True(t, strings.HasPrefix(l, "#"), "no case rows by default: %q", l)
+	}
+	require.Contains(t, out, "# FAIL twoshot/bf16/sum/")
+	require.Contains(t, out, "#   repro: mpirun -np 2 artest --backend host --case twoshot/bf16/sum/")
+	require.Less(t, strings.Index(out, "# FAIL "), strings.Index(out, "# variant twoshot:"), "failures first")
+
+	res = runWorld(t, 2, same(append(args, "--table", "full")...))
+	require.Equal(t, []int{1, 1}, res.codes, res.stderr)
+	rows := 0
+	for _, l := range strings.Split(res.stdout[0], "\n") {
+		if l != "" && !strings.HasPrefix(l, "#") {
+			rows++
+		}
+	}
+	require.Positive(t, rows, "--table full prints the case rows")
+
+	res = runWorld(t, 2, same("--backend", "host", "--quick", "--table", "wide"))
+	require.Equal(t, []int{2, 2}, res.codes)
+	require.Contains(t, res.stderr[0], "--table")
+}

@@ -113,6 +113,8 @@ type Case struct {
 	// PDLGainUS the difference: what the overlap saves per call.
 	NoPDLTimeUS float64 `json:"nopdl_time_us,omitempty"`
 	PDLGainUS   float64 `json:"pdl_gain_us,omitempty"`
+	// Repro is the command line that reruns a failed (or hung) case.
+	Repro string `json:"repro,omitempty"`
 }
 
 // Summary counts verdicts and carries the exit code the run ends with.

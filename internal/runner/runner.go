@@ -58,8 +58,12 @@ type Config struct {
 	Progress bool
 	// OnFail, when set, is called on rank 0 for every failing case and for
 	// the case that hung (the CLI prints the rerun command and writes the
-	// repro bundle).
-	OnFail func(report.Case)
+	// repro bundle); it returns the rerun command, kept in the case.
+	OnFail func(report.Case) string
+	// FullTable: rank 0 prints every case's row (report.WriteTable), not
+	// only the summary (report.WriteSummary). Bench runs print their own
+	// table either way.
+	FullTable bool
 
 	// Agg combines the ranks' per-call times of each repetition (default:
 	// the max); the case's time is the median over repetitions.
@@ -223,14 +227,14 @@ func (r *run) loop() (int, error) {
 		}
 		if r.c.Rank() == 0 {
 			merged.Seconds = time.Since(start).Seconds()
-			r.rep.Cases = append(r.rep.Cases, merged)
-			r.streamCase(merged, len(r.rep.Cases))
 			if merged.Verdict == report.Fail {
 				code = exitcode.Wrong
 				if r.cfg.OnFail != nil {
-					r.cfg.OnFail(merged)
+					merged.Repro = r.cfg.OnFail(merged)
 				}
 			}
+			r.rep.Cases = append(r.rep.Cases, merged)
+			r.streamCase(merged, len(r.rep.Cases))
 		}
 		if fatal != "" {
 			return exitcode.Wrong, fmt.Errorf("run stopped after %s: %s", c.ID(), fatal)
@@ -389,8 +393,10 @@ func (r *run) writeReports() error {
 	}
 	if r.cfg.Bench {
 		note(report.WriteBenchTable(r.cfg.Stdout, rep))
-	} else {
+	} else if r.cfg.FullTable {
 		note(report.WriteTable(r.cfg.Stdout, rep))
+	} else {
+		note(report.WriteSummary(r.cfg.Stdout, rep))
 	}
 	if r.cfg.AfterReports != nil {
 		note(r.cfg.AfterReports(rep))
@@ -481,14 +487,14 @@ func (r *run) hang(c cases.Case, what string, blocks int, gaveUp bool) {
 			Bytes: c.Bytes, Count: c.Count(), Mode: c.Mode.String(), Ranks: c.Ranks,
 			Verdict: report.Hung, Reason: msg, Iters: r.cfg.Iters, Stress: r.cfg.Stress,
 			Failures: []report.RankFailure{{Rank: r.c.Rank(), Kind: "hang", Detail: diag}}}
+		if r.cfg.OnFail != nil {
+			hung.Repro = r.cfg.OnFail(hung)
+		}
 		r.rep.Cases = append(r.rep.Cases, hung)
 		r.streamCase(hung, len(r.rep.Cases))
 		r.rep.Summary.ExitCode = exitcode.Hang
 		r.rep.Summary.Error = msg
 		_ = r.writeReports()
-		if r.cfg.OnFail != nil {
-			r.cfg.OnFail(hung)
-		}
 	}
 	if f, ok := r.cfg.Stdout.(*os.File); ok {
 		_ = f.Sync()
