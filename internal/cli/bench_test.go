@@ -297,3 +297,28 @@ func TestPlotWithLittleToDraw(t *testing.T) {
 		})
 	}
 }
+
+// --gobench writes the Go benchmark format, one line per repetition.
+func TestBenchWritesGoBenchFormat(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "new.txt")
+	res := runWorld(t, 2, same("--backend", "host", "bench", "-b", "4K", "-e", "8K", "--variant", "oneshot", "--iters", "2", "--reps", "3",
+		"--mode", "oop,reg,plain,aligned", "--gobench", path))
+	require.Equal(t, []int{0, 0}, res.codes, res.stderr)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var results []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "Benchmark") {
+			results = append(results, strings.Fields(l)[0])
+		}
+	}
+	require.Equal(t, []string{
+		"BenchmarkAllreduce/variant=oneshot/dtype=bf16/op=sum/mode=oop-reg-plain/bytes=4096/ranks=2",
+		"BenchmarkAllreduce/variant=oneshot/dtype=bf16/op=sum/mode=oop-reg-plain/bytes=4096/ranks=2",
+		"BenchmarkAllreduce/variant=oneshot/dtype=bf16/op=sum/mode=oop-reg-plain/bytes=4096/ranks=2",
+		"BenchmarkAllreduce/variant=oneshot/dtype=bf16/op=sum/mode=oop-reg-plain/bytes=8192/ranks=2",
+		"BenchmarkAllreduce/variant=oneshot/dtype=bf16/op=sum/mode=oop-reg-plain/bytes=8192/ranks=2",
+		"BenchmarkAllreduce/variant=oneshot/dtype=bf16/op=sum/mode=oop-reg-plain/bytes=8192/ranks=2",
+	}, results, string(b))
+	require.Contains(t, string(b), "backend: host\n")
+}

@@ -75,6 +75,7 @@ type Options struct {
 	JSON     string   `json:"json,omitempty"`
 	JUnit    string   `json:"junit,omitempty"`
 	JSONL    string   `json:"jsonl,omitempty"`
+	GoBench  string   `json:"gobench,omitempty"`
 	Progress bool     `json:"-"`
 	ShmDir   string   `json:"shm_dir"`
 	Blocks   int      `json:"blocks,omitempty"`
@@ -288,6 +289,7 @@ func newFlagSet(o *Options) *flag.FlagSet {
 	fs.BoolVar(&o.PDL, "pdl", false, "programmatic dependent launch (sm_90): each call poisons the input, a producer kernel writes it, and the allreduce is launched to overlap the producer and must wait for it; bench also times the same calls without PDL")
 	fs.StringVar(&o.JSON, "json", "", "write the JSON report to FILE")
 	fs.StringVar(&o.JUnit, "junit", "", "write a JUnit XML report to FILE")
+	fs.StringVar(&o.GoBench, "gobench", "", "write every timed repetition in Go's benchmark format to FILE (benchstat OLD NEW compares two runs)")
 	fs.StringVar(&o.JSONL, "jsonl", "", "append every finished case to FILE as JSON Lines while running (fsynced: an abort or crash keeps them)")
 	fs.StringVar(&o.Repro, "repro", "", "rerun the failing case a repro bundle describes (flags given as well override the bundle's)")
 	fs.StringVar(&o.ReproDir, "repro-dir", "", "where failing cases' repro bundles go (default: the --json file's directory, else the current one)")
@@ -608,7 +610,7 @@ func Main(e Env) int {
 		Timeout: o.timeout, DeviceTimeout: o.deviceTimeout, Inject: o.inject,
 		Blocks: o.Blocks, Threads: o.Threads, Params: o.params,
 		Stdout: e.Stdout, Stderr: e.Stderr, JSONPath: o.JSON, JUnitPath: o.JUnit,
-		JSONLPath: o.JSONL, Progress: o.Progress, FullTable: o.Table == "full",
+		JSONLPath: o.JSONL, GoBenchPath: o.GoBench, Progress: o.Progress, FullTable: o.Table == "full",
 		Agg: o.agg, Bench: o.Bench, AfterReports: o.afterReports(e.Stderr), PDL: o.PDL,
 		Header: report.Header{
 			Tool: "artest", Version: Version, GitRevision: gitRevision(),
@@ -1011,7 +1013,7 @@ var rerunEffectiveOrder = []string{"backend", "seed", "input", "warmup", "iters"
 // and the host size cap included), and artest tune's own flags (a failing
 // tune candidate reruns as an ordinary case with its launch pinned).
 var rerunLeftOut = map[string]bool{
-	"json": true, "junit": true, "jsonl": true, "plot": true, "progress": true, "list": true, "table": true,
+	"json": true, "junit": true, "jsonl": true, "plot": true, "progress": true, "list": true, "table": true, "gobench": true,
 	"repro": true, "repro-dir": true, "help": true, "version": true,
 	"case": true, "variant": true, "dtype": true, "op": true, "size": true, "mode": true, "quick": true,
 	"b": true, "e": true, "f": true, "minbytes": true, "maxbytes": true, "stepfactor": true, "host-max-size": true,
@@ -1056,7 +1058,7 @@ func (o *Options) rerunArgs(id, backendName string) []string {
 // error (exit 4).
 func (o *Options) checkReportPaths() error {
 	for _, p := range []struct{ flag, path string }{
-		{"--json", o.JSON}, {"--junit", o.JUnit}, {"--jsonl", o.JSONL}, {"--plot", o.Plot},
+		{"--json", o.JSON}, {"--junit", o.JUnit}, {"--jsonl", o.JSONL}, {"--plot", o.Plot}, {"--gobench", o.GoBench},
 	} {
 		if p.path == "" {
 			continue

@@ -54,6 +54,9 @@ type Config struct {
 	// JSONLPath, when set, is appended case by case while the run goes on
 	// (fsynced), so an abort or a crash keeps every finished case.
 	JSONLPath string
+	// GoBenchPath, when set, gets every timed repetition in Go's benchmark
+	// format (report.WriteGoBench) at the end.
+	GoBenchPath string
 	// Progress: rank 0 prints one line per finished case to Stderr.
 	Progress bool
 	// OnFail, when set, is called on rank 0 for every failing case and for
@@ -370,8 +373,9 @@ func (r *run) agreeSkip(reason string) (string, error) {
 	return "", nil
 }
 
-// writeReports writes the table, draws the plot (AfterReports), then
-// closes the JSON Lines stream and writes the JSON and JUnit files, in that
+// writeReports writes the table, draws the plot (AfterReports), writes the
+// Go benchmark file, then closes the JSON Lines stream and writes the JSON
+// and JUnit files, in that
 // order: a failure of an earlier step turns an exit code of 0 into 4 before
 // the later files record it, so the reports say the code the process exits
 // with.
@@ -400,6 +404,9 @@ func (r *run) writeReports() error {
 	}
 	if r.cfg.AfterReports != nil {
 		note(r.cfg.AfterReports(rep))
+	}
+	if r.cfg.GoBenchPath != "" {
+		note(report.WriteFileAtomic(r.cfg.GoBenchPath, func(w io.Writer) error { return report.WriteGoBench(w, rep) }))
 	}
 	if r.jsonl != nil {
 		note(r.jsonl.Close(rep.Summary))
