@@ -118,7 +118,7 @@ func TestWriteComparison(t *testing.T) {
 		"# old: old.json (artest 0.1.0, backend cuda, 4 ranks)\n",
 		"# warning: the runs differ: backend cuda vs host, aggregation over ranks max vs avg\n",
 		"SLOWER: time +20.0%, limit +15% below 1MiB\n",
-		"# 2 compared: 1 SLOWER, 0 FAILS, 0 faster, 0 untimed; 0 only in old, 0 only in new\n",
+		"# 2 compared: 1 SLOWER, 0 FAILS, 0 faster, 0 NOISE, 0 untimed; 0 only in old, 0 only in new\n",
 		"# exit code 1\n",
 	} {
 		require.Contains(t, out, want)

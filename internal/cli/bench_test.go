@@ -202,6 +202,20 @@ func TestCompareExitCodes(t *testing.T) {
 		writeReport(t, p, r)
 		return p
 	}
+	withReps := func(name string, reps ...float64) string {
+		r := &report.Report{Header: report.Header{Tool: "artest", Ranks: 2, Backend: "host"}}
+		us := reps[len(reps)/2]
+		alg := report.AlgbwGBps(4<<10, us)
+		r.Cases = []report.Case{{ID: "oneshot/bf16/sum/4KiB/oop-reg-plain/np2", Variant: "oneshot", Bytes: 4 << 10, Ranks: 2, Verdict: report.Pass,
+			TimeUS: us, AlgBW: alg, BusBW: report.Busbw(alg, 2), Timing: &report.Timing{RepUS: reps}}}
+		p := filepath.Join(dir, name)
+		writeReport(t, p, r)
+		return p
+	}
+	noisyOld := withReps("noisy-old.json", 6, 8, 10, 12, 14)
+	noisyNew := withReps("noisy-new.json", 7, 9, 12, 13, 15)
+	shifted := withReps("shifted.json", 11.9, 12, 12, 12.05, 12.1)
+	steadyOld := withReps("steady-old.json", 9.9, 9.95, 10, 10, 10.1)
 	base := mk("base.json", 10, 100)
 	slowSmall := mk("slow-small.json", 12, 100) // +20 % time below 1 MiB
 	slowLarge := mk("slow-large.json", 10, 110) // -9 % busbw from 1 MiB
@@ -238,6 +252,10 @@ func TestCompareExitCodes(t *testing.T) {
 		{"three files", []string{base, base, base}, 2, "", "want two reports"},
 		{"bad flag", []string{"--max-drop", "5", base, base}, 2, "", "flag provided but not defined"},
 		{"bad threshold", []string{"--max-bw-drop", "100", base, base}, 2, "", "cannot happen"},
+		{"past the limit but noise", []string{noisyOld, noisyNew}, 0, "NOISE: time +20.0% but p=0.60 over 5 and 5 repetitions", ""},
+		{"past the limit and significant", []string{steadyOld, shifted}, 1, "SLOWER: time +20.0%", ""},
+		{"--alpha 0: limits alone", []string{noisyOld, noisyNew, "--alpha", "0"}, 1, "SLOWER: time +20.0%", ""},
+		{"bad alpha", []string{"--alpha", "1", base, base}, 2, "", "--alpha 1: want at least 0 and below 1"},
 		{"help", []string{"--help"}, 0, "usage: artest compare OLD.json NEW.json", ""},
 	}
 	for _, tt := range tests {

@@ -100,6 +100,7 @@ func Compare(args []string, stdout, stderr io.Writer) int {
 type compareThresholdFlags struct {
 	smallSlowdown, bwDrop float64 // percent
 	smallBelow            string
+	alpha                 float64
 }
 
 func compareFlags() (*flag.FlagSet, *compareThresholdFlags) {
@@ -110,6 +111,7 @@ func compareFlags() (*flag.FlagSet, *compareThresholdFlags) {
 	fs.Float64Var(&th.smallSlowdown, "max-slowdown-small", 100*d.MaxSlowdown, "percent: a case below --small-below fails the gate when its time grew by more")
 	fs.Float64Var(&th.bwDrop, "max-bw-drop", 100*d.MaxBWDrop, "percent: a case from --small-below up fails the gate when its busbw fell by more")
 	fs.StringVar(&th.smallBelow, "small-below", cases.FormatSize(d.SmallBelow), "size that splits small (judged by time) from large (judged by busbw) cases")
+	fs.Float64Var(&th.alpha, "alpha", d.Alpha, fmt.Sprintf("significance level: a change past a limit is NOISE, not SLOWER, when both cases kept %d or more timed repetitions (artest bench keeps them) and their Mann-Whitney U test gives p at or above it; 0: the limits alone decide", bench.MinRepetitions))
 	return fs, th
 }
 
@@ -120,11 +122,14 @@ func (f *compareThresholdFlags) thresholds() (bench.Thresholds, error) {
 	if f.bwDrop >= 100 {
 		return bench.Thresholds{}, fmt.Errorf("--max-bw-drop %s: a drop of 100%% or more cannot happen; want less than 100", strconv.FormatFloat(f.bwDrop, 'g', -1, 64))
 	}
+	if f.alpha < 0 || f.alpha >= 1 {
+		return bench.Thresholds{}, fmt.Errorf("--alpha %s: want at least 0 and below 1, e.g. 0.05", strconv.FormatFloat(f.alpha, 'g', -1, 64))
+	}
 	small, err := cases.ParseSize(f.smallBelow)
 	if err != nil {
 		return bench.Thresholds{}, fmt.Errorf("--small-below: %v", err)
 	}
-	return bench.Thresholds{SmallBelow: small, MaxSlowdown: f.smallSlowdown / 100, MaxBWDrop: f.bwDrop / 100}, nil
+	return bench.Thresholds{SmallBelow: small, MaxSlowdown: f.smallSlowdown / 100, MaxBWDrop: f.bwDrop / 100, Alpha: f.alpha}, nil
 }
 
 func printCompareHelp(w io.Writer) {
@@ -135,7 +140,10 @@ Compares two artest reports (--json, or --jsonl streams) case by case, matched b
 case ID: old and new time and busbw, and the change. A case is SLOWER when its
 time grew by more than --max-slowdown-small percent (sizes below --small-below)
 or its busbw fell by more than --max-bw-drop percent (the other sizes), and
-FAILS when it fails in NEW but did not in OLD. No MPI is needed.
+FAILS when it fails in NEW but did not in OLD. A change past a limit is NOISE
+(not SLOWER) when both cases kept at least 4 timed repetitions (artest bench
+keeps them in the JSON) and a Mann-Whitney U test of them gives p >= --alpha.
+No MPI is needed.
 
 `, "\n"))
 	fs, _ := compareFlags()
