@@ -117,16 +117,16 @@ func judge(o, n *report.Case, th Thresholds) Row {
 	row := Row{ID: n.ID, Bytes: n.Bytes, Old: o, New: n}
 	if o == nil {
 		row.Status = StatusOnlyNew
-		if n.Verdict == report.Fail {
+		if failed(n) {
 			row.Status, row.Why = StatusFails, "fails in NEW: "+firstLine(n.Reason)
 		}
 		return row
 	}
 	switch {
-	case n.Verdict == report.Fail && o.Verdict == report.Fail:
+	case failed(n) && failed(o):
 		row.Status = StatusStillFails
 		return row
-	case n.Verdict == report.Fail:
+	case failed(n):
 		row.Status, row.Why = StatusFails, "fails in NEW: "+firstLine(n.Reason)
 		return row
 	case o.TimeUS <= 0 || n.TimeUS <= 0:
@@ -174,6 +174,9 @@ func judge(o, n *report.Case, th Thresholds) Row {
 	}
 	return row
 }
+
+// failed reports whether a case failed or hung.
+func failed(c *report.Case) bool { return c.Verdict == report.Fail || c.Verdict == report.Hung }
 
 // repetitions are a case's timed repetitions (bench runs keep them).
 func repetitions(c *report.Case) []float64 {

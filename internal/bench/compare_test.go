@@ -25,6 +25,7 @@ func TestJudge(t *testing.T) {
 	const small, large = 64 << 10, 4 << 20
 	failed := report.Case{ID: "x", Bytes: small, Verdict: report.Fail, Reason: "rank 1 mismatch: 3 wrong\nmore"}
 	skipped := report.Case{ID: "x", Bytes: small, Verdict: report.Skipped, Reason: "no nccl"}
+	hung := report.Case{ID: "x", Bytes: small, Verdict: report.Hung, Reason: "hang in case x\n  ranks 0,1 wait"}
 	tests := []struct {
 		name       string
 		old, new   *report.Case
@@ -47,6 +48,7 @@ func TestJudge(t *testing.T) {
 		{"skipped in new", ptr(timedCase("x", small, 10)), &skipped, StatusUntimed, false, ""},
 		{"new case", nil, ptr(timedCase("x", small, 10)), StatusOnlyNew, false, ""},
 		{"new failing case", nil, &failed, StatusFails, true, "fails in NEW: rank 1 mismatch: 3 wrong"},
+		{"hangs in new", ptr(timedCase("x", small, 10)), &hung, StatusFails, true, "fails in NEW: hang in case x"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
