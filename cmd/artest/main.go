@@ -22,7 +22,7 @@ func main() {
 func run() int {
 	// Comparing two reports needs no world: no MPI, no launcher.
 	if cli.IsCompare(os.Args[1:]) {
-		return cli.Compare(os.Args[2:], os.Stdout, os.Stderr)
+		return cli.CompareMain(os.Args[2:], os.Stdout, os.Stderr, os.Getenv)
 	}
 	// `artest mps -- mpirun ...` runs outside the job it wraps.
 	if len(os.Args) > 1 && os.Args[1] == "mps" {

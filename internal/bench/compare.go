@@ -9,7 +9,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"sort"
 	"strings"
 
 	"github.com/artest/artest/cases"
@@ -32,11 +34,22 @@ type Thresholds struct {
 	// MaxBWDrop is the largest allowed bus bandwidth drop of a large case,
 	// as a fraction (0.05: 5 % less).
 	MaxBWDrop float64
+	// Alpha is the significance level of the test that tells a change past
+	// the thresholds from noise, when both cases kept at least
+	// MinRepetitions timed repetitions: a change whose Mann-Whitney U test
+	// gives p >= Alpha is NOISE, not SLOWER (or faster). 0 turns the test
+	// off.
+	Alpha float64
 }
+
+// MinRepetitions is the fewest timed repetitions per side for the
+// significance test: with 3 and 3 even two samples that do not overlap
+// give p = 0.08 (normal approximation), so no change could pass at 0.05.
+const MinRepetitions = 4
 
 // DefaultThresholds are the issue's: 15 % time under 1 MiB, 5 % busbw from
 // 1 MiB up.
-var DefaultThresholds = Thresholds{SmallBelow: 1 << 20, MaxSlowdown: 0.15, MaxBWDrop: 0.05}
+var DefaultThresholds = Thresholds{SmallBelow: 1 << 20, MaxSlowdown: 0.15, MaxBWDrop: 0.05, Alpha: 0.05}
 
 // Status of one case in a comparison.
 type Status string
@@ -48,6 +61,7 @@ const (
 	StatusFails      Status = "FAILS"       // failed in NEW, passed (or was absent) in OLD
 	StatusStillFails Status = "still-fails" // failed in both
 	StatusUntimed    Status = "untimed"     // no time in one of them (skipped, failed before timing)
+	StatusNoise      Status = "NOISE"       // past a threshold, but the repetitions cannot tell it from noise
 	StatusOnlyOld    Status = "only-old"
 	StatusOnlyNew    Status = "only-new"
 )
@@ -64,6 +78,9 @@ type Row struct {
 	Status               Status
 	// Why explains a regression or a failure.
 	Why string
+	// P is the Mann-Whitney U test's p-value of the repetitions when the
+	// change passed a threshold and both sides had enough of them; else 0.
+	P float64
 }
 
 // Regression reports whether the row fails the gate.
@@ -100,16 +117,16 @@ func judge(o, n *report.Case, th Thresholds) Row {
 	row := Row{ID: n.ID, Bytes: n.Bytes, Old: o, New: n}
 	if o == nil {
 		row.Status = StatusOnlyNew
-		if n.Verdict == report.Fail {
+		if failed(n) {
 			row.Status, row.Why = StatusFails, "fails in NEW: "+firstLine(n.Reason)
 		}
 		return row
 	}
 	switch {
-	case n.Verdict == report.Fail && o.Verdict == report.Fail:
+	case failed(n) && failed(o):
 		row.Status = StatusStillFails
 		return row
-	case n.Verdict == report.Fail:
+	case failed(n):
 		row.Status, row.Why = StatusFails, "fails in NEW: "+firstLine(n.Reason)
 		return row
 	case o.TimeUS <= 0 || n.TimeUS <= 0:
@@ -123,24 +140,102 @@ func judge(o, n *report.Case, th Thresholds) Row {
 		row.BWChange = o.TimeUS/n.TimeUS - 1 // bandwidth is bytes over time
 	}
 	row.Status = StatusOK
+	change := ""
 	if n.Bytes < th.SmallBelow {
+		change = "time " + percent(row.TimeChange)
 		switch {
 		case row.TimeChange > th.MaxSlowdown:
 			row.Status = StatusRegression
-			row.Why = fmt.Sprintf("time %s, limit +%s below %s", percent(row.TimeChange), percentAbs(th.MaxSlowdown), cases.FormatSize(th.SmallBelow))
+			row.Why = fmt.Sprintf("%s, limit +%s below %s", change, percentAbs(th.MaxSlowdown), cases.FormatSize(th.SmallBelow))
 		case row.TimeChange < -th.MaxSlowdown:
 			row.Status = StatusFaster
 		}
+	} else {
+		change = "busbw " + percent(row.BWChange)
+		switch {
+		case -row.BWChange > th.MaxBWDrop:
+			row.Status = StatusRegression
+			row.Why = fmt.Sprintf("%s, limit -%s from %s", change, percentAbs(th.MaxBWDrop), cases.FormatSize(th.SmallBelow))
+		case row.BWChange > th.MaxBWDrop:
+			row.Status = StatusFaster
+		}
+	}
+	if row.Status == StatusOK || th.Alpha <= 0 {
 		return row
 	}
-	switch {
-	case -row.BWChange > th.MaxBWDrop:
-		row.Status = StatusRegression
-		row.Why = fmt.Sprintf("busbw %s, limit -%s from %s", percent(row.BWChange), percentAbs(th.MaxBWDrop), cases.FormatSize(th.SmallBelow))
-	case row.BWChange > th.MaxBWDrop:
-		row.Status = StatusFaster
+	oldReps, newReps := repetitions(o), repetitions(n)
+	if len(oldReps) < MinRepetitions || len(newReps) < MinRepetitions {
+		return row
+	}
+	row.P = MannWhitneyP(oldReps, newReps)
+	if row.P >= th.Alpha {
+		row.Status = StatusNoise
+		row.Why = fmt.Sprintf("%s but p=%.2f over %d and %d repetitions (Mann-Whitney U, alpha %g)", change, row.P, len(oldReps), len(newReps), th.Alpha)
 	}
 	return row
+}
+
+// failed reports whether a case failed or hung.
+func failed(c *report.Case) bool { return c.Verdict == report.Fail || c.Verdict == report.Hung }
+
+// repetitions are a case's timed repetitions (bench runs keep them).
+func repetitions(c *report.Case) []float64 {
+	if c.Timing == nil {
+		return nil
+	}
+	return c.Timing.RepUS
+}
+
+// MannWhitneyP is the two-sided p-value of the Mann-Whitney U test that x
+// and y come from one distribution: the normal approximation with tie and
+// continuity correction. It needs no assumption about the shape of the
+// times (GPU timings are skewed, with rare slow outliers), only that the
+// repetitions are independent. 1 when there is no spread at all.
+func MannWhitneyP(x, y []float64) float64 {
+	n1, n2 := float64(len(x)), float64(len(y))
+	if n1 == 0 || n2 == 0 {
+		return 1
+	}
+	type sample struct {
+		v     float64
+		first bool
+	}
+	all := make([]sample, 0, len(x)+len(y))
+	for _, v := range x {
+		all = append(all, sample{v, true})
+	}
+	for _, v := range y {
+		all = append(all, sample{v, false})
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].v < all[j].v })
+	n := n1 + n2
+	var rankSumX, ties float64
+	for i := 0; i < len(all); {
+		j := i
+		for j+1 < len(all) && all[j+1].v == all[i].v {
+			j++
+		}
+		rank := float64(i+j)/2 + 1 // the mid-rank of a run of ties
+		for k := i; k <= j; k++ {
+			if all[k].first {
+				rankSumX += rank
+			}
+		}
+		t := float64(j - i + 1)
+		ties += t*t*t - t
+		i = j + 1
+	}
+	u := rankSumX - n1*(n1+1)/2
+	mean := n1 * n2 / 2
+	variance := n1 * n2 / 12 * ((n + 1) - ties/(n*(n-1)))
+	if variance <= 0 {
+		return 1
+	}
+	z := (math.Abs(u-mean) - 0.5) / math.Sqrt(variance)
+	if z <= 0 {
+		return 1
+	}
+	return math.Erfc(z / math.Sqrt2)
 }
 
 func percent(f float64) string    { return fmt.Sprintf("%+.1f%%", 100*f) }
@@ -178,13 +273,19 @@ func ReadReport(path string) (*report.Report, error) {
 
 // Summary counts the rows by outcome.
 type Summary struct {
-	Compared, Regressions, Fails, Faster, Untimed, OnlyOld, OnlyNew int
+	Compared, Regressions, Fails, Faster, Untimed, OnlyOld, OnlyNew, Noise int
+	// Common counts the cases both reports have; Compared also counts a
+	// case that fails in NEW and is missing from OLD.
+	Common int
 }
 
 // Summarize counts rows.
 func Summarize(rows []Row) Summary {
 	var s Summary
 	for i := range rows {
+		if rows[i].Old != nil && rows[i].New != nil {
+			s.Common++
+		}
 		switch rows[i].Status {
 		case StatusOnlyOld:
 			s.OnlyOld++
@@ -200,6 +301,8 @@ func Summarize(rows []Row) Summary {
 			s.Faster++
 		case StatusUntimed:
 			s.Untimed++
+		case StatusNoise:
+			s.Noise++
 		}
 		s.Compared++
 	}
@@ -220,6 +323,9 @@ func WriteComparison(w io.Writer, oldPath, newPath string, old, new *report.Repo
 	}
 	fmt.Fprintf(bw, "# a case is SLOWER when its time grew by more than %s (below %s) or its busbw fell by more than %s (from %s up); FAILS when it fails in new only\n",
 		percentAbs(th.MaxSlowdown), cases.FormatSize(th.SmallBelow), percentAbs(th.MaxBWDrop), cases.FormatSize(th.SmallBelow))
+	if th.Alpha > 0 {
+		fmt.Fprintf(bw, "# a change past a limit is NOISE when both cases kept %d or more repetitions and the Mann-Whitney U test of them gives p >= %g\n", MinRepetitions, th.Alpha)
+	}
 
 	idWidth := len("case")
 	for i := range rows {
@@ -249,8 +355,8 @@ func WriteComparison(w io.Writer, oldPath, newPath string, old, new *report.Repo
 			num, number(oldT), num, number(newT), 8, dt, num, number(oldB), num, number(newB), 8, db, status)
 	}
 	s := Summarize(rows)
-	fmt.Fprintf(bw, "#\n# %d compared: %d SLOWER, %d FAILS, %d faster, %d untimed; %d only in old, %d only in new\n",
-		s.Compared, s.Regressions, s.Fails, s.Faster, s.Untimed, s.OnlyOld, s.OnlyNew)
+	fmt.Fprintf(bw, "#\n# %d compared: %d SLOWER, %d FAILS, %d faster, %d NOISE, %d untimed; %d only in old, %d only in new\n",
+		s.Compared, s.Regressions, s.Fails, s.Faster, s.Noise, s.Untimed, s.OnlyOld, s.OnlyNew)
 	if s.Regressions+s.Fails > 0 {
 		fmt.Fprintf(bw, "# exit code 1\n")
 	}

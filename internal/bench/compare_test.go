@@ -25,6 +25,7 @@ func TestJudge(t *testing.T) {
 	const small, large = 64 << 10, 4 << 20
 	failed := report.Case{ID: "x", Bytes: small, Verdict: report.Fail, Reason: "rank 1 mismatch: 3 wrong\nmore"}
 	skipped := report.Case{ID: "x", Bytes: small, Verdict: report.Skipped, Reason: "no nccl"}
+	hung := report.Case{ID: "x", Bytes: small, Verdict: report.Hung, Reason: "hang in case x\n  ranks 0,1 wait"}
 	tests := []struct {
 		name       string
 		old, new   *report.Case
@@ -47,6 +48,7 @@ func TestJudge(t *testing.T) {
 		{"skipped in new", ptr(timedCase("x", small, 10)), &skipped, StatusUntimed, false, ""},
 		{"new case", nil, ptr(timedCase("x", small, 10)), StatusOnlyNew, false, ""},
 		{"new failing case", nil, &failed, StatusFails, true, "fails in NEW: rank 1 mismatch: 3 wrong"},
+		{"hangs in new", ptr(timedCase("x", small, 10)), &hung, StatusFails, true, "fails in NEW: hang in case x"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -98,7 +100,7 @@ func TestCompareMatchesByIDInNewOrder(t *testing.T) {
 	}
 	require.Equal(t, []string{"b/4MiB=SLOWER", "a/1KiB=ok", "added/1KiB=only-new", "gone/1KiB=only-old"}, got)
 	s := Summarize(rows)
-	require.Equal(t, Summary{Compared: 2, Regressions: 1, OnlyOld: 1, OnlyNew: 1}, s)
+	require.Equal(t, Summary{Compared: 2, Regressions: 1, OnlyOld: 1, OnlyNew: 1, Common: 2}, s)
 }
 
 func TestWriteComparison(t *testing.T) {
@@ -118,7 +120,7 @@ func TestWriteComparison(t *testing.T) {
 		"# old: old.json (artest 0.1.0, backend cuda, 4 ranks)\n",
 		"# warning: the runs differ: backend cuda vs host, aggregation over ranks max vs avg\n",
 		"SLOWER: time +20.0%, limit +15% below 1MiB\n",
-		"# 2 compared: 1 SLOWER, 0 FAILS, 0 faster, 0 untimed; 0 only in old, 0 only in new\n",
+		"# 2 compared: 1 SLOWER, 0 FAILS, 0 faster, 0 NOISE, 0 untimed; 0 only in old, 0 only in new\n",
 		"# exit code 1\n",
 	} {
 		require.Contains(t, out, want)

@@ -121,28 +121,57 @@ const (
 	plotDPI    = 110 // PNG: about 1320 x 550 pixels
 )
 
-// errNothingToPlot: no case passed with a time.
-var errNothingToPlot = errors.New("nothing to plot: no case passed with a time")
+// ErrNothingToPlot: no case passed with a time.
+var ErrNothingToPlot = errors.New("nothing to plot: no case passed with a time")
 
 // WritePlot draws time and bus bandwidth against size, log-log, one line
 // per variant and launch kind (NCCL included), into path (.svg or .png),
-// atomically.
+// atomically. A panel with no positive value (busbw on one rank) is left
+// out; with nothing at all to draw, it returns ErrNothingToPlot and writes
+// nothing. A panic inside the plotting library comes back as an error.
 func WritePlot(path string, r *report.Report) error {
+	return writePlotGuarded(path, func() error { return writePlot(path, r) })
+}
+
+// writePlotGuarded runs draw and turns a panic in it (gonum/plot panics on
+// data it cannot scale) into an error naming the plot.
+func writePlotGuarded(path string, draw func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("--plot %s: drawing failed: %v", path, p)
+		}
+	}()
+	return draw()
+}
+
+func writePlot(path string, r *report.Report) error {
 	format, err := PlotFormat(path)
 	if err != nil {
 		return err
 	}
 	series := BuildSeries(r)
 	if len(series) == 0 {
-		return fmt.Errorf("--plot %s: %w", path, errNothingToPlot)
+		return fmt.Errorf("--plot %s: %w", path, ErrNothingToPlot)
 	}
-	timeP, err := panel(series, &r.Header, "time", "time per call (us)", func(s *Series) []float64 { return s.TimeUS })
-	if err != nil {
-		return fmt.Errorf("--plot %s: %w", path, err)
+	var panels []*plot.Plot
+	for _, pp := range []struct {
+		what, ylabel string
+		value        func(*Series) []float64
+	}{
+		{"time", "time per call (us)", func(s *Series) []float64 { return s.TimeUS }},
+		{"bus bandwidth", "busbw (GB/s)", func(s *Series) []float64 { return s.BusBW }},
+	} {
+		p, err := panel(series, &r.Header, pp.what, pp.ylabel, pp.value)
+		if errors.Is(err, ErrNothingToPlot) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("--plot %s: %w", path, err)
+		}
+		panels = append(panels, p)
 	}
-	bwP, err := panel(series, &r.Header, "bus bandwidth", "busbw (GB/s)", func(s *Series) []float64 { return s.BusBW })
-	if err != nil {
-		return fmt.Errorf("--plot %s: %w", path, err)
+	if len(panels) == 0 {
+		return fmt.Errorf("--plot %s: %w", path, ErrNothingToPlot)
 	}
 	var cw vg.CanvasWriterTo
 	if format == "svg" {
@@ -151,10 +180,11 @@ func WritePlot(path string, r *report.Report) error {
 		cw = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(plotWidth, plotHeight), vgimg.UseDPI(plotDPI))}
 	}
 	dc := draw.New(cw)
-	tiles := draw.Tiles{Rows: 1, Cols: 2, PadX: vg.Millimeter * 6, PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
-	canvases := plot.Align([][]*plot.Plot{{timeP, bwP}}, tiles, dc)
-	timeP.Draw(canvases[0][0])
-	bwP.Draw(canvases[0][1])
+	tiles := draw.Tiles{Rows: 1, Cols: len(panels), PadX: vg.Millimeter * 6, PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
+	canvases := plot.Align([][]*plot.Plot{panels}, tiles, dc)
+	for i, p := range panels {
+		p.Draw(canvases[0][i])
+	}
 	return report.WriteFileAtomic(path, func(w io.Writer) error {
 		_, err := cw.WriteTo(w)
 		return err
@@ -182,6 +212,7 @@ func panel(series []Series, h *report.Header, what, ylabel string, value func(*S
 
 	colors := map[string]int{}
 	var minX, maxX float64 = math.Inf(1), 0
+	var minY, maxY float64 = math.Inf(1), 0
 	drawn := 0
 	for i := range series {
 		s := &series[i]
@@ -191,6 +222,7 @@ func panel(series []Series, h *report.Header, what, ylabel string, value func(*S
 			if vals[j] > 0 {
 				pts = append(pts, plotter.XY{X: float64(b), Y: vals[j]})
 				minX, maxX = min(minX, float64(b)), max(maxX, float64(b))
+				minY, maxY = min(minY, vals[j]), max(maxY, vals[j])
 			}
 		}
 		if len(pts) == 0 {
@@ -217,13 +249,19 @@ func panel(series []Series, h *report.Header, what, ylabel string, value func(*S
 		drawn++
 	}
 	if drawn == 0 {
-		return nil, fmt.Errorf("%s: %w", ylabel, errNothingToPlot)
+		return nil, fmt.Errorf("%s: %w", ylabel, ErrNothingToPlot)
 	}
 	p.X.Tick.Marker = sizeTicks{}
 	if minX == maxX { // one size: give the log axis a range
 		minX, maxX = minX/2, maxX*2
 	}
 	p.X.Min, p.X.Max = minX, maxX
+	// One value: a log axis needs a range, and gonum's own padding of an
+	// empty range can reach zero, which a log scale cannot show.
+	if minY == maxY {
+		minY, maxY = minY/2, maxY*2
+	}
+	p.Y.Min, p.Y.Max = minY, maxY
 	return p, nil
 }
 

@@ -81,8 +81,8 @@ func TestWritePlot(t *testing.T) {
 		r := &report.Report{Header: report.Header{Tool: "artest", Ranks: 1, Backend: "host"}}
 		c := report.Case{ID: "a", Variant: "oneshot", Mode: "oop-reg-plain", Bytes: 4096, Verdict: report.Pass, TimeUS: 3}
 		r.Cases = append(r.Cases, c)
-		// One rank has no busbw: that panel has nothing to draw.
-		require.ErrorIs(t, WritePlot(filepath.Join(dir, "one.svg"), r), errNothingToPlot)
+		// One rank has no busbw: that panel is left out, the time is drawn.
+		require.NoError(t, WritePlot(filepath.Join(dir, "one.svg"), r))
 		r.Header.Ranks = 2
 		r.Cases[0].BusBW = 1.5
 		require.NoError(t, WritePlot(filepath.Join(dir, "one.svg"), r))
@@ -90,7 +90,7 @@ func TestWritePlot(t *testing.T) {
 	t.Run("nothing timed", func(t *testing.T) {
 		r := &report.Report{Cases: []report.Case{{ID: "a", Verdict: report.Skipped}}}
 		p := filepath.Join(dir, "none.svg")
-		require.ErrorIs(t, WritePlot(p, r), errNothingToPlot)
+		require.ErrorIs(t, WritePlot(p, r), ErrNothingToPlot)
 		_, err := os.Stat(p)
 		require.ErrorIs(t, err, os.ErrNotExist, "no file on error")
 	})
@@ -133,4 +133,50 @@ func TestSizeTicks(t *testing.T) {
 	require.LessOrEqual(t, len(labels), 8)
 	require.Contains(t, labels, "1MiB")
 	require.Empty(t, sizeTicks{}.Ticks(0, 10))
+}
+
+// Reports with little to draw: one point, equal values, a zero value. None
+// may panic; what can be drawn is drawn.
+func TestWritePlotWithFewPoints(t *testing.T) {
+	one := func(bytes int64, us, busbw float64) report.Case {
+		c := timedCase("oneshot/f32/sum/4KiB/oop-reg-plain/np2", bytes, us)
+		c.DType, c.Op, c.Mode, c.BusBW = "f32", "sum", "oop-reg-plain", busbw
+		return c
+	}
+	tests := []struct {
+		name    string
+		cases   []report.Case
+		wantErr error
+	}{
+		{"one point", []report.Case{one(4096, 150, 0.05)}, nil},
+		{"one point with a zero busbw", []report.Case{one(4096, 150, 0)}, nil},
+		{"two sizes, one value", []report.Case{one(4096, 150, 0.05), one(8192, 150, 0.05)}, nil},
+		{"only zero busbw", []report.Case{one(4096, 150, 0), one(8192, 170, 0)}, nil},
+		{"nothing passed", []report.Case{{ID: "x", Variant: "oneshot", Verdict: report.Fail}}, ErrNothingToPlot},
+	}
+	for _, tt := range tests {
+		for _, ext := range []string{"svg", "png"} {
+			t.Run(tt.name+" "+ext, func(t *testing.T) {
+				path := filepath.Join(t.TempDir(), "p."+ext)
+				r := &report.Report{Header: report.Header{Ranks: 2, Backend: "host"}, Cases: tt.cases}
+				err := WritePlot(path, r)
+				if tt.wantErr != nil {
+					require.ErrorIs(t, err, tt.wantErr)
+					require.NoFileExists(t, path)
+					return
+				}
+				require.NoError(t, err)
+				info, err := os.Stat(path)
+				require.NoError(t, err)
+				require.Positive(t, info.Size())
+			})
+		}
+	}
+}
+
+func TestWritePlotTurnsAPanicIntoAnError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.svg")
+	err := writePlotGuarded(path, func() error { panic("Values must be greater than 0 for a log scale.") })
+	require.ErrorContains(t, err, "--plot "+path+": drawing failed: Values must be greater than 0 for a log scale.")
+	require.NoFileExists(t, path)
 }

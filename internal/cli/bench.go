@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"strconv"
 
 	"github.com/artest/artest/cases"
@@ -181,9 +183,18 @@ func (o *Options) capSizesToHostMax() {
 
 // afterReports is what rank 0 does once the reports are written: draw the
 // plot, when asked for.
-func (o *Options) afterReports() func(*report.Report) error {
+func (o *Options) afterReports(stderr io.Writer) func(*report.Report) error {
 	if o.Plot == "" {
 		return nil
 	}
-	return func(r *report.Report) error { return bench.WritePlot(o.Plot, r) }
+	return func(r *report.Report) error {
+		err := bench.WritePlot(o.Plot, r)
+		if errors.Is(err, bench.ErrNothingToPlot) {
+			// Not a failure of the run: a run whose cases were all skipped
+			// (or failed) has no time to draw. Said once, plot not written.
+			fmt.Fprintf(stderr, "artest: %v; no plot written\n", err)
+			return nil
+		}
+		return err
+	}
 }

@@ -202,6 +202,20 @@ func TestCompareExitCodes(t *testing.T) {
 		writeReport(t, p, r)
 		return p
 	}
+	withReps := func(name string, reps ...float64) string {
+		r := &report.Report{Header: report.Header{Tool: "artest", Ranks: 2, Backend: "host"}}
+		us := reps[len(reps)/2]
+		alg := report.AlgbwGBps(4<<10, us)
+		r.Cases = []report.Case{{ID: "oneshot/bf16/sum/4KiB/oop-reg-plain/np2", Variant: "oneshot", Bytes: 4 << 10, Ranks: 2, Verdict: report.Pass,
+			TimeUS: us, AlgBW: alg, BusBW: report.Busbw(alg, 2), Timing: &report.Timing{RepUS: reps}}}
+		p := filepath.Join(dir, name)
+		writeReport(t, p, r)
+		return p
+	}
+	noisyOld := withReps("noisy-old.json", 6, 8, 10, 12, 14)
+	noisyNew := withReps("noisy-new.json", 7, 9, 12, 13, 15)
+	shifted := withReps("shifted.json", 11.9, 12, 12, 12.05, 12.1)
+	steadyOld := withReps("steady-old.json", 9.9, 9.95, 10, 10, 10.1)
 	base := mk("base.json", 10, 100)
 	slowSmall := mk("slow-small.json", 12, 100) // +20 % time below 1 MiB
 	slowLarge := mk("slow-large.json", 10, 110) // -9 % busbw from 1 MiB
@@ -210,6 +224,11 @@ func TestCompareExitCodes(t *testing.T) {
 	require.NoError(t, os.WriteFile(notReport, []byte(`{"hello": 1}`), 0o644))
 	otherWorld := filepath.Join(dir, "np8.json")
 	writeReport(t, otherWorld, &report.Report{Header: report.Header{Tool: "artest"}, Cases: []report.Case{{ID: "oneshot/bf16/sum/4KiB/oop-reg-plain/np8", TimeUS: 1}}})
+	// A NEW report whose cases all fail and none of which OLD has: still
+	// nothing in common, not a regression.
+	otherFailing := filepath.Join(dir, "np8-failing.json")
+	writeReport(t, otherFailing, &report.Report{Header: report.Header{Tool: "artest"}, Cases: []report.Case{
+		{ID: "oneshot/bf16/sum/4KiB/oop-reg-plain/np8", Verdict: report.Fail, Reason: "rank 1 mismatch"}}})
 
 	tests := []struct {
 		name   string
@@ -228,10 +247,15 @@ func TestCompareExitCodes(t *testing.T) {
 		{"missing file", []string{base, filepath.Join(dir, "nope.json")}, 2, "", "nope.json: no such file"},
 		{"not a report", []string{notReport, base}, 2, "", "other.json: not an artest report"},
 		{"nothing in common", []string{base, otherWorld}, 2, "", "no case in common"},
+		{"nothing in common, NEW fails", []string{base, otherFailing}, 2, "", "no case in common"},
 		{"one file", []string{base}, 2, "", "want two reports"},
 		{"three files", []string{base, base, base}, 2, "", "want two reports"},
 		{"bad flag", []string{"--max-drop", "5", base, base}, 2, "", "flag provided but not defined"},
 		{"bad threshold", []string{"--max-bw-drop", "100", base, base}, 2, "", "cannot happen"},
+		{"past the limit but noise", []string{noisyOld, noisyNew}, 0, "NOISE: time +20.0% but p=0.60 over 5 and 5 repetitions", ""},
+		{"past the limit and significant", []string{steadyOld, shifted}, 1, "SLOWER: time +20.0%", ""},
+		{"--alpha 0: limits alone", []string{noisyOld, noisyNew, "--alpha", "0"}, 1, "SLOWER: time +20.0%", ""},
+		{"bad alpha", []string{"--alpha", "1", base, base}, 2, "", "--alpha 1: want at least 0 and below 1"},
 		{"help", []string{"--help"}, 0, "usage: artest compare OLD.json NEW.json", ""},
 	}
 	for _, tt := range tests {
@@ -253,4 +277,66 @@ func TestIsCompare(t *testing.T) {
 	require.True(t, IsCompare([]string{"compare", "a", "b"}))
 	require.False(t, IsCompare([]string{"--backend", "host", "compare"}))
 	require.False(t, IsCompare(nil))
+}
+
+// --plot with little to draw: one point (one size, one case), or nothing
+// that passed. No stack trace; the exit code and the JSON report's
+// exit_code agree.
+func TestPlotWithLittleToDraw(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		wantPlot bool
+		wantNote string
+	}{
+		{"one case", []string{"--case", "oneshot/f32/sum/4KiB/oop-reg-plain/np2"}, true, ""},
+		{"one bench size", []string{"bench", "-b", "4K", "-e", "4K", "--variant", "oneshot", "--iters", "2"}, true, ""},
+		{"only skipped cases", []string{"--case", "nccl/f32/sum/4KiB/oop-reg-plain/np2"}, false, "nothing to plot"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			js, svg := filepath.Join(dir, "r.json"), filepath.Join(dir, "p.svg")
+			res := runWorld(t, 2, same(append([]string{"--backend", "host", "--json", js, "--plot", svg}, tt.args...)...))
+			require.False(t, res.aborted, res.stderr)
+			require.Equal(t, []int{0, 0}, res.codes, res.stderr)
+			require.NotContains(t, res.stderr[0], "goroutine")
+			rep := readReport(t, js)
+			require.Equal(t, res.codes[0], rep.Summary.ExitCode, "the report's exit code is the process's")
+			if tt.wantPlot {
+				require.FileExists(t, svg)
+				require.Empty(t, res.stderr[0])
+			} else {
+				require.NoFileExists(t, svg)
+				lines := strings.Split(strings.TrimSpace(res.stderr[0]), "\n")
+				require.Len(t, lines, 1, res.stderr[0])
+				require.Contains(t, lines[0], tt.wantNote)
+			}
+		})
+	}
+}
+
+// --gobench writes the Go benchmark format, one line per repetition.
+func TestBenchWritesGoBenchFormat(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "new.txt")
+	res := runWorld(t, 2, same("--backend", "host", "bench", "-b", "4K", "-e", "8K", "--variant", "oneshot", "--iters", "2", "--reps", "3",
+		"--mode", "oop,reg,plain,aligned", "--gobench", path))
+	require.Equal(t, []int{0, 0}, res.codes, res.stderr)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var results []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "Benchmark") {
+			results = append(results, strings.Fields(l)[0])
+		}
+	}
+	require.Equal(t, []string{
+		"BenchmarkAllreduce/variant=oneshot/dtype=bf16/op=sum/mode=oop-reg-plain/bytes=4096/ranks=2",
+		"BenchmarkAllreduce/variant=oneshot/dtype=bf16/op=sum/mode=oop-reg-plain/bytes=4096/ranks=2",
+		"BenchmarkAllreduce/variant=oneshot/dtype=bf16/op=sum/mode=oop-reg-plain/bytes=4096/ranks=2",
+		"BenchmarkAllreduce/variant=oneshot/dtype=bf16/op=sum/mode=oop-reg-plain/bytes=8192/ranks=2",
+		"BenchmarkAllreduce/variant=oneshot/dtype=bf16/op=sum/mode=oop-reg-plain/bytes=8192/ranks=2",
+		"BenchmarkAllreduce/variant=oneshot/dtype=bf16/op=sum/mode=oop-reg-plain/bytes=8192/ranks=2",
+	}, results, string(b))
+	require.Contains(t, string(b), "backend: host\n")
 }

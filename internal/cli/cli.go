@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -74,6 +75,7 @@ type Options struct {
 	JSON     string   `json:"json,omitempty"`
 	JUnit    string   `json:"junit,omitempty"`
 	JSONL    string   `json:"jsonl,omitempty"`
+	GoBench  string   `json:"gobench,omitempty"`
 	Progress bool     `json:"-"`
 	ShmDir   string   `json:"shm_dir"`
 	Blocks   int      `json:"blocks,omitempty"`
@@ -98,6 +100,8 @@ type Options struct {
 	PDL               bool     `json:"pdl,omitempty"`
 	Version           bool     `json:"-"`
 	Help              bool     `json:"-"`
+	// Table is --table: summary (the default) or full (every case's row).
+	Table string `json:"-"`
 
 	// Tune: artest tune's flags, and --tuned (tune.go).
 	Tune TuneOptions `json:"tune"`
@@ -112,6 +116,7 @@ type Options struct {
 
 	timeout time.Duration
 	set     map[string]bool // flags given on the command line
+	given   []givenFlag     // every flag given, in order, with its text
 	inject  runner.Inject
 	sel     cases.Selection
 	input   reference.InputKind
@@ -127,11 +132,131 @@ type Options struct {
 type listFlag struct{ v *[]string }
 
 func (l listFlag) String() string { return "" }
+
+// Set appends the comma-separated items of s. A value with no item (""
+// or " , ") is an error: it would otherwise select the default, everything.
 func (l listFlag) Set(s string) error {
+	n := 0
 	for _, x := range strings.Split(s, ",") {
 		if x = strings.TrimSpace(x); x != "" {
 			*l.v = append(*l.v, x)
+			n++
 		}
+	}
+	if n == 0 {
+		return errors.New("empty list: want at least one value")
+	}
+	return nil
+}
+
+// Limits of the run's size and time flags. maxStress bounds --stress: ten
+// million calls take minutes on a GPU and hours on the host backend; a
+// larger count is a typo. minTimeout bounds --timeout and a non-zero
+// --device-timeout: below it one ordinary host step already looks hung.
+const (
+	maxStress  = 10_000_000
+	minTimeout = 100 * time.Millisecond
+)
+
+// selectionFlags narrow the matrix; --case names exact cases instead.
+var selectionFlags = []string{"variant", "dtype", "op", "size", "mode", "quick"}
+
+// nonEmptyFlags are string flags whose empty value would silently mean
+// their default.
+var nonEmptyFlags = []string{"size", "b", "e", "f", "minbytes", "maxbytes", "stepfactor", "host-max-size", "shm-dir"}
+
+// givenFlag is one flag as the command line gave it.
+type givenFlag struct {
+	name, value string
+	isBool      bool
+}
+
+// recordedValue wraps a flag's Value and notes every Set, so that the
+// command line can be rebuilt from what was given (rerun lines).
+type recordedValue struct {
+	flag.Value
+	name  string
+	given *[]givenFlag
+}
+
+func (r recordedValue) Set(s string) error {
+	if err := r.Value.Set(s); err != nil {
+		return err
+	}
+	_, isBool := r.Value.(interface{ IsBoolFlag() bool })
+	*r.given = append(*r.given, givenFlag{name: r.name, value: s, isBool: isBool})
+	return nil
+}
+
+// recordedBool keeps a bool flag a bool flag (--pdl without a value).
+type recordedBool struct{ recordedValue }
+
+func (recordedBool) IsBoolFlag() bool { return true }
+
+// recordFlags makes fs note every flag set into *given.
+func recordFlags(fs *flag.FlagSet, given *[]givenFlag) {
+	fs.VisitAll(func(f *flag.Flag) {
+		rv := recordedValue{Value: f.Value, name: f.Name, given: given}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			f.Value = recordedBool{rv}
+			return
+		}
+		f.Value = rv
+	})
+}
+
+// modeFlag is a listFlag that also splits the dash-joined form case IDs
+// print (oop-reg-plain-off3) into its words; an offset offN is the word
+// off.
+type modeFlag struct{ v *[]string }
+
+func (m modeFlag) String() string { return "" }
+func (m modeFlag) Set(s string) error {
+	var words []string
+	if err := (listFlag{&words}).Set(s); err != nil {
+		return err
+	}
+	for _, w := range words {
+		for _, part := range strings.Split(w, "-") {
+			if part == "" {
+				continue
+			}
+			if n := strings.TrimPrefix(part, "off"); n != part && n != "" && strings.Trim(n, "0123456789") == "" {
+				part = "off"
+			}
+			*m.v = append(*m.v, part)
+		}
+	}
+	return nil
+}
+
+// ncclTestsFlags are nccl-tests' flags that artest does not take, with
+// what to use instead (-b, -e and -f are taken as they are).
+var ncclTestsFlags = map[string]string{
+	"n": "use --iters (calls per timed repetition)",
+	"w": "use --warmup",
+	"c": "artest has no switch for it: every case is always checked, once before timing and again after",
+	"G": "use --mode graph (CUDA graph replays; bench times plain and graph side by side)",
+	"d": "use --dtype f32,f16,bf16",
+	"o": "use --op sum,max,min",
+	"a": "use --agg max|avg|min (how ranks' times combine)",
+	"J": "use --json FILE",
+	"z": "artest has no blocking mode: each timed repetition ends with one stream sync",
+	"g": "artest runs one GPU per rank: start one rank per GPU with mpirun -np N",
+	"t": "artest runs one GPU per rank: start one rank per GPU with mpirun -np N",
+}
+
+// ncclTestsHint turns "flag provided but not defined: -n" for an nccl-tests
+// flag into an error naming artest's equivalent.
+func ncclTestsHint(err error) error {
+	const prefix = "flag provided but not defined: -"
+	msg := err.Error()
+	if !strings.HasPrefix(msg, prefix) {
+		return nil
+	}
+	name := strings.TrimLeft(strings.TrimPrefix(msg, prefix), "-")
+	if hint, ok := ncclTestsFlags[name]; ok {
+		return exitcode.Usagef("-%s is an nccl-tests flag: %s (see artest --help)", name, hint)
 	}
 	return nil
 }
@@ -149,7 +274,7 @@ func newFlagSet(o *Options) *flag.FlagSet {
 	fs.Var(listFlag{&o.DTypes}, "dtype", "element types: f32, f16, bf16 (default: all)")
 	fs.Var(listFlag{&o.Ops}, "op", "reductions: sum, max, min (default: all)")
 	fs.StringVar(&o.Sizes, "size", "", "message sizes in bytes: list and ranges, e.g. 4,1K:256M:x4,1M:2M:+256K (default: the matrix's)")
-	fs.Var(listFlag{&o.Modes}, "mode", "mode words, all must hold: ip|oop, reg|stg, plain|graph, off|aligned")
+	fs.Var(modeFlag{&o.Modes}, "mode", "mode words, all must hold: ip|oop, reg|stg, plain|graph, off|aligned; also dash-joined as case IDs print them (oop-reg-plain)")
 	fs.Var(listFlag{&o.CaseIDs}, "case", "run exactly these case IDs (variant/dtype/op/size/mode/npN)")
 	fs.BoolVar(&o.Quick, "quick", false, "a small matrix that finishes in seconds")
 	fs.BoolVar(&o.List, "list", false, "print the selected case IDs and exit")
@@ -168,10 +293,12 @@ func newFlagSet(o *Options) *flag.FlagSet {
 	fs.BoolVar(&o.PDL, "pdl", false, "programmatic dependent launch (sm_90): each call poisons the input, a producer kernel writes it, and the allreduce is launched to overlap the producer and must wait for it; bench also times the same calls without PDL")
 	fs.StringVar(&o.JSON, "json", "", "write the JSON report to FILE")
 	fs.StringVar(&o.JUnit, "junit", "", "write a JUnit XML report to FILE")
+	fs.StringVar(&o.GoBench, "gobench", "", "write every timed repetition in Go's benchmark format to FILE (benchstat OLD NEW compares two runs)")
 	fs.StringVar(&o.JSONL, "jsonl", "", "append every finished case to FILE as JSON Lines while running (fsynced: an abort or crash keeps them)")
 	fs.StringVar(&o.Repro, "repro", "", "rerun the failing case a repro bundle describes (flags given as well override the bundle's)")
 	fs.StringVar(&o.ReproDir, "repro-dir", "", "where failing cases' repro bundles go (default: the --json file's directory, else the current one)")
 	fs.BoolVar(&o.Progress, "progress", false, "print a line per finished case to stderr")
+	fs.StringVar(&o.Table, "table", "summary", "what stdout shows at the end: summary (failures with their repro lines, counts per variant by dtype; one screen) or full (also a row per case); the JSON and JUnit reports always hold every case")
 	fs.StringVar(&o.ShmDir, "shm-dir", "/dev/shm", "host backend: directory of the shared-memory segments")
 	fs.StringVar(&o.HostMax, "host-max-size", "2M", "host backend: largest size of the default matrix (explicit --size is not capped)")
 	fs.IntVar(&o.Blocks, "blocks", 0, "override the variant's block count (0: registry default)")
@@ -195,6 +322,7 @@ func newFlagSet(o *Options) *flag.FlagSet {
 func Parse(args []string) (*Options, error) {
 	o := &Options{}
 	fs := newFlagSet(o)
+	recordFlags(fs, &o.given)
 	var benchSub bool
 	perr := parseFlags(fs, args, &benchSub)
 	if perr == nil {
@@ -204,6 +332,9 @@ func Parse(args []string) (*Options, error) {
 		if errors.Is(err, flag.ErrHelp) {
 			o.Help = true
 			return o, nil
+		}
+		if hint := ncclTestsHint(err); hint != nil {
+			return nil, hint
 		}
 		return nil, exitcode.Usagef("%v (see artest --help)", err)
 	}
@@ -219,6 +350,11 @@ func Parse(args []string) (*Options, error) {
 	if o.Repro != "" {
 		return parseRepro(o.Repro, args)
 	}
+	for _, name := range nonEmptyFlags {
+		if o.set[name] && strings.TrimSpace(fs.Lookup(name).Value.String()) == "" {
+			return nil, exitcode.Usagef("%s: empty value (leave the flag out for its default)", flagName(name))
+		}
+	}
 	switch o.Backend {
 	case "auto", "cuda", "host":
 	default:
@@ -231,8 +367,17 @@ func Parse(args []string) (*Options, error) {
 	if o.timeout, err = time.ParseDuration(o.Timeout); err != nil || o.timeout <= 0 {
 		return nil, exitcode.Usagef("bad --timeout %q: want a duration like 60s or 500ms", o.Timeout)
 	}
+	if o.timeout < minTimeout {
+		return nil, exitcode.Usagef("--timeout %s: at least %s (a shorter wait declares a working step hung)", o.Timeout, minTimeout)
+	}
 	if o.deviceTimeout, err = time.ParseDuration(o.DeviceTimeout); err != nil || o.deviceTimeout < 0 {
 		return nil, exitcode.Usagef("bad --device-timeout %q: want a duration like 10s, 500ms or 0", o.DeviceTimeout)
+	}
+	if o.deviceTimeout != 0 && o.deviceTimeout < minTimeout {
+		return nil, exitcode.Usagef("--device-timeout %s: 0 or at least %s (a shorter wait gives up on a working peer)", o.DeviceTimeout, minTimeout)
+	}
+	if o.Table != "summary" && o.Table != "full" {
+		return nil, exitcode.Usagef("unknown --table %q (valid: summary, full)", o.Table)
 	}
 	for _, spec := range o.Inject {
 		if err := o.inject.Parse(spec); err != nil {
@@ -247,6 +392,9 @@ func Parse(args []string) (*Options, error) {
 			return nil, exitcode.Usagef("%s %d: must not be negative", name, v)
 		}
 	}
+	if o.Stress > maxStress {
+		return nil, exitcode.Usagef("--stress %d: at most %d", o.Stress, maxStress)
+	}
 	if o.Blocks > 256 {
 		return nil, exitcode.Usagef("--blocks %d: at most 256 (signal.MaxBlocks)", o.Blocks)
 	}
@@ -254,6 +402,17 @@ func Parse(args []string) (*Options, error) {
 		return nil, exitcode.Usagef("--threads %d: want a multiple of 32 up to %d", o.Threads, kernels.MaxThreads)
 	}
 	if o.params, err = parseParams(o.Params); err != nil {
+		return nil, err
+	}
+	if len(o.CaseIDs) > 0 {
+		for _, name := range selectionFlags {
+			if o.set[name] {
+				return nil, exitcode.Usagef("--case selects exact cases: drop --%s (or drop --case and select with --%s)", name, name)
+			}
+		}
+		o.CaseIDs = dedup(o.CaseIDs)
+	}
+	if err := checkParamsApply(o.params, o.selectedVariants()); err != nil {
 		return nil, err
 	}
 	sel := cases.Selection{Variants: o.Variants, ModeWords: o.Modes, IDs: o.CaseIDs, Quick: o.Quick, Stress: o.Stress > 0}
@@ -296,11 +455,14 @@ func (o *Options) hash() string {
 
 // hello is what each rank tells rank 0 before anything collective happens.
 type hello struct {
-	Err     string `json:"err,omitempty"`
-	Code    int    `json:"code,omitempty"`
-	Hash    string `json:"hash,omitempty"`
-	Host    string `json:"host"`
-	Backend string `json:"backend,omitempty"`
+	Err  string `json:"err,omitempty"`
+	Code int    `json:"code,omitempty"`
+	Hash string `json:"hash,omitempty"`
+	Host string `json:"host"`
+	// Flags are the flags given, as "--name value", so that ranks started
+	// differently can be told which flag differs.
+	Flags   []string `json:"flags,omitempty"`
+	Backend string   `json:"backend,omitempty"`
 }
 
 // Main runs artest on this rank and returns the exit code (the same on every
@@ -318,15 +480,30 @@ func Main(e Env) int {
 	}
 
 	o, perr := Parse(e.Args)
+	if perr == nil {
+		if err := o.inject.CheckRanks(c.Size()); err != nil {
+			perr = exitcode.Usagef("%v", err)
+		}
+	}
 	me := hello{Host: c.Hostname()}
 	if perr != nil {
 		me.Err, me.Code = perr.Error(), exitcode.Of(perr)
 	} else {
 		me.Hash = o.hash()
+		me.Flags = o.givenText()
+		if c.Rank() == 0 && !o.Help && !o.Version && !o.List {
+			// Rank 0 writes the reports: a path it cannot write is found
+			// now, not after the whole run.
+			if err := o.checkReportPaths(); err != nil {
+				me.Err, me.Code = err.Error(), exitcode.Of(err)
+			}
+		}
 	}
 	// Choose the backend before agreeing, so ranks that disagree say so.
 	var be backend.Backend
-	if perr == nil && !o.Help && !o.Version && !o.List {
+	// --list opens the backend too: what the run drops on a backend (the
+	// host's size cap) --list drops as well.
+	if perr == nil && !o.Help && !o.Version {
 		var berr error
 		be, me.Backend, berr = openBackend(e, o)
 		if berr != nil {
@@ -358,21 +535,11 @@ func Main(e Env) int {
 		}
 		return exitcode.OK
 	}
-	if !o.List && be.Name() == "host" {
+	if be.Name() == "host" {
 		if len(o.sel.Sizes) == 0 && len(o.sel.IDs) == 0 {
 			o.sel.MaxBytes, _ = cases.ParseSize(o.HostMax)
 		}
-		// Host times mean nothing; a few timed calls still exercise the
-		// timing path and back-to-back launches.
-		if !o.set["warmup"] {
-			o.Warmup = 1
-		}
-		if !o.set["iters"] {
-			o.Iters = 3
-		}
-		if !o.set["reps"] {
-			o.Reps = 1
-		}
+		o.fewTimedCalls()
 		// Host "kernels" are goroutines the OS may starve: on 2 loaded
 		// cores a barrier wait took 17.8 s once. The host watchdog
 		// (--timeout) still ends a real hang; the device deadline only
@@ -390,6 +557,7 @@ func Main(e Env) int {
 		return exitcode.Usage
 	}
 	if o.List && o.Tune.On {
+		closeBackend(be, e.Stderr)
 		return listTune(e, o)
 	}
 	if o.List {
@@ -398,6 +566,7 @@ func Main(e Env) int {
 				fmt.Fprintln(e.Stdout, cc.ID())
 			}
 		}
+		closeBackend(be, e.Stderr)
 		return exitcode.OK
 	}
 	defer closeBackend(be, e.Stderr)
@@ -429,6 +598,12 @@ func Main(e Env) int {
 		say("%s times nothing useful while ranks share GPUs (%s): run one rank per GPU, or pass --allow-shared-timing to run anyway", what, info.Sharing)
 		return exitcode.Usage
 	}
+	if info.Sharing != "" && !o.Bench && !o.Tune.On {
+		// Shared GPUs are for protocol coverage (the default matrix at 8
+		// ranks on one H100 did 1961 of its 6594 cases in 270 s with the
+		// full timing of 5 + 5 x 20 calls per case).
+		o.fewTimedCalls()
+	}
 
 	hosts := make([]string, len(hellos))
 	for i, h := range hellos {
@@ -447,8 +622,8 @@ func Main(e Env) int {
 		Timeout: o.timeout, DeviceTimeout: o.deviceTimeout, Inject: o.inject,
 		Blocks: o.Blocks, Threads: o.Threads, Params: o.params,
 		Stdout: e.Stdout, Stderr: e.Stderr, JSONPath: o.JSON, JUnitPath: o.JUnit,
-		JSONLPath: o.JSONL, Progress: o.Progress,
-		Agg: o.agg, Bench: o.Bench, AfterReports: o.afterReports(), PDL: o.PDL,
+		JSONLPath: o.JSONL, GoBenchPath: o.GoBench, Progress: o.Progress, FullTable: o.Table == "full",
+		Agg: o.agg, Bench: o.Bench, AfterReports: o.afterReports(e.Stderr), PDL: o.PDL,
 		Header: report.Header{
 			Tool: "artest", Version: Version, GitRevision: gitRevision(),
 			Command: append([]string{"artest"}, e.Args...), Start: time.Now().UTC(),
@@ -465,6 +640,77 @@ func Main(e Env) int {
 		return runTune(e, o, c, be, w, cfg)
 	}
 	return runner.Run(c, be, w, cfg)
+}
+
+// fewTimedCalls sets the timing flags the user left alone to a few calls:
+// on the host backend and on shared GPUs times mean nothing, and a few
+// timed calls still exercise the timing path and back-to-back launches.
+func (o *Options) fewTimedCalls() {
+	if !o.set["warmup"] {
+		o.Warmup = 1
+	}
+	if !o.set["iters"] {
+		o.Iters = 3
+	}
+	if !o.set["reps"] {
+		o.Reps = 1
+	}
+}
+
+// givenText is the flags given, one "--name value" (or "--name" for a
+// true bool) per flag occurrence.
+func (o *Options) givenText() []string {
+	out := make([]string, 0, len(o.given))
+	for _, g := range o.given {
+		switch {
+		case g.isBool && g.value == "true":
+			out = append(out, flagName(g.name))
+		case g.isBool:
+			out = append(out, flagName(g.name)+"="+g.value)
+		default:
+			out = append(out, flagName(g.name)+" "+g.value)
+		}
+	}
+	return out
+}
+
+// flagDiff lists the flags of mine that theirs lacks, or "none" when the
+// difference is only in what theirs has; "" when both are the same.
+func flagDiff(mine, theirs []string) string {
+	only := missingFrom(mine, theirs)
+	if len(only) == 0 && len(missingFrom(theirs, mine)) == 0 {
+		return ""
+	}
+	if len(only) == 0 {
+		return "none of them"
+	}
+	return strings.Join(only, ", ")
+}
+
+// flagDiffOther is flagDiff seen from the other side.
+func flagDiffOther(mine, theirs []string) string {
+	only := missingFrom(theirs, mine)
+	if len(only) == 0 {
+		return "none of them"
+	}
+	return strings.Join(only, ", ")
+}
+
+// missingFrom lists the items of a that b does not hold.
+func missingFrom(a, b []string) []string {
+	has := map[string]int{}
+	for _, x := range b {
+		has[x]++
+	}
+	var out []string
+	for _, x := range a {
+		if has[x] > 0 {
+			has[x]--
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
 }
 
 // agree gathers every rank's hello on rank 0, which decides; the decision is
@@ -501,6 +747,9 @@ func agree(c comm.Comm, me hello) ([]hello, int, string, error) {
 				if h.Hash != hellos[0].Hash {
 					decision.Code = exitcode.Usage
 					decision.Msg = fmt.Sprintf("ranks were started with different flags: rank %d's configuration differs from rank 0's (hash %s vs %s)", i, h.Hash, hellos[0].Hash)
+					if d := flagDiff(h.Flags, hellos[0].Flags); d != "" {
+						decision.Msg = fmt.Sprintf("ranks were started with different flags: rank %d has %s, rank 0 %s", i, d, flagDiffOther(h.Flags, hellos[0].Flags))
+					}
 					break
 				}
 				if h.Backend != hellos[0].Backend {
@@ -656,6 +905,93 @@ func parseParams(specs []string) (map[string]uint32, error) {
 	return out, nil
 }
 
+// flagName is how a flag is written: -b for one letter (as nccl-tests
+// does), --name otherwise.
+func flagName(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// dedup drops repeated items, keeping the first of each.
+func dedup(xs []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// selectedVariants names the variants the selection can reach: --variant's,
+// or those of the --case IDs; nil when every variant can run.
+func (o *Options) selectedVariants() []string {
+	if len(o.Variants) > 0 {
+		return dedup(o.Variants)
+	}
+	var names []string
+	for _, id := range o.CaseIDs {
+		v, _, _ := strings.Cut(id, "/")
+		names = append(names, v)
+	}
+	return dedup(names)
+}
+
+// checkParamsApply makes a --param that none of the selected variants has
+// a usage error: it would be ignored, and the run would not be what was
+// asked for. Unknown variant names are left to the matrix's own error.
+func checkParamsApply(params map[string]uint32, variants []string) error {
+	if len(variants) == 0 {
+		return nil
+	}
+	var vs []*kernels.Variant
+	for _, name := range variants {
+		v, err := kernels.Lookup(name)
+		if err != nil {
+			return nil
+		}
+		vs = append(vs, v)
+	}
+	names := make([]string, 0, len(params))
+	for name := range params {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		applies := false
+		var theirs []string
+		for _, v := range vs {
+			_, has := v.Param(name)
+			applies = applies || has
+			theirs = append(theirs, v.Name+": "+paramNames(v))
+		}
+		switch {
+		case applies:
+		case len(vs) == 1:
+			return exitcode.Usagef("--param %s: %s has no such parameter (its parameters: %s)", name, vs[0].Name, paramNames(vs[0]))
+		default:
+			return exitcode.Usagef("--param %s: none of the selected variants has it (their parameters: %s)", name, strings.Join(theirs, "; "))
+		}
+	}
+	return nil
+}
+
+// paramNames lists a variant's --param names, or "none".
+func paramNames(v *kernels.Variant) string {
+	var ps []string
+	for _, p := range v.Params {
+		ps = append(ps, p.Name)
+	}
+	if len(ps) == 0 {
+		return "none"
+	}
+	return strings.Join(ps, ", ")
+}
+
 // parseRepro parses a bundle's flags followed by the command line's own
 // (without --repro), so that flags given on the command line win.
 func parseRepro(path string, args []string) (*Options, error) {
@@ -682,47 +1018,88 @@ func parseRepro(path string, args []string) (*Options, error) {
 	return o, nil
 }
 
-// rerunArgs are the flags that rerun case id exactly as this run ran it,
-// on the backend it ran on.
+// rerunEffective are the flags a rerun line always writes, with the value
+// this run used (which the backend may have changed from the default), so
+// that the line reruns the case the same way on any backend's defaults.
+var rerunEffective = map[string]func(o *Options, backendName string) string{
+	"backend":        func(_ *Options, b string) string { return b },
+	"seed":           func(o *Options, _ string) string { return fmt.Sprint(o.Seed) },
+	"input":          func(o *Options, _ string) string { return o.Input },
+	"warmup":         func(o *Options, _ string) string { return fmt.Sprint(o.Warmup) },
+	"iters":          func(o *Options, _ string) string { return fmt.Sprint(o.Iters) },
+	"reps":           func(o *Options, _ string) string { return fmt.Sprint(o.Reps) },
+	"timeout":        func(o *Options, _ string) string { return o.Timeout },
+	"device-timeout": func(o *Options, _ string) string { return o.DeviceTimeout },
+	"stress":         func(o *Options, _ string) string { return fmt.Sprint(o.Stress) },
+}
+
+// rerunEffectiveOrder is the order rerunEffective's flags are written in.
+var rerunEffectiveOrder = []string{"backend", "seed", "input", "warmup", "iters", "reps", "timeout", "device-timeout", "stress"}
+
+// rerunLeftOut are the flags a rerun line drops: where reports go, what is
+// printed, and the case selection, which --case ID replaces (the size sweep
+// and the host size cap included), and artest tune's own flags (a failing
+// tune candidate reruns as an ordinary case with its launch pinned).
+var rerunLeftOut = map[string]bool{
+	"json": true, "junit": true, "jsonl": true, "plot": true, "progress": true, "list": true, "table": true, "gobench": true,
+	"repro": true, "repro-dir": true, "help": true, "version": true,
+	"case": true, "variant": true, "dtype": true, "op": true, "size": true, "mode": true, "quick": true,
+	"b": true, "e": true, "f": true, "minbytes": true, "maxbytes": true, "stepfactor": true, "host-max-size": true,
+	"tune-blocks": true, "tune-threads": true, "tune-param": true, "launch": true, "budget": true,
+	"header": true, "go": true, "merge": true,
+}
+
+// rerunArgs are the flags that rerun case id exactly as this run ran it, on
+// the backend it ran on: the effective values of rerunEffective, then every
+// other flag given on the command line (or in the bundle being rerun) that
+// rerunLeftOut does not drop, in the order given.
 func (o *Options) rerunArgs(id, backendName string) []string {
-	args := []string{"--backend", backendName, "--case", id,
-		"--seed", fmt.Sprint(o.Seed), "--input", o.Input,
-		"--warmup", fmt.Sprint(o.Warmup), "--iters", fmt.Sprint(o.Iters), "--reps", fmt.Sprint(o.Reps),
-		"--timeout", o.Timeout, "--device-timeout", o.DeviceTimeout}
-	if o.Stress > 0 {
-		args = append(args, "--stress", fmt.Sprint(o.Stress))
+	args := []string{"--backend", backendName, "--case", id}
+	for _, name := range rerunEffectiveOrder[1:] {
+		if name == "stress" && o.Stress == 0 {
+			continue
+		}
+		args = append(args, "--"+name, rerunEffective[name](o, backendName))
 	}
-	if o.PDL {
-		args = append(args, "--pdl")
+	if o.Bench && !o.set["bench"] {
+		args = append(args, "--bench") // given as the word bench
 	}
-	for _, x := range o.Inject {
-		args = append(args, "--inject", x)
-	}
-	for _, x := range o.Params {
-		args = append(args, "--param", x)
-	}
-	if o.Blocks > 0 {
-		args = append(args, "--blocks", fmt.Sprint(o.Blocks))
-	}
-	if o.Threads > 0 {
-		args = append(args, "--threads", fmt.Sprint(o.Threads))
-	}
-	if o.ShareGPU {
-		args = append(args, "--share-gpus")
-	}
-	if o.TimeSlicing {
-		args = append(args, "--time-slicing")
-	}
-	if o.set["shm-dir"] {
-		args = append(args, "--shm-dir", o.ShmDir)
-	}
-	if o.Fatbin != "" {
-		args = append(args, "--fatbin", o.Fatbin)
-	}
-	if o.NCCL != "" {
-		args = append(args, "--nccl", o.NCCL)
+	for _, g := range o.given {
+		if _, ok := rerunEffective[g.name]; ok || rerunLeftOut[g.name] {
+			continue
+		}
+		switch {
+		case g.isBool && g.value == "true":
+			args = append(args, "--"+g.name)
+		case g.isBool:
+			args = append(args, "--"+g.name+"="+g.value)
+		default:
+			args = append(args, "--"+g.name, g.value)
+		}
 	}
 	return args
+}
+
+// checkReportPaths checks that every report file asked for can be written:
+// a directory is a usage error (exit 2), a path that cannot be created (no
+// such directory, no permission, a read-only file system) an environment
+// error (exit 4).
+func (o *Options) checkReportPaths() error {
+	for _, p := range []struct{ flag, path string }{
+		{"--json", o.JSON}, {"--junit", o.JUnit}, {"--jsonl", o.JSONL}, {"--plot", o.Plot}, {"--gobench", o.GoBench},
+	} {
+		if p.path == "" {
+			continue
+		}
+		err := report.CheckWritable(p.path)
+		switch {
+		case errors.Is(err, report.ErrIsDirectory):
+			return exitcode.Usagef("%s %s: %v", p.flag, p.path, report.ErrIsDirectory)
+		case err != nil:
+			return exitcode.Envf("%s: %v", p.flag, err)
+		}
+	}
+	return nil
 }
 
 // reproDir is where repro bundles go.
@@ -741,30 +1118,33 @@ const maxReproBundles = 20
 
 // onFail (rank 0) prints the one-line rerun command of a failing case and
 // writes its repro bundle.
-func (o *Options) onFail(stderr io.Writer, ranks int, backendName string, header *report.Header) func(report.Case) {
+func (o *Options) onFail(stderr io.Writer, ranks int, backendName string, header *report.Header) func(report.Case) string {
 	written := 0
-	return func(c report.Case) {
+	return func(c report.Case) string {
+		args := o.withCaseLaunch(o.rerunArgs(c.ID, backendName), c)
+		command := repro.Command(ranks, args)
 		// A broken kernel fails every case: the first bundles say it all,
 		// and a thousand files would bury them.
 		if written == maxReproBundles {
 			fmt.Fprintf(stderr, "artest: more failing cases: no more repro lines or bundles after %d (the JSON report lists them all)\n", maxReproBundles)
 		}
 		if written++; written > maxReproBundles {
-			return
+			return command
 		}
-		args := o.withCaseLaunch(o.rerunArgs(c.ID, backendName), c)
-		b := &repro.Bundle{Case: c.ID, Ranks: ranks, Command: repro.Command(ranks, args), Args: args, Header: *header, Result: c}
+		b := &repro.Bundle{Case: c.ID, Ranks: ranks, Command: command, Args: args, Header: *header, Result: c}
 		const keep = 8 // mismatches per rank failure: the first ones are what a reader looks at
 		for i := range b.Result.Failures {
 			if f := &b.Result.Failures[i]; len(f.Mismatches) > keep {
 				f.Mismatches = f.Mismatches[:keep]
 			}
 		}
-		path, err := repro.Write(o.reproDir(), b)
+		path, err := repro.Write(o.reproDir(), b, o.Repro)
 		if err != nil {
 			fmt.Fprintf(stderr, "artest: repro %s: %s (%v)\n", c.ID, b.Command, err)
-			return
+			return command
 		}
-		fmt.Fprintf(stderr, "artest: repro %s: %s (bundle: %s; rerun: artest --repro %s)\n", c.ID, b.Command, path, path)
+		fmt.Fprintf(stderr, "artest: repro %s: %s (bundle: %s; rerun: %s)\n", c.ID, b.Command, path,
+			report.ShellCommand([]string{"mpirun", "-np", fmt.Sprint(ranks), "artest", "--repro", path}))
+		return command
 	}
 }

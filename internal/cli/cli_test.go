@@ -185,12 +185,37 @@ func TestPlantedBugsAreCaught(t *testing.T) {
 }
 
 func TestHangIsDiagnosedAndAborts(t *testing.T) {
+	dir := t.TempDir()
+	js, ju, jl := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml"), filepath.Join(dir, "r.jsonl")
+	const id = "oneshot/f32/sum/4KiB/oop-reg-plain/np4"
 	res := runWorld(t, 4, same("--backend", "host", "--variant", "oneshot", "--dtype", "f32", "--op", "sum",
-		"--size", "4K", "--mode", "oop,reg,plain,aligned", "--inject", "delay:rank=2,us=3000000", "--timeout", "300ms"))
+		"--size", "4K", "--mode", "oop,reg,plain,aligned", "--inject", "delay:rank=2,us=3000000", "--timeout", "300ms",
+		"--json", js, "--junit", ju, "--jsonl", jl))
 	require.True(t, res.aborted)
 	require.Equal(t, 3, res.abortCode)
-	require.Contains(t, res.stderr[0], "hang in case oneshot/f32/sum/4KiB/oop-reg-plain/np4")
+	require.Contains(t, res.stderr[0], "hang in case "+id)
 	require.Contains(t, res.stderr[0], "for rank 2")
+
+	// The hung case is in every report under its own ID, as hung, with
+	// the diagnosis.
+	rep := readReport(t, js)
+	require.Equal(t, 3, rep.Summary.ExitCode)
+	require.Len(t, rep.Cases, 1)
+	require.Equal(t, id, rep.Cases[0].ID)
+	require.Equal(t, report.Hung, rep.Cases[0].Verdict)
+	require.Contains(t, rep.Cases[0].Reason, "for rank 2")
+	require.Equal(t, 1, rep.Summary.Fail, "a hung case counts as failed")
+	x, err := os.ReadFile(ju)
+	require.NoError(t, err)
+	require.Contains(t, string(x), `name="`+id+`"`)
+	require.Contains(t, string(x), `type="hang"`)
+	f, err := os.Open(jl)
+	require.NoError(t, err)
+	defer f.Close()
+	streamed, _, err := report.ReadJSONL(f)
+	require.NoError(t, err)
+	require.Len(t, streamed.Cases, 1)
+	require.Equal(t, report.Hung, streamed.Cases[0].Verdict)
 }
 
 func TestUsageErrorsExit2WithOneLine(t *testing.T) {
@@ -208,6 +233,9 @@ func TestUsageErrorsExit2WithOneLine(t *testing.T) {
 		{[]string{"--backend", "tpu"}, "unknown --backend"},
 		{[]string{"--backend", "host", "--shm-dir", "/no/such/dir", "--quick"}, "does not exist"},
 		{[]string{"--case", "oneshot/bf16/sum/1MiB/oop-reg-plain/np8"}, "is for 8 ranks"},
+		{[]string{"--quick", "--inject", "delay:rank=99,us=10"}, "rank 99, but the job has 2 ranks (0 to 1)"},
+		{[]string{"--quick", "--inject", "size-mismatch:rank=5"}, "rank 5, but the job has 2 ranks"},
+		{[]string{"--quick", "--inject", "reregister:rank=2"}, "rank 2, but the job has 2 ranks"},
 	} {
 		res := runWorld(t, 2, same(append([]string{"--backend", "host"}, tc.args...)...))
 		require.Equal(t, []int{2, 2}, res.codes, "%v: %v", tc.args, res.stderr)
@@ -248,4 +276,66 @@ func TestJSONHeaderCarriesTheCommand(t *testing.T) {
 	b, err := json.Marshal(rep.Header.Versions)
 	require.NoError(t, err)
 	require.Contains(t, string(b), "artest")
+}
+
+// Report paths are checked before the first case: a path that cannot be
+// written ends the run at once with one line, not after all the work.
+func TestReportPathsAreCheckedBeforeTheRun(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "no", "such", "dir", "r")
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"--json in a missing directory", []string{"--json", missing + ".json"}, 4, "--json"},
+		{"--junit in a missing directory", []string{"--junit", missing + ".xml"}, 4, "--junit"},
+		{"--plot in a missing directory", []string{"--plot", missing + ".svg"}, 4, "--plot"},
+		{"--jsonl in a missing directory", []string{"--jsonl", missing + ".jsonl"}, 4, "--jsonl"},
+		{"--json names a directory", []string{"--json", dir}, 2, "is a directory"},
+		{"--junit names a directory", []string{"--junit", dir}, 2, "is a directory"},
+		{"--jsonl names a directory", []string{"--jsonl", dir}, 2, "is a directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := runWorld(t, 2, same(append([]string{"--backend", "host", "--case", "oneshot/f32/sum/4KiB/oop-reg-plain/np2"}, tt.args...)...))
+			require.Equal(t, []int{tt.code, tt.code}, res.codes, res.stderr)
+			lines := strings.Split(strings.TrimSpace(res.stderr[0]), "\n")
+			require.Len(t, lines, 1, res.stderr[0])
+			require.Contains(t, lines[0], tt.want)
+			require.Empty(t, res.stdout[0], "no case ran")
+		})
+	}
+}
+
+// The default output is a summary that fits one screen: failures first with
+// their repro lines, no case rows; --table full prints every case.
+func TestOutputIsASummaryUnlessTableFull(t *testing.T) {
+	args := []string{"--backend", "host", "--quick", "--variant", "twoshot,nccl", "--dtype", "bf16", "--iters", "0", "--inject", "skip-last"}
+	res := runWorld(t, 2, same(args...))
+	require.Equal(t, []int{1, 1}, res.codes, res.stderr)
+	out := res.stdout[0]
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	require.LessOrEqual(t, len(lines), 60, out)
+	for _, l := range lines {
+		require.True(t, strings.HasPrefix(l, "#"), "no case rows by default: %q", l)
+	}
+	require.Contains(t, out, "# FAIL twoshot/bf16/sum/")
+	require.Contains(t, out, "#   repro: mpirun -np 2 artest --backend host --case twoshot/bf16/sum/")
+	require.Less(t, strings.Index(out, "# FAIL "), strings.Index(out, "# variant twoshot:"), "failures first")
+
+	res = runWorld(t, 2, same(append(args, "--table", "full")...))
+	require.Equal(t, []int{1, 1}, res.codes, res.stderr)
+	rows := 0
+	for _, l := range strings.Split(res.stdout[0], "\n") {
+		if l != "" && !strings.HasPrefix(l, "#") {
+			rows++
+		}
+	}
+	require.Positive(t, rows, "--table full prints the case rows")
+
+	res = runWorld(t, 2, same("--backend", "host", "--quick", "--table", "wide"))
+	require.Equal(t, []int{2, 2}, res.codes)
+	require.Contains(t, res.stderr[0], "--table")
 }

@@ -21,6 +21,22 @@ const CompareWord = "compare"
 // `artest compare`.
 func IsCompare(args []string) bool { return len(args) > 0 && args[0] == CompareWord }
 
+// launcherRankVars are the environment variables in which MPI launchers
+// (Open MPI, MPICH/Hydra, PMIx) give a process its rank.
+var launcherRankVars = []string{"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}
+
+// CompareMain is Compare as the binary runs it: started under mpirun
+// (which it does not need), every rank would print the same comparison,
+// so only rank 0 prints; the others return the same exit code silently.
+func CompareMain(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	for _, k := range launcherRankVars {
+		if r := getenv(k); r != "" && r != "0" {
+			return Compare(args, io.Discard, io.Discard)
+		}
+	}
+	return Compare(args, stdout, stderr)
+}
+
 // Compare runs `artest compare OLD NEW [flags]` (args without the program
 // name and the word "compare"): it prints the per-case comparison of two
 // reports and returns 0 when no case got slower than the thresholds or
@@ -65,7 +81,7 @@ func Compare(args []string, stdout, stderr io.Writer) int {
 		return fail("%v", err)
 	}
 	rows := bench.Compare(old, nw, t)
-	if s := bench.Summarize(rows); s.Compared == 0 {
+	if s := bench.Summarize(rows); s.Common == 0 {
 		return fail("%s and %s have no case in common (same variants, sizes, modes and rank count?)", files[0], files[1])
 	}
 	if err := bench.WriteComparison(stdout, files[0], files[1], old, nw, t, rows); err != nil {
@@ -84,6 +100,7 @@ func Compare(args []string, stdout, stderr io.Writer) int {
 type compareThresholdFlags struct {
 	smallSlowdown, bwDrop float64 // percent
 	smallBelow            string
+	alpha                 float64
 }
 
 func compareFlags() (*flag.FlagSet, *compareThresholdFlags) {
@@ -94,6 +111,7 @@ func compareFlags() (*flag.FlagSet, *compareThresholdFlags) {
 	fs.Float64Var(&th.smallSlowdown, "max-slowdown-small", 100*d.MaxSlowdown, "percent: a case below --small-below fails the gate when its time grew by more")
 	fs.Float64Var(&th.bwDrop, "max-bw-drop", 100*d.MaxBWDrop, "percent: a case from --small-below up fails the gate when its busbw fell by more")
 	fs.StringVar(&th.smallBelow, "small-below", cases.FormatSize(d.SmallBelow), "size that splits small (judged by time) from large (judged by busbw) cases")
+	fs.Float64Var(&th.alpha, "alpha", d.Alpha, fmt.Sprintf("significance level: a change past a limit is NOISE, not SLOWER, when both cases kept %d or more timed repetitions (artest bench keeps them) and their Mann-Whitney U test gives p at or above it; 0: the limits alone decide", bench.MinRepetitions))
 	return fs, th
 }
 
@@ -104,11 +122,14 @@ func (f *compareThresholdFlags) thresholds() (bench.Thresholds, error) {
 	if f.bwDrop >= 100 {
 		return bench.Thresholds{}, fmt.Errorf("--max-bw-drop %s: a drop of 100%% or more cannot happen; want less than 100", strconv.FormatFloat(f.bwDrop, 'g', -1, 64))
 	}
+	if f.alpha < 0 || f.alpha >= 1 {
+		return bench.Thresholds{}, fmt.Errorf("--alpha %s: want at least 0 and below 1, e.g. 0.05", strconv.FormatFloat(f.alpha, 'g', -1, 64))
+	}
 	small, err := cases.ParseSize(f.smallBelow)
 	if err != nil {
 		return bench.Thresholds{}, fmt.Errorf("--small-below: %v", err)
 	}
-	return bench.Thresholds{SmallBelow: small, MaxSlowdown: f.smallSlowdown / 100, MaxBWDrop: f.bwDrop / 100}, nil
+	return bench.Thresholds{SmallBelow: small, MaxSlowdown: f.smallSlowdown / 100, MaxBWDrop: f.bwDrop / 100, Alpha: f.alpha}, nil
 }
 
 func printCompareHelp(w io.Writer) {
@@ -119,7 +140,10 @@ Compares two artest reports (--json, or --jsonl streams) case by case, matched b
 case ID: old and new time and busbw, and the change. A case is SLOWER when its
 time grew by more than --max-slowdown-small percent (sizes below --small-below)
 or its busbw fell by more than --max-bw-drop percent (the other sizes), and
-FAILS when it fails in NEW but did not in OLD. No MPI is needed.
+FAILS when it fails in NEW but did not in OLD. A change past a limit is NOISE
+(not SLOWER) when both cases kept at least 4 timed repetitions (artest bench
+keeps them in the JSON) and a Mann-Whitney U test of them gives p >= --alpha.
+No MPI is needed.
 
 `, "\n"))
 	fs, _ := compareFlags()

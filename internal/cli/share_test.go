@@ -24,6 +24,10 @@ type sharedHost struct {
 
 func (s sharedHost) RanksPerGPU() int { return 4 }
 
+// Name is cuda's, so that nothing the host backend's name turns on
+// (its timing defaults, its size cap) stands in for what sharing does.
+func (s sharedHost) Name() string { return "cuda" }
+
 func (s sharedHost) GridCap(l *backend.Launch) (int, string, error) {
 	c, ok := s.caps[l.Variant.Name]
 	if !ok {
@@ -52,12 +56,13 @@ func TestSharedGPUsCapTheGrid(t *testing.T) {
 	js := filepath.Join(t.TempDir(), "r.json")
 	caps := map[string][]int{"oneshot": {6, 3, 6, 5}, "twoshot": {4, 4, 0, 4}}
 	res := runWorldWith(t, 4, same("--backend", "cuda", "--variant", "oneshot,twoshot,ring", "--dtype", "f32", "--op", "sum",
-		"--size", "64K", "--mode", "oop,reg,plain", "--iters", "0", "--json", js), openShared(t, caps))
+		"--size", "64K", "--mode", "oop,reg,plain", "--iters", "0", "--device-timeout", "30s", "--json", js), openShared(t, caps))
 	require.Equal(t, []int{0, 0, 0, 0}, res.codes, "stderr: %v\nstdout: %s", res.stderr, res.stdout[0])
 	require.Contains(t, res.stdout[0], "# SHARED GPUs: 4 ranks on 1 GPU(s), up to 4 per GPU, mps; protocol coverage only, the times below mean nothing")
 
 	rep := readReport(t, js)
 	require.Equal(t, "4 ranks on 1 GPU(s), up to 4 per GPU, mps", rep.Header.SharedGPUs)
+	require.Equal(t, []int{1, 0, 1}, []int{rep.Header.Warmup, rep.Header.Iters, rep.Header.Reps}, "--iters 0 given; warmup and reps as on the host")
 	byVariant := map[string]report.Case{}
 	for _, c := range rep.Cases {
 		byVariant[c.Variant] = c

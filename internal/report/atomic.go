@@ -18,13 +18,29 @@ import (
 // killed mid-write, or a write that fails, never leaves a half-written report
 // for the next step to parse. The new file keeps the mode of the file it
 // replaces, or gets 0644.
+//
+// A symlink is followed: its target is written (atomically, next to the
+// target) and the link stays. A character device, a FIFO or another node
+// that is not a regular file (/dev/null, /dev/stdout's pipe) is written in
+// place: renaming a temporary file over it would replace the node itself.
+// A directory is refused.
 func WriteFileAtomic(path string, write func(io.Writer) error) (err error) {
-	dir, base := filepath.Split(path)
+	target, info, err := resolveTarget(path)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if info != nil && info.IsDir() {
+		return fmt.Errorf("write %s: is a directory", path)
+	}
+	if info != nil && !info.Mode().IsRegular() {
+		return writeInPlace(path, target, write)
+	}
+	dir, base := filepath.Split(target)
 	if dir == "" {
 		dir = "."
 	}
 	mode := fs.FileMode(0o644)
-	if info, statErr := os.Stat(path); statErr == nil {
+	if info != nil {
 		mode = info.Mode().Perm()
 	}
 
@@ -56,7 +72,7 @@ func WriteFileAtomic(path string, write func(io.Writer) error) (err error) {
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := os.Rename(tmpName, path); err != nil {
+	if err := os.Rename(tmpName, target); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := syncDir(dir); err != nil {
@@ -66,6 +82,93 @@ func WriteFileAtomic(path string, write func(io.Writer) error) (err error) {
 	}
 	return nil
 }
+
+// maxSymlinks bounds a chain of links, as the kernel's ELOOP does.
+const maxSymlinks = 40
+
+// resolveTarget follows path's symlinks to the name that is to be written.
+// info describes what is there, nil when nothing is (a new file, or a link
+// whose target does not exist yet).
+func resolveTarget(path string) (string, fs.FileInfo, error) {
+	target := path
+	for range maxSymlinks {
+		info, err := os.Lstat(target)
+		if errors.Is(err, fs.ErrNotExist) {
+			return target, nil, nil
+		}
+		if err != nil {
+			return "", nil, err
+		}
+		if info.Mode().Type() != fs.ModeSymlink {
+			return target, info, nil
+		}
+		link, err := os.Readlink(target)
+		if err != nil {
+			return "", nil, err
+		}
+		if !filepath.IsAbs(link) {
+			link = filepath.Join(filepath.Dir(target), link)
+		}
+		target = link
+	}
+	return "", nil, fmt.Errorf("more than %d symlinks: %w", maxSymlinks, syscall.ELOOP)
+}
+
+// writeInPlace writes a node that is not a regular file (a device, a FIFO)
+// through an ordinary open: there is nothing to replace atomically, and the
+// node must stay what it is. O_TRUNC is not asked for: devices and FIFOs
+// have no length to cut.
+func writeInPlace(path, target string, write func(io.Writer) error) error {
+	f, err := os.OpenFile(target, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	buf := bufio.NewWriter(f)
+	err = write(buf)
+	if err == nil {
+		err = buf.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// CheckWritable says, before a run, whether WriteFileAtomic could write path
+// once the run ends: a directory is refused (ErrIsDirectory), and for a
+// regular file, new or not, a temporary file must be creatable beside its
+// target (the parent exists, is a directory and takes new files). A device
+// or a FIFO must be writable by this process; it is not opened, since
+// opening a FIFO for writing waits for a reader.
+func CheckWritable(path string) error {
+	target, info, err := resolveTarget(path)
+	if err != nil {
+		return err
+	}
+	if info != nil && info.IsDir() {
+		return fmt.Errorf("%s: %w", path, ErrIsDirectory)
+	}
+	if info != nil && !info.Mode().IsRegular() {
+		if err := syscall.Access(target, 2 /* W_OK */); err != nil {
+			return fmt.Errorf("%s: not writable: %w", path, err)
+		}
+		return nil
+	}
+	dir := filepath.Dir(target)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(target)+".check-*")
+	if err != nil {
+		return fmt.Errorf("%s: cannot create a file in %s: %w", path, dir, err)
+	}
+	name := tmp.Name()
+	tmp.Close()
+	return os.Remove(name)
+}
+
+// ErrIsDirectory: a report path names a directory.
+var ErrIsDirectory = errors.New("is a directory, not a file")
 
 func syncDir(dir string) error {
 	d, err := os.Open(dir)

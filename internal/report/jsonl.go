@@ -26,18 +26,52 @@ type jsonlLine struct {
 	Summary *Summary `json:"summary,omitempty"`
 }
 
-// CreateJSONL creates (or truncates) path and writes the header line.
+// CreateJSONL opens path for appending (creating it if needed) and writes
+// the header line: a file that already holds runs keeps them, and the new
+// run's lines follow.
 func CreateJSONL(path string, h *Header) (*JSONLWriter, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("create JSON Lines report: %w", err)
 	}
 	w := &JSONLWriter{f: f, path: path}
+	// A run killed mid-write leaves its last line without a newline; end
+	// it, so this run's header starts a line of its own.
+	if err := endLastLine(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("create JSON Lines report: %s: %w", path, err)
+	}
 	if err := w.write(jsonlLine{Header: h}); err != nil {
 		f.Close()
 		return nil, err
 	}
 	return w, nil
+}
+
+// endLastLine writes a newline when f (opened for appending) is a
+// non-empty regular file whose last byte is not one.
+func endLastLine(f *os.File) error {
+	info, err := f.Stat()
+	if err != nil || !info.Mode().IsRegular() || info.Size() == 0 {
+		return err
+	}
+	last := make([]byte, 1)
+	if _, err := f.ReadAt(last, info.Size()-1); err != nil {
+		// Opened write-only: reopen to read the last byte.
+		r, oerr := os.Open(f.Name())
+		if oerr != nil {
+			return oerr
+		}
+		defer r.Close()
+		if _, err := r.ReadAt(last, info.Size()-1); err != nil {
+			return err
+		}
+	}
+	if last[0] == '\n' {
+		return nil
+	}
+	_, err = f.Write([]byte{'\n'})
+	return err
 }
 
 // Append writes one finished case and syncs it to disk.
@@ -72,7 +106,8 @@ func (w *JSONLWriter) write(l jsonlLine) error {
 // ReadJSONL rebuilds a report from a JSON Lines stream. complete says
 // whether the summary line was there (the run ended cleanly); without it the
 // report holds every case that finished before the run stopped. A truncated
-// last line (a write cut by a crash) is ignored.
+// last line (a write cut by a crash) is ignored. A file that several runs
+// appended to reads as its last run: every header line starts a new one.
 func ReadJSONL(r io.Reader) (rep *Report, complete bool, err error) {
 	rep = &Report{}
 	sc := bufio.NewScanner(r)
@@ -81,18 +116,22 @@ func ReadJSONL(r io.Reader) (rep *Report, complete bool, err error) {
 	var pendingErr error
 	for sc.Scan() {
 		line++
-		if pendingErr != nil {
+		var l jsonlLine
+		err := json.Unmarshal(sc.Bytes(), &l)
+		if pendingErr != nil && (err != nil || l.Header == nil) {
+			// Only the last line of a run may be cut short: the last of
+			// the file, or the one before the next run's header.
 			return nil, false, pendingErr
 		}
-		var l jsonlLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			// Only the last line may be cut short.
+		pendingErr = nil
+		if err != nil {
 			pendingErr = fmt.Errorf("JSON Lines report line %d: %w", line, err)
 			continue
 		}
 		switch {
 		case l.Header != nil:
-			rep.Header = *l.Header
+			rep = &Report{Header: *l.Header}
+			complete = false
 		case l.Case != nil:
 			rep.Cases = append(rep.Cases, *l.Case)
 		case l.Summary != nil:

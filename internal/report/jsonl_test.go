@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -64,9 +65,11 @@ func TestJSONLWithoutSummaryKeepsFinishedCases(t *testing.T) {
 		})
 	}
 
-	broken := append([]byte(`{"header":`+"\n"), data...)
+	// A cut line is forgiven only at the end of a run: before a case line
+	// it is damage.
+	broken := []byte(`{"header":{}}` + "\n" + `{"case":` + "\n" + `{"case":{"id":"x"}}` + "\n")
 	_, _, err = ReadJSONL(bytes.NewReader(broken))
-	require.ErrorContains(t, err, "line 1")
+	require.ErrorContains(t, err, "line 2")
 
 	_, _, err = ReadJSONL(bytes.NewReader(nil))
 	require.ErrorContains(t, err, "empty")
@@ -75,4 +78,47 @@ func TestJSONLWithoutSummaryKeepsFinishedCases(t *testing.T) {
 func TestCreateJSONLInMissingDirectory(t *testing.T) {
 	_, err := CreateJSONL(filepath.Join(t.TempDir(), "no", "such", "run.jsonl"), &Header{})
 	require.ErrorContains(t, err, "create JSON Lines report")
+}
+
+// --jsonl appends: a second run adds its lines after the first run's, and
+// reading the file gives the last run.
+func TestJSONLAppends(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "runs.jsonl")
+	for run, id := range []string{"first/case", "second/case"} {
+		w, err := CreateJSONL(path, &Header{Tool: "artest", Seed: uint64(run)})
+		require.NoError(t, err)
+		require.NoError(t, w.Append(Case{ID: id, Verdict: Pass}))
+		require.NoError(t, w.Close(Summary{Pass: 1}))
+	}
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, 6, strings.Count(string(b), "\n"), "both runs' header, case and summary lines")
+	require.Contains(t, string(b), "first/case")
+
+	rep, complete, err := ReadJSONL(strings.NewReader(string(b)))
+	require.NoError(t, err)
+	require.True(t, complete)
+	require.Equal(t, uint64(1), rep.Header.Seed)
+	require.Len(t, rep.Cases, 1)
+	require.Equal(t, "second/case", rep.Cases[0].ID)
+}
+
+// A run killed mid-line, then another run appended: the cut line is
+// skipped and the file reads as the new run.
+func TestJSONLAppendsAfterACutLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "runs.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(`{"header":{"tool":"artest"}}`+"\n"+`{"case":{"id":"cut`), 0o644))
+	w, err := CreateJSONL(path, &Header{Tool: "artest", Seed: 9})
+	require.NoError(t, err)
+	require.NoError(t, w.Append(Case{ID: "new/case", Verdict: Pass}))
+	require.NoError(t, w.Close(Summary{Pass: 1}))
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	rep, complete, err := ReadJSONL(f)
+	require.NoError(t, err)
+	require.True(t, complete)
+	require.Equal(t, uint64(9), rep.Header.Seed)
+	require.Len(t, rep.Cases, 1)
+	require.Equal(t, "new/case", rep.Cases[0].ID)
 }

@@ -12,6 +12,10 @@ const (
 	Pass    Verdict = "pass"
 	Fail    Verdict = "FAIL"
 	Skipped Verdict = "skipped"
+	// Hung: the case never finished (the watchdog fired, or a kernel block
+	// gave up waiting); its failure of kind "hang" holds the diagnosis. It
+	// counts as a failure.
+	Hung Verdict = "HUNG"
 )
 
 // Header is the environment a run happened in: enough to reproduce it.
@@ -118,6 +122,8 @@ type Case struct {
 	// PDLGainUS the difference: what the overlap saves per call.
 	NoPDLTimeUS float64 `json:"nopdl_time_us,omitempty"`
 	PDLGainUS   float64 `json:"pdl_gain_us,omitempty"`
+	// Repro is the command line that reruns a failed (or hung) case.
+	Repro string `json:"repro,omitempty"`
 }
 
 // Summary counts verdicts and carries the exit code the run ends with.

@@ -247,6 +247,9 @@ func tableRow(c *Case, verdict Verdict) string {
 		positiveOrAbsent(c.Speedup, tableColumns[10].width, 2),
 		string(verdict),
 	}
+	if c.Verdict == Hung {
+		cells[11] = string(Hung)
+	}
 	if verdict != Skipped {
 		cells[8] = strconv.FormatUint(c.Wrong, 10)
 	}

@@ -6,8 +6,10 @@ package repro
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,10 +57,21 @@ func FileName(id string) string {
 }
 
 // Write stores b in dir under FileName(b.Case), atomically, and returns the
-// path.
-func Write(dir string, b *Bundle) (string, error) {
+// path. When that path is the bundle keep (the one a rerun was started
+// from), the new bundle goes under the first free name of the form
+// artest-repro-<case>.rerun-N.json instead, so the original is never lost.
+func Write(dir string, b *Bundle, keep string) (string, error) {
 	b.Format = FormatVersion
 	path := filepath.Join(dir, FileName(b.Case))
+	if keep != "" && sameFile(path, keep) {
+		base := strings.TrimSuffix(FileName(b.Case), ".json")
+		for n := 1; ; n++ {
+			path = filepath.Join(dir, fmt.Sprintf("%s.rerun-%d.json", base, n))
+			if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+				break
+			}
+		}
+	}
 	err := report.WriteFileAtomic(path, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
@@ -69,6 +82,20 @@ func Write(dir string, b *Bundle) (string, error) {
 		return "", fmt.Errorf("write repro bundle: %w", err)
 	}
 	return path, nil
+}
+
+// sameFile reports whether a and b name one existing file (through links,
+// relative paths or hard links alike).
+func sameFile(a, b string) bool {
+	ia, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	ib, err := os.Stat(b)
+	if err != nil {
+		return false
+	}
+	return os.SameFile(ia, ib)
 }
 
 // Read loads a bundle and checks that it can be rerun.

@@ -111,6 +111,26 @@ func (in *Inject) Parse(spec string) error {
 	return nil
 }
 
+// CheckRanks says whether every fault aimed at a rank names one of a job of
+// world ranks: a fault at a rank that does not exist plants nothing, and
+// the run would pass as if it had been caught.
+func (in *Inject) CheckRanks(world int) error {
+	for _, f := range []struct {
+		on   bool
+		name string
+		rank int
+	}{
+		{in.Bits&kernels.InjectDelay != 0, "delay", in.DelayRank},
+		{in.SizeMismatch, "size-mismatch", in.SizeMismatchRank},
+		{in.Reregister, "reregister", in.ReregisterRank},
+	} {
+		if f.on && f.rank >= world {
+			return fmt.Errorf("--inject %s aims at rank %d, but the job has %d ranks (0 to %d)", f.name, f.rank, world, world-1)
+		}
+	}
+	return nil
+}
+
 // Specs is what was asked for, for the report header and repro lines.
 func (in *Inject) Specs() []string { return append([]string(nil), in.specs...) }
 

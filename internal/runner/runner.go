@@ -54,12 +54,19 @@ type Config struct {
 	// JSONLPath, when set, is appended case by case while the run goes on
 	// (fsynced), so an abort or a crash keeps every finished case.
 	JSONLPath string
+	// GoBenchPath, when set, gets every timed repetition in Go's benchmark
+	// format (report.WriteGoBench) at the end.
+	GoBenchPath string
 	// Progress: rank 0 prints one line per finished case to Stderr.
 	Progress bool
 	// OnFail, when set, is called on rank 0 for every failing case and for
 	// the case that hung (the CLI prints the rerun command and writes the
-	// repro bundle).
-	OnFail func(report.Case)
+	// repro bundle); it returns the rerun command, kept in the case.
+	OnFail func(report.Case) string
+	// FullTable: rank 0 prints every case's row (report.WriteTable), not
+	// only the summary (report.WriteSummary). Bench runs print their own
+	// table either way.
+	FullTable bool
 
 	// Agg combines the ranks' per-call times of each repetition (default:
 	// the max); the case's time is the median over repetitions.
@@ -223,14 +230,14 @@ func (r *run) loop() (int, error) {
 		}
 		if r.c.Rank() == 0 {
 			merged.Seconds = time.Since(start).Seconds()
-			r.rep.Cases = append(r.rep.Cases, merged)
-			r.streamCase(merged, len(r.rep.Cases))
 			if merged.Verdict == report.Fail {
 				code = exitcode.Wrong
 				if r.cfg.OnFail != nil {
-					r.cfg.OnFail(merged)
+					merged.Repro = r.cfg.OnFail(merged)
 				}
 			}
+			r.rep.Cases = append(r.rep.Cases, merged)
+			r.streamCase(merged, len(r.rep.Cases))
 		}
 		if fatal != "" {
 			return exitcode.Wrong, fmt.Errorf("run stopped after %s: %s", c.ID(), fatal)
@@ -366,6 +373,12 @@ func (r *run) agreeSkip(reason string) (string, error) {
 	return "", nil
 }
 
+// writeReports writes the table, draws the plot (AfterReports), writes the
+// Go benchmark file, then closes the JSON Lines stream and writes the JSON
+// and JUnit files, in that
+// order: a failure of an earlier step turns an exit code of 0 into 4 before
+// the later files record it, so the reports say the code the process exits
+// with.
 func (r *run) writeReports() error {
 	rep := r.rep
 	attachNCCL(rep.Cases)
@@ -377,25 +390,33 @@ func (r *run) writeReports() error {
 			if firstErr == nil {
 				firstErr = err
 			}
+			if rep.Summary.ExitCode == exitcode.OK {
+				rep.Summary.ExitCode = exitcode.Env
+			}
 		}
+	}
+	if r.cfg.Bench {
+		note(report.WriteBenchTable(r.cfg.Stdout, rep))
+	} else if r.cfg.FullTable {
+		note(report.WriteTable(r.cfg.Stdout, rep))
+	} else {
+		note(report.WriteSummary(r.cfg.Stdout, rep))
+	}
+	if r.cfg.AfterReports != nil {
+		note(r.cfg.AfterReports(rep))
+	}
+	if r.cfg.GoBenchPath != "" {
+		note(report.WriteFileAtomic(r.cfg.GoBenchPath, func(w io.Writer) error { return report.WriteGoBench(w, rep) }))
 	}
 	if r.jsonl != nil {
 		note(r.jsonl.Close(rep.Summary))
 		r.jsonl = nil
-	}
-	if r.cfg.Bench {
-		note(report.WriteBenchTable(r.cfg.Stdout, rep))
-	} else {
-		note(report.WriteTable(r.cfg.Stdout, rep))
 	}
 	if r.cfg.JSONPath != "" {
 		note(report.WriteFileAtomic(r.cfg.JSONPath, func(w io.Writer) error { return report.WriteJSON(w, rep) }))
 	}
 	if r.cfg.JUnitPath != "" {
 		note(report.WriteFileAtomic(r.cfg.JUnitPath, func(w io.Writer) error { return report.WriteJUnit(w, rep) }))
-	}
-	if r.cfg.AfterReports != nil {
-		note(r.cfg.AfterReports(rep))
 	}
 	return firstErr
 }
@@ -467,14 +488,20 @@ func (r *run) hang(c cases.Case, what string, blocks int, gaveUp bool) {
 	}
 	fmt.Fprintf(r.cfg.Stderr, "artest: %s\n", msg)
 	if r.c.Rank() == 0 {
+		// The hung case goes into every report under its own ID, beside
+		// the run-level error.
+		hung := report.Case{ID: c.ID(), Variant: c.Variant, DType: c.DType.String(), Op: c.Op.String(),
+			Bytes: c.Bytes, Count: c.Count(), Mode: c.Mode.String(), Ranks: c.Ranks,
+			Verdict: report.Hung, Reason: msg, Iters: r.cfg.Iters, Stress: r.cfg.Stress,
+			Failures: []report.RankFailure{{Rank: r.c.Rank(), Kind: "hang", Detail: diag}}}
+		if r.cfg.OnFail != nil {
+			hung.Repro = r.cfg.OnFail(hung)
+		}
+		r.rep.Cases = append(r.rep.Cases, hung)
+		r.streamCase(hung, len(r.rep.Cases))
 		r.rep.Summary.ExitCode = exitcode.Hang
 		r.rep.Summary.Error = msg
 		_ = r.writeReports()
-		if r.cfg.OnFail != nil {
-			r.cfg.OnFail(report.Case{ID: c.ID(), Variant: c.Variant, DType: c.DType.String(), Op: c.Op.String(),
-				Bytes: c.Bytes, Count: c.Count(), Mode: c.Mode.String(), Ranks: c.Ranks,
-				Verdict: report.Fail, Reason: msg})
-		}
 	}
 	if f, ok := r.cfg.Stdout.(*os.File); ok {
 		_ = f.Sync()

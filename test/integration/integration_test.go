@@ -212,7 +212,8 @@ func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
 		{[]string{"--variant", "threeshot"}, "unknown variant"},
 		{[]string{"--size", "6", "--dtype", "f32"}, "not a whole number"},
 		{[]string{"--shm-dir", "/no/such/dir", "--quick"}, "does not exist"},
-		{[]string{"--variant", "oneshot", "--case", "oneshot/f32/sum/4KiB/oop-reg-plain/np8"}, "is for 8 ranks"},
+		{[]string{"--case", "oneshot/f32/sum/4KiB/oop-reg-plain/np8"}, "is for 8 ranks"},
+		{[]string{"--variant", "oneshot", "--case", "oneshot/f32/sum/4KiB/oop-reg-plain/np2"}, "--case selects exact cases: drop --variant"},
 	} {
 		o := mpirun(t, 2, time.Minute, tc.args...)
 		require.Equal(t, 2, o.code, "%v\n%s", tc.args, o.stderr)

@@ -28,7 +28,7 @@ func TestReproBundleRerunsTheFailure(t *testing.T) {
 	require.Equal(t, 1, o.code, "%s\n%s", o.stdout, o.stderr)
 	bundle := filepath.Join(dir, repro.FileName(id))
 	require.Contains(t, o.stderr, "artest: repro "+id+": mpirun -np 2 artest --backend host --case "+id+" --seed 7")
-	require.Contains(t, o.stderr, "rerun: artest --repro "+bundle)
+	require.Contains(t, o.stderr, "rerun: mpirun -np 2 artest --repro "+bundle)
 
 	b, err := repro.Read(bundle)
 	require.NoError(t, err)

@@ -268,8 +268,10 @@ func alignUp(n, a int64) int64 { return (n + a - 1) / a * a }
 // maps every peer's and removes the names once everyone holds a mapping, so
 // a crash leaves nothing behind in the directory.
 func (b *Backend) Setup(c comm.Comm, capacity int64) (*backend.World, error) {
-	if st, err := os.Stat(b.dir); err != nil || !st.IsDir() {
+	if st, err := os.Stat(b.dir); err != nil {
 		return nil, exitcode.Usagef("shared-memory directory %s does not exist (pass --shm-dir DIR)", b.dir)
+	} else if !st.IsDir() {
+		return nil, exitcode.Usagef("--shm-dir %s is not a directory (pass --shm-dir DIR)", b.dir)
 	}
 	job := make([]byte, 8)
 	if c.Rank() == 0 {

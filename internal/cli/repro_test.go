@@ -1,0 +1,43 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/artest/artest/internal/repro"
+)
+
+// A rerun that fails again writes its own bundle, never over the bundle it
+// was started from (rerun with --seed 8, it would lose the original seed).
+func TestReproRerunKeepsTheBundleItRead(t *testing.T) {
+	dir := t.TempDir()
+	res := runWorld(t, 2, same("--backend", "host", "--case", "twoshot/bf16/sum/4100B/oop-reg-plain/np2",
+		"--iters", "0", "--inject", "skip-last", "--repro-dir", dir))
+	require.Equal(t, []int{1, 1}, res.codes, res.stderr)
+	first := filepath.Join(dir, repro.FileName("twoshot/bf16/sum/4100B/oop-reg-plain/np2"))
+	original, err := os.ReadFile(first)
+	require.NoError(t, err, res.stderr[0])
+
+	res = runWorld(t, 2, same("--repro", first, "--seed", "8", "--repro-dir", dir))
+	require.Equal(t, []int{1, 1}, res.codes, res.stderr)
+	after, err := os.ReadFile(first)
+	require.NoError(t, err)
+	require.Equal(t, string(original), string(after), "the bundle read is kept as it was")
+
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 2, "the rerun's bundle sits beside it")
+	var second string
+	for _, e := range entries {
+		if p := filepath.Join(dir, e.Name()); p != first {
+			second = p
+		}
+	}
+	b, err := repro.Read(second)
+	require.NoError(t, err)
+	require.Contains(t, b.Args, "8", "the new bundle has the new seed")
+	require.Contains(t, res.stderr[0], second)
+}

@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/artest/artest/cases"
+	"github.com/artest/artest/internal/exitcode"
+)
+
+// Inputs that used to run something other than what was asked for,
+// silently: each is a usage error now.
+func TestSilentSurprisesAreUsageErrors(t *testing.T) {
+	const id = "oneshot/f32/sum/4KiB/oop-reg-plain/np2"
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"--case with --variant", []string{"--case", id, "--variant", "twoshot"}, "--case selects exact cases: drop --variant"},
+		{"--case with --dtype", []string{"--case", id, "--dtype", "f16"}, "drop --dtype"},
+		{"--case with --quick", []string{"--case", id, "--quick"}, "drop --quick"},
+		{"--param no selected variant has", []string{"--variant", "oneshot", "--param", "lanes=4"}, "--param lanes: oneshot has no such parameter (its parameters: none)"},
+		{"--param not of the case's variant", []string{"--case", id, "--param", "gather=1"}, "--param gather: oneshot has no such parameter"},
+		{"--param of one of two variants is fine, of none is not", []string{"--variant", "oneshot,twoshot", "--param", "lanes=2"}, "twoshot: gather"},
+		{"empty --size", []string{"--size", ""}, "--size: empty"},
+		{"empty --dtype", []string{"--dtype", ""}, "flag -dtype: empty list"},
+		{"empty --variant", []string{"--variant", " , "}, "flag -variant: empty list"},
+		{"empty --op", []string{"--op", ""}, "flag -op: empty list"},
+		{"empty --mode", []string{"--mode", ""}, "flag -mode: empty list"},
+		{"empty --case", []string{"--case", ""}, "flag -case: empty list"},
+		{"empty -b", []string{"bench", "-b", ""}, "-b: empty"},
+		{"empty --host-max-size", []string{"--host-max-size", ""}, "--host-max-size: empty"},
+		{"absurd --stress", []string{"--stress", "9223372036854775807"}, "--stress 9223372036854775807: at most 10000000"},
+		{"--timeout below the minimum", []string{"--timeout", "1ns"}, "--timeout 1ns: at least 100ms"},
+		{"--device-timeout below the minimum", []string{"--device-timeout", "1us"}, "--device-timeout 1us: 0 or at least 100ms"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Parse(tt.args)
+			require.ErrorContains(t, err, tt.want)
+			require.Equal(t, exitcode.Usage, exitcode.Of(err))
+		})
+	}
+}
+
+func TestSelectionThatIsFine(t *testing.T) {
+	o, err := Parse([]string{"--variant", "oneshot,ring", "--param", "lanes=4"})
+	require.NoError(t, err, "ring has lanes")
+	require.Equal(t, uint32(4), o.params["lanes"])
+
+	o, err = Parse([]string{"--case", "a/f32/sum/4B/oop-reg-plain/np2", "--case", "b/f32/sum/4B/oop-reg-plain/np2,a/f32/sum/4B/oop-reg-plain/np2"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"a/f32/sum/4B/oop-reg-plain/np2", "b/f32/sum/4B/oop-reg-plain/np2"}, o.sel.IDs, "a case named twice runs once")
+
+	_, err = Parse([]string{"--timeout", "100ms", "--device-timeout", "0", "--stress", "10000000"})
+	require.NoError(t, err, "the limits themselves are allowed")
+}
+
+// --list shows what the run would run: on the host backend the default
+// matrix stops at --host-max-size, and --list says the same.
+func TestListOnHostDropsWhatTheRunDrops(t *testing.T) {
+	limit, err := cases.ParseSize("2M")
+	require.NoError(t, err)
+	res := runWorld(t, 2, same("--backend", "host", "--list", "--variant", "oneshot", "--dtype", "f32", "--op", "sum"))
+	require.Equal(t, []int{0, 0}, res.codes, res.stderr)
+	ids := strings.Fields(res.stdout[0])
+	require.NotEmpty(t, ids)
+	for _, id := range ids {
+		c, err := cases.ParseID(id)
+		require.NoError(t, err)
+		require.LessOrEqual(t, c.Bytes, limit, id)
+	}
+
+	res = runWorld(t, 2, same("--backend", "host", "--list", "--variant", "oneshot", "--dtype", "f32", "--op", "sum", "--size", "4M", "--mode", "oop,reg,plain,aligned"))
+	require.Equal(t, []int{0, 0}, res.codes, res.stderr)
+	require.Equal(t, "oneshot/f32/sum/4MiB/oop-reg-plain/np2\n", res.stdout[0], "an explicit --size is not capped")
+}
