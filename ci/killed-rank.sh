@@ -40,8 +40,10 @@ after=$(grep -c '^{"case":' "$jl")
 echo "mpirun exit $rc, $took s after the kill; JSONL holds $after case lines (>= $before before the kill)"
 grep -i "rank 1" "$out/killed-rank-np$np.out" | head -3
 grep -c '"verdict":"pass"' "$jl" | sed 's/^/passing case lines: /'
-# Nothing left running on any GPU from this job.
+# Nothing left running on any GPU from this job. Under MPS the server is a
+# compute process of its own (the job's daemon ends it after the job), so
+# only processes other than an MPS server count.
 sleep 1
-left=$(nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null | wc -l)
+left=$(nvidia-smi --query-compute-apps=pid,process_name --format=csv,noheader 2>/dev/null | grep -vc nvidia-cuda-mps-server)
 echo "compute processes left on the GPUs: $left"
 ((rc != 0 && took <= 30 && after >= before && before >= 2 && left == 0)) && grep -qi "rank 1" "$out/killed-rank-np$np.out"
