@@ -86,10 +86,10 @@ step() {
 		printf '%-28s not run: past GPU_BUDGET_S=%s\n' "$name" "$budget" | tee -a "$summary" >&2
 		return 0
 	fi
-	echo "== $name: ${prefix[*]} $*" >&2
 	# Checks of earlier logs (grep) need no daemon.
 	local pre=("${prefix[@]}")
 	[[ $1 == grep ]] && pre=()
+	echo "== $name: ${pre[*]} $*" >&2
 	timeout --kill-after=10 "$limit" "${pre[@]}" "$@" >"$out/$name.log" 2>&1
 	local rc=$?
 	local verdict=ok
