@@ -17,8 +17,8 @@
  * poison must catch it), "no-end-barrier" returns without the end barrier
  * (stress must catch a peer's next input read by this call).
  *
- * Build: cc -std=c11 -O2 -fPIC -shared -ffp-contract=off -I<artest>/plugin \
- *        -o host_oneshot.so host_oneshot.c
+ * Build (make plugins-host):
+ *   cc -std=c11 -O2 -fPIC -shared -ffp-contract=off -I<artest>/plugin -o host_oneshot.so host_oneshot.c
  */
 #include <sched.h>
 #include <stdatomic.h>
