@@ -7,6 +7,7 @@
 #   make build    bin/artest
 #   make kernels  bin/artest.fatbin (nvcc: the CUDA toolkit's, else the
 #                 pinned wheels of ci/install-nvcc.sh)
+#   make plugins-host, plugins-check  the example plugin (plugin/plugin.mk)
 
 SHELL := /bin/bash
 GO ?= go
@@ -20,6 +21,7 @@ export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 export NCCL_NVLS_ENABLE ?= 0
 
 include kernels/kernels.mk
+include plugin/plugin.mk
 
 .PHONY: all deps build run test vet unit integration docker clean
 
@@ -60,10 +62,10 @@ vet: deps
 unit: deps
 	$(GO) test ./...
 
-integration: build
+integration: build plugins-host
 	$(GO) test -tags integration -count=1 ./test/integration/
 
-test: vet unit kernels-check kernels-sass-check integration
+test: vet unit kernels-check plugins-check kernels-sass-check integration
 
 # The container of docker/Dockerfile; needs a Docker engine (none runs on
 # this project's machines: docker/dockerfile_test.go checks what it can).

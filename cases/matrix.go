@@ -187,6 +187,9 @@ func SkipReason(v *kernels.Variant, c Case) string {
 			return r
 		}
 	}
+	if a := v.Align; a > 1 && (c.Bytes%a != 0 || int64(c.Mode.Offset*c.DType.Size())%a != 0) {
+		return fmt.Sprintf("%s needs messages and addresses aligned to %d bytes", v.Name, a)
+	}
 	return ""
 }
 

@@ -88,6 +88,20 @@ type Variant struct {
 	// ranks when that is more than the message itself (the runner sizes
 	// the shared buffers by it).
 	StageNeed func(msgBytes int64, n int) int64
+
+	// Align, when above 1, is the alignment in bytes the variant needs of
+	// its input and output addresses and of the message size: cases that
+	// break it are skipped with the reason.
+	Align int64
+	// StagesOwnInput: for a staged case the variant gets the private input
+	// (backend.Launch.Src) and copies it into its registered buffer itself,
+	// instead of the runner copying it there before each call.
+	StagesOwnInput bool
+	// External, when set, implements the variant outside artest (a plugin,
+	// internal/plugin): the backends call it instead of a kernel or a host
+	// model. Such a variant writes no trace word (ID 0).
+	External External
+	extIndex int
 }
 
 // Param is one launch parameter of a variant.

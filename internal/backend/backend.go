@@ -29,6 +29,11 @@ type World struct {
 	Signal  []Ptr
 	// Capacity of each Input and Staging buffer in bytes.
 	Capacity int64
+	// Control[r] is rank r's control region of ControlBytes (zeroed at
+	// set-up, then owned by the External variants: their barrier flags);
+	// nil when no External variant needs one.
+	Control      []Ptr
+	ControlBytes int64
 	// Gen[r] is the registration generation of rank r's Input as this
 	// rank holds it: 0 as set up, +1 at each ReregisterInput of rank r
 	// (nil until the first). It goes into the launch tags (SetTags), so a
@@ -52,6 +57,10 @@ type Launch struct {
 	// producer enqueued before it (Produce) still runs, and waits for it
 	// (griddepcontrol.wait) before it reads its input.
 	PDL bool
+	// Src, when set, is the private input of a staged call to a variant
+	// that stages its input itself (kernels.Variant.StagesOwnInput): the
+	// runner did not copy it into the registered buffer.
+	Src Ptr
 }
 
 // ResolveGrid fills what a GPU launch takes when Threads or Blocks is 0:
@@ -77,6 +86,14 @@ type Sharer interface {
 	// l.Threads so that every sharing rank's grid is resident at once (0:
 	// not even one block each), and how that number was reached.
 	GridCap(l *Launch) (blocks int, from string, err error)
+}
+
+// Waiter is a backend that can say which call of an External variant
+// (kernels.External) this rank is inside, for the hang diagnosis: a call
+// that never returns has no SignalBlock to read.
+type Waiter interface {
+	// Waiting is that call, or "" when the stream is in none.
+	Waiting() string
 }
 
 // Info describes the backend for the report header.

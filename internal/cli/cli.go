@@ -26,6 +26,7 @@ import (
 	"github.com/artest/artest/internal/backend/host"
 	"github.com/artest/artest/internal/comm"
 	"github.com/artest/artest/internal/exitcode"
+	"github.com/artest/artest/internal/plugin"
 	"github.com/artest/artest/internal/report"
 	"github.com/artest/artest/internal/repro"
 	"github.com/artest/artest/internal/runner"
@@ -113,6 +114,12 @@ type Options struct {
 	// DeviceTimeout is --device-timeout: the kernels' own deadline for
 	// every wait (kernels.Args.WaitTimeoutNs); "0" waits for ever.
 	DeviceTimeout string `json:"device_timeout"`
+
+	// Plugins are the --plugin libraries, PluginSHA256 their contents'
+	// sums: ranks that loaded different files disagree on the hash.
+	Plugins      []string `json:"plugins,omitempty"`
+	PluginSHA256 []string `json:"plugin_sha256,omitempty"`
+	plugins      []*plugin.Plugin
 
 	timeout time.Duration
 	set     map[string]bool // flags given on the command line
@@ -303,6 +310,7 @@ func newFlagSet(o *Options) *flag.FlagSet {
 	fs.StringVar(&o.HostMax, "host-max-size", "2M", "host backend: largest size of the default matrix (explicit --size is not capped)")
 	fs.IntVar(&o.Blocks, "blocks", 0, "override the variant's block count (0: registry default)")
 	fs.IntVar(&o.Threads, "threads", 0, "override the variant's threads per block (0: registry default)")
+	fs.Var(repeatFlag{&o.Plugins}, "plugin", "load an allreduce plugin, a shared library implementing plugin/artest_plugin.h (repeatable); its variants are named PLUGIN:VARIANT and run like any other")
 	fs.Var(repeatFlag{&o.Params}, "param", "set a variant launch parameter, NAME=VALUE (repeatable): "+paramHelp())
 	fs.StringVar(&o.Fatbin, "fatbin", "", "cuda backend: kernel fatbin (default: artest.fatbin beside the binary, or $ARTEST_FATBIN)")
 	fs.BoolVar(&o.AllowMulticast, "allow-multicast", false, "cuda backend: let the multimem variant create an NVLS multicast object; it runs only if NCCL_NVLS_ENABLE is not 0 and the GPU supports multicast, else its cases are skipped with the reason. Never on shared machines: a multicast object can take the node's GPUs out of service")
@@ -359,6 +367,9 @@ func Parse(args []string) (*Options, error) {
 	case "auto", "cuda", "host":
 	default:
 		return nil, exitcode.Usagef("unknown --backend %q (valid: auto, cuda, host)", o.Backend)
+	}
+	if err := o.loadPlugins(); err != nil {
+		return nil, err
 	}
 	var err error
 	if o.input, err = reference.ParseInputKind(o.Input); err != nil {
@@ -631,9 +642,10 @@ func Main(e Env) int {
 			Iters: o.Iters, Warmup: o.Warmup, Stress: o.Stress, Inject: o.inject.Specs(),
 			Reps: o.Reps, Agg: string(o.agg), Bench: o.Bench, PDL: o.PDL,
 			Versions: versions, Devices: info.Devices, Topology: info.Topology,
-			SharedGPUs: info.Sharing,
+			SharedGPUs: info.Sharing, Plugins: o.pluginInfo(),
 		},
 	}
+	defer o.teardownPlugins()
 	cfg.OnFail = o.onFail(e.Stderr, c.Size(), be.Name(), &cfg.Header)
 	o.applyTuned(cfg, be.Name())
 	if o.Tune.On {
@@ -1074,6 +1086,13 @@ func (o *Options) rerunArgs(id, backendName string) []string {
 			args = append(args, "--"+g.name)
 		case g.isBool:
 			args = append(args, "--"+g.name+"="+g.value)
+		case g.name == "plugin":
+			// The bundle may be rerun from another directory.
+			path := g.value
+			if abs, err := filepath.Abs(path); err == nil {
+				path = abs
+			}
+			args = append(args, "--plugin", path)
 		default:
 			args = append(args, "--"+g.name, g.value)
 		}

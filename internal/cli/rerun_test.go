@@ -15,7 +15,9 @@ import (
 func TestRerunArgsCarryEveryFlagSet(t *testing.T) {
 	// carried: a command line setting the flag, and what the rerun line
 	// must then hold.
+	so := buildExamplePlugin(t)
 	carried := map[string]struct{ args, want []string }{
+		"plugin":              {[]string{"--plugin", so}, []string{"--plugin", so}},
 		"inject":              {[]string{"--inject", "skip-last", "--inject", "delay:rank=1,us=5"}, []string{"--inject", "skip-last", "--inject", "delay:rank=1,us=5"}},
 		"param":               {[]string{"--param", "lanes=4", "--param", "stages=4"}, []string{"--param", "lanes=4", "--param", "stages=4"}},
 		"pdl":                 {[]string{"--pdl"}, []string{"--pdl"}},

@@ -47,6 +47,18 @@ type Header struct {
 	// Tuned is the provenance of the tuning table the launch defaults
 	// came from (cases with launch_from "tuned").
 	Tuned string `json:"tuned,omitempty"`
+	// Plugins are the --plugin libraries whose variants ran.
+	Plugins []Plugin `json:"plugins,omitempty"`
+}
+
+// Plugin is one loaded plugin (plugin/artest_plugin.h).
+type Plugin struct {
+	Name     string   `json:"name"`
+	Path     string   `json:"path"`
+	SHA256   string   `json:"sha256"`
+	Variants []string `json:"variants"`
+	// Checks says which of artest's checks its variants lack.
+	Checks string `json:"checks"`
 }
 
 // Mismatch is one wrong element.

@@ -473,6 +473,13 @@ func (r *run) hang(c cases.Case, what string, blocks int, gaveUp bool) {
 			diag = strings.TrimPrefix(diag+"\n"+ring, "\n")
 		}
 	}
+	// A call of an External variant that never returned says so first:
+	// its barriers are its own, not in any SignalBlock.
+	if wt, ok := r.b.(backend.Waiter); ok {
+		if in := wt.Waiting(); in != "" {
+			diag = strings.TrimSuffix(in+"\n"+diag, "\n")
+		}
+	}
 	if diag == "" {
 		diag = "no rank waits at a barrier (a rank may never have launched, or the call is not a custom kernel)"
 	}

@@ -40,6 +40,7 @@ const (
 type region struct {
 	mem       []byte
 	mapped    bool // munmap on Close
+	anon      bool // private anonymous mapping (Alloc): munmap on Free and Close
 	multicast bool // the multicast window (multicast.go): no bytes of its own
 }
 
@@ -60,6 +61,7 @@ type Backend struct {
 	signals []signal.Block
 	mcBase  uint64  // the multicast window's address (multicast.go)
 	side    *stream // AllreduceConcurrent's second stream (concurrent.go), made on first use
+	ext     externals
 }
 
 // New returns a host backend whose segments live in dir (usually /dev/shm).
@@ -81,6 +83,9 @@ func (b *Backend) Info() backend.Info {
 // SkipReason: the host backend models every custom variant that has a host
 // model, graphs included; NCCL needs a GPU.
 func (b *Backend) SkipReason(v *kernels.Variant, graph bool) string {
+	if v.External != nil {
+		return ""
+	}
 	if v.Needs&kernels.NeedCUDA != 0 || !v.Custom {
 		return fmt.Sprintf("%s needs the cuda backend (a GPU and libnccl)", v.Name)
 	}
@@ -127,7 +132,13 @@ func (b *Backend) Alloc(n int64) (backend.Ptr, error) {
 	if n > offsetMask {
 		return 0, fmt.Errorf("host alloc of %d bytes exceeds the address scheme", n)
 	}
-	return b.addRegion(&region{mem: make([]byte, n)}), nil
+	// Outside the Go heap, so that an External variant (C code) may be
+	// given its address.
+	mem, err := syscall.Mmap(-1, 0, int(n), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANONYMOUS)
+	if err != nil {
+		return 0, fmt.Errorf("host alloc of %d bytes: %w", n, err)
+	}
+	return b.addRegion(&region{mem: mem, anon: true}), nil
 }
 
 func (b *Backend) Free(p backend.Ptr) error {
@@ -139,6 +150,11 @@ func (b *Backend) Free(p backend.Ptr) error {
 	}
 	if b.regions[idx].mapped || b.regions[idx].multicast {
 		return fmt.Errorf("host free of %#x: a shared segment", p)
+	}
+	if b.regions[idx].anon {
+		if err := syscall.Munmap(b.regions[idx].mem); err != nil {
+			return fmt.Errorf("host free of %#x: %w", p, err)
+		}
 	}
 	b.regions[idx] = nil
 	return nil
@@ -176,6 +192,9 @@ func (b *Backend) Copy(dst, src backend.Ptr, n int64) error {
 }
 
 func (b *Backend) Allreduce(l *backend.Launch) error {
+	if l.Variant.External != nil {
+		return b.allreduceExternal(l)
+	}
 	if l.Blocks <= 0 {
 		l.Blocks = l.Variant.HostBlocks
 		if l.Variant.GridFunc != nil {
@@ -260,8 +279,10 @@ func (b *Backend) ReadSignal(r int) ([]byte, error) {
 	return out, nil
 }
 
-// Segment layout: SignalBlock, then the input buffer, then staging, each
-// page aligned.
+// Segment layout: SignalBlock, the control region of External variants
+// (when any is registered), the input buffer, then staging, each page
+// aligned. A new segment reads as zeros, so the control region starts
+// zeroed.
 func alignUp(n, a int64) int64 { return (n + a - 1) / a * a }
 
 // Setup creates this rank's segment, exchanges its name like an IPC handle,
@@ -284,7 +305,8 @@ func (b *Backend) Setup(c comm.Comm, capacity int64) (*backend.World, error) {
 	}
 	sigBytes := alignUp(signal.Size, pageAlign)
 	capBytes := alignUp(capacity, pageAlign)
-	total := sigBytes + 2*capBytes
+	ctlBytes := alignUp(kernels.ExternalControlBytes(), pageAlign)
+	total := sigBytes + ctlBytes + 2*capBytes
 	name := filepath.Join(b.dir, fmt.Sprintf("artest-%s-r%d", hex.EncodeToString(job), c.Rank()))
 	if len(name) >= handleBytes {
 		return nil, exitcode.Usagef("shared-memory path %s is longer than %d bytes", name, handleBytes-1)
@@ -304,7 +326,7 @@ func (b *Backend) Setup(c comm.Comm, capacity int64) (*backend.World, error) {
 		os.Remove(name)
 		return nil, fmt.Errorf("exchange segment names: %w", gerr)
 	}
-	w := &backend.World{Rank: c.Rank(), Size: c.Size(), Capacity: capBytes}
+	w := &backend.World{Rank: c.Rank(), Size: c.Size(), Capacity: capBytes, ControlBytes: ctlBytes}
 	b.signals = make([]signal.Block, c.Size())
 	var openErr error
 	for r := 0; r < c.Size(); r++ {
@@ -322,8 +344,11 @@ func (b *Backend) Setup(c comm.Comm, capacity int64) (*backend.World, error) {
 		}
 		base := b.addRegion(&region{mem: mem, mapped: true})
 		w.Signal = append(w.Signal, base)
-		w.Input = append(w.Input, base+uint64(sigBytes))
-		w.Staging = append(w.Staging, base+uint64(sigBytes+capBytes))
+		if ctlBytes > 0 {
+			w.Control = append(w.Control, base+uint64(sigBytes))
+		}
+		w.Input = append(w.Input, base+uint64(sigBytes+ctlBytes))
+		w.Staging = append(w.Staging, base+uint64(sigBytes+ctlBytes+capBytes))
 		b.signals[r] = signal.Block(mem[:signal.Size])
 	}
 	// Everyone has mapped (or failed): the names can go.
@@ -401,7 +426,7 @@ func (b *Backend) Close() error {
 	defer b.mu.Unlock()
 	var first error
 	for i, r := range b.regions {
-		if r != nil && r.mapped {
+		if r != nil && (r.mapped || r.anon) {
 			if err := syscall.Munmap(r.mem); err != nil && first == nil {
 				first = err
 			}

@@ -19,8 +19,14 @@ func (b *Backend) Produce(dst, src backend.Ptr, n int64) error {
 	})
 }
 
-// PDLSkipReason: the host models every custom variant's pdl_wait.
-func (b *Backend) PDLSkipReason(*kernels.Variant) string { return "" }
+// PDLSkipReason: the host models every custom variant's pdl_wait; an
+// External variant has no way to be told to wait for the producer.
+func (b *Backend) PDLSkipReason(v *kernels.Variant) string {
+	if v.External != nil {
+		return "PDL needs the kernel to call griddepcontrol.wait, which a plugin is not told to do"
+	}
+	return ""
+}
 
 // finishProducer lets a pending producer run and waits for it, as a stream
 // does before its next operation. Stream operations only.

@@ -1,0 +1,42 @@
+package backend
+
+import (
+	"fmt"
+
+	"github.com/artest/artest/kernels"
+)
+
+// ExternalCall builds the call of an External variant from l: real is how
+// the backend turns one of its addresses into one the External can use.
+func ExternalCall(l *Launch, w *World, real func(Ptr) (uintptr, error)) (*kernels.ExternalCall, error) {
+	a := &l.Args
+	rank := int(a.Rank)
+	if w == nil || rank >= len(w.Input) {
+		return nil, fmt.Errorf("%s: no world set up for rank %d", l.Variant.Name, rank)
+	}
+	in := Ptr(a.PeerIn[rank])
+	if in < w.Input[rank] {
+		return nil, fmt.Errorf("%s: input %#x is not in the registered buffer", l.Variant.Name, in)
+	}
+	c := &kernels.ExternalCall{
+		Variant: l.Variant, DType: l.DType, Op: l.Op, Count: a.Count,
+		Offset: uint64(in - w.Input[rank]), Registered: l.Src == 0,
+	}
+	if l.Src != 0 {
+		in = l.Src
+	}
+	var err error
+	if c.In, err = real(in); err != nil {
+		return nil, err
+	}
+	if c.Out, err = real(Ptr(a.Out)); err != nil {
+		return nil, err
+	}
+	c.InPlace = c.In == c.Out
+	for _, p := range l.Variant.Params {
+		if p.Slot >= 0 && p.Slot < len(c.Params) {
+			c.Params[p.Slot] = *a.ParamSlot(p.Slot)
+		}
+	}
+	return c, nil
+}

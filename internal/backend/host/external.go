@@ -1,0 +1,97 @@
+package host
+
+import (
+	"fmt"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/artest/artest/internal/backend"
+	"github.com/artest/artest/kernels"
+)
+
+// externals is what the backend keeps of the External variants it called.
+type externals struct {
+	// last is the External the stream called last, for Waiting.
+	last atomic.Value // of extHolder
+}
+
+type extHolder struct{ e kernels.External }
+
+// real is the process address of backend address p: what a plugin (C code
+// on the CPU) reads and writes. Every host byte outside the Go heap
+// (segments and Alloc's mappings), so the plugin may hold it.
+func (b *Backend) real(p backend.Ptr) (uintptr, error) {
+	var out uintptr
+	err := catch(func() { out = uintptr(unsafe.Pointer(&b.Bytes(p, 1)[0])) })
+	return out, err
+}
+
+// externalWorld is the world as an External sees it.
+func (b *Backend) externalWorld() (*kernels.ExternalWorld, error) {
+	w := b.world
+	if w == nil {
+		return nil, fmt.Errorf("no world set up")
+	}
+	if len(w.Control) != w.Size {
+		return nil, fmt.Errorf("no control regions (no External variant was registered before set-up)")
+	}
+	ew := &kernels.ExternalWorld{
+		Rank: w.Rank, Size: w.Size, LocalRank: w.Rank, Device: -1, Backend: "host",
+		InputBytes: w.Capacity, StagingBytes: w.Capacity, ControlBytes: w.ControlBytes,
+	}
+	for r := 0; r < w.Size; r++ {
+		in, err := b.real(w.Input[r])
+		if err != nil {
+			return nil, err
+		}
+		st, err := b.real(w.Staging[r])
+		if err != nil {
+			return nil, err
+		}
+		ctl, err := b.real(w.Control[r])
+		if err != nil {
+			return nil, err
+		}
+		ew.Input = append(ew.Input, in)
+		ew.Staging = append(ew.Staging, st)
+		ew.Control = append(ew.Control, ctl)
+	}
+	return ew, nil
+}
+
+// allreduceExternal enqueues one call of an External variant: the call
+// runs on the stream goroutine and returns when it is done (the host
+// backend passes no stream). The first call of each External sets it up.
+func (b *Backend) allreduceExternal(l *backend.Launch) error {
+	ext := l.Variant.External
+	call, err := backend.ExternalCall(l, b.world, b.real)
+	if err != nil {
+		return err
+	}
+	return b.enqueue(func() error {
+		b.ext.last.Store(extHolder{ext})
+		if err := b.setupExternal(ext); err != nil {
+			return err
+		}
+		return ext.Allreduce(call)
+	})
+}
+
+// setupExternal sets ext up on its first call; the External itself makes
+// later calls return the first one's result.
+func (b *Backend) setupExternal(ext kernels.External) error {
+	w, err := b.externalWorld()
+	if err != nil {
+		return fmt.Errorf("%s: set-up: %w", ext.Owner(), err)
+	}
+	return ext.Setup(w)
+}
+
+// Waiting names the External call the stream is inside, if any.
+func (b *Backend) Waiting() string {
+	h, ok := b.ext.last.Load().(extHolder)
+	if !ok || h.e == nil {
+		return ""
+	}
+	return h.e.Busy()
+}

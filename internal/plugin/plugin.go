@@ -1,0 +1,353 @@
+// Package plugin loads allreduce implementations artest did not write:
+// shared libraries that implement plugin/artest_plugin.h. Each plugin
+// variant becomes a kernels.Variant with an External implementation, so the
+// matrix, --variant, --param, the checks and the reports treat it like a
+// built-in. cgo here is only the dlopen'd library's trampolines (calls.h).
+package plugin
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../../plugin
+#include "calls.h"
+*/
+import "C"
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/artest/artest/internal/dl"
+	"github.com/artest/artest/internal/exitcode"
+	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/reference"
+	"github.com/artest/artest/signal"
+)
+
+// ABIVersion is the artest_plugin.h version this artest speaks.
+const ABIVersion = C.ARTEST_PLUGIN_ABI_VERSION
+
+// EntrySymbol is the one function a plugin exports.
+const EntrySymbol = C.ARTEST_PLUGIN_ENTRY
+
+// MaxControlBytes bounds a plugin's control region per rank.
+const MaxControlBytes = C.ARTEST_MAX_CONTROL_BYTES
+
+// Checks says what artest checks of a plugin variant: a plugin writes no
+// trace word and has no device-side deadline.
+const Checks = "no trace check, host watchdog only"
+
+// Plugin is one loaded library.
+type Plugin struct {
+	Name   string // the plugin's own name, the prefix of its variants
+	Path   string // absolute
+	SHA256 string // of the file at load
+	// Variants are the plugin's variants as the Registry holds them.
+	Variants []kernels.Variant
+
+	lib  *dl.Lib
+	desc *C.artest_plugin
+
+	setupOnce sync.Once
+	setupErr  error
+	world     *C.artest_world // C memory, kept for the process: a plugin may keep the pointer
+
+	cSetup    *C.char   // "plugin NAME (PATH): setup"
+	cTeardown *C.char   // "plugin NAME (PATH): teardown"
+	cCalls    []*C.char // per variant: "plugin NAME (PATH): allreduce of NAME:VARIANT"
+	busy      atomic.Pointer[string]
+}
+
+var loaded struct {
+	mu     sync.Mutex
+	byPath map[string]*Plugin
+}
+
+// nameRE is what the header allows in plugin, variant and parameter names.
+var nameRE = regexp.MustCompile(`^[a-z0-9_-]{1,32}$`)
+
+// Load opens the plugin at path, checks its ABI version and description,
+// and returns it; a second Load of the same file returns the same Plugin.
+// Every error names the path and is a usage error (exit 2): --plugin named
+// something that is not a usable plugin.
+func Load(path string) (*Plugin, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, exitcode.Usagef("--plugin %s: %v", path, err)
+	}
+	loaded.mu.Lock()
+	defer loaded.mu.Unlock()
+	if p := loaded.byPath[abs]; p != nil {
+		return p, nil
+	}
+	sum, err := fileSHA256(abs)
+	if err != nil {
+		return nil, exitcode.Usagef("--plugin %s: %v", path, err)
+	}
+	if C.art_guard_install(C.int(exitcode.Wrong)) != 0 {
+		return nil, exitcode.Envf("--plugin %s: cannot install the crash guard", path)
+	}
+	lib, err := dl.Open(abs)
+	if err != nil {
+		return nil, exitcode.Usagef("--plugin %s: %v", path, err)
+	}
+	entry, err := lib.Sym(EntrySymbol)
+	if err != nil {
+		lib.Close()
+		return nil, exitcode.Usagef("--plugin %s: no %s: not an artest plugin (see plugin/artest_plugin.h)", path, EntrySymbol)
+	}
+	p := &Plugin{Path: abs, SHA256: sum, lib: lib}
+	// The entry point is the plugin's code too: a crash in it is named.
+	where := C.CString(fmt.Sprintf("plugin %s: %s()", abs, EntrySymbol))
+	defer C.free(unsafe.Pointer(where))
+	p.desc = callEntry(entry, where)
+	if err := p.describe(); err != nil {
+		// The library stays open: its code may have started threads.
+		return nil, exitcode.Usagef("--plugin %s: %v", path, err)
+	}
+	if loaded.byPath == nil {
+		loaded.byPath = map[string]*Plugin{}
+	}
+	loaded.byPath[abs] = p
+	return p, nil
+}
+
+func callEntry(entry unsafe.Pointer, where *C.char) *C.artest_plugin {
+	return (*C.artest_plugin)(unsafe.Pointer(C.art_entry(entry, where)))
+}
+
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// describe checks the plugin's description and builds its variants.
+func (p *Plugin) describe() error {
+	d := p.desc
+	if d == nil {
+		return fmt.Errorf("%s returned NULL", EntrySymbol)
+	}
+	if d.abi_version != ABIVersion {
+		return fmt.Errorf("ABI version %d, this artest speaks version %d (rebuild the plugin against its plugin/artest_plugin.h)", uint32(d.abi_version), ABIVersion)
+	}
+	if d.name == nil || !nameRE.MatchString(C.GoString(d.name)) {
+		return errors.New("the plugin's name must be 1 to 32 of [a-z0-9_-]")
+	}
+	p.Name = C.GoString(d.name)
+	if d.nvariants < 1 || d.nvariants > 64 || d.variants == nil {
+		return fmt.Errorf("plugin %s declares %d variants, want 1 to 64", p.Name, uint32(d.nvariants))
+	}
+	if C.art_has_setup(d) == 0 || C.art_has_allreduce(d) == 0 {
+		return fmt.Errorf("plugin %s: setup and allreduce must not be NULL", p.Name)
+	}
+	if d.control_bytes > MaxControlBytes {
+		return fmt.Errorf("plugin %s needs %d control bytes, at most %d", p.Name, uint64(d.control_bytes), MaxControlBytes)
+	}
+	owner := p.Owner()
+	p.cSetup = C.CString(owner + ": setup")
+	p.cTeardown = C.CString(owner + ": teardown")
+	for i := 0; i < int(d.nvariants); i++ {
+		v, err := p.variant(i)
+		if err != nil {
+			return fmt.Errorf("plugin %s variant %d: %w", p.Name, i, err)
+		}
+		p.Variants = append(p.Variants, v)
+		p.cCalls = append(p.cCalls, C.CString(fmt.Sprintf("%s: allreduce of %s", owner, v.Name)))
+	}
+	return nil
+}
+
+// ext is one variant's kernels.External: the plugin and the index.
+type ext struct {
+	p   *Plugin
+	idx int
+}
+
+func (p *Plugin) variant(i int) (kernels.Variant, error) {
+	cv := C.art_variant(p.desc, C.uint32_t(i))
+	if cv.name == nil || !nameRE.MatchString(C.GoString(cv.name)) {
+		return kernels.Variant{}, errors.New("its name must be 1 to 32 of [a-z0-9_-]")
+	}
+	name := C.GoString(cv.name)
+	v := kernels.Variant{
+		Name:     p.Name + ":" + name,
+		Summary:  fmt.Sprintf("%s (%s)", C.GoString(cv.summary), p.Owner()),
+		MinRanks: int(cv.min_ranks), MaxRanks: int(cv.max_ranks),
+		Custom:         true,
+		HostBlocks:     1,
+		Align:          int64(cv.align_bytes),
+		StagesOwnInput: cv.needs_registered_input == 0,
+		External:       ext{p, i},
+	}
+	if cv.summary == nil {
+		v.Summary = p.Owner()
+	}
+	for _, d := range reference.DTypes {
+		if cv.dtypes&(1<<uint(d)) != 0 {
+			v.DTypes = append(v.DTypes, d)
+		}
+	}
+	for _, o := range reference.Ops {
+		if cv.ops&(1<<uint(o)) != 0 {
+			v.Ops = append(v.Ops, o)
+		}
+	}
+	switch {
+	case len(v.DTypes) == 0 || cv.dtypes&^7 != 0:
+		return v, fmt.Errorf("%s: dtypes mask %#x: want a non-empty subset of f32, f16, bf16 (%#x)", name, uint32(cv.dtypes), 7)
+	case len(v.Ops) == 0 || cv.ops&^7 != 0:
+		return v, fmt.Errorf("%s: ops mask %#x: want a non-empty subset of sum, max, min (%#x)", name, uint32(cv.ops), 7)
+	case v.MinRanks < 1 || v.MaxRanks < v.MinRanks:
+		return v, fmt.Errorf("%s: ranks %d to %d", name, v.MinRanks, v.MaxRanks)
+	case cv.order > C.ARTEST_ORDER_RANKS_ASCENDING_F32:
+		return v, fmt.Errorf("%s: unknown reduction order %d", name, uint32(cv.order))
+	case cv.nparams > C.ARTEST_MAX_PARAMS:
+		return v, fmt.Errorf("%s: %d parameters, at most %d", name, uint32(cv.nparams), C.ARTEST_MAX_PARAMS)
+	}
+	v.MaxRanks = min(v.MaxRanks, signal.MaxRanks)
+	v.Order = reference.OrderUnknown
+	if cv.order == C.ARTEST_ORDER_RANKS_ASCENDING_F32 {
+		v.Order = reference.OrderRankAscendingF32
+	}
+	if maxBytes := int64(cv.max_bytes); maxBytes > 0 {
+		v.TooBig = func(msg int64) string {
+			if msg > maxBytes {
+				return fmt.Sprintf("%s takes messages up to %d bytes", v.Name, maxBytes)
+			}
+			return ""
+		}
+	}
+	if st := int64(p.desc.staging_bytes); st > 0 {
+		v.StageNeed = func(int64, int) int64 { return st }
+	}
+	for j := 0; j < int(cv.nparams); j++ {
+		cp := cv.params[j]
+		if cp.name == nil || !nameRE.MatchString(C.GoString(cp.name)) {
+			return v, fmt.Errorf("%s: parameter %d: its name must be 1 to 32 of [a-z0-9_-]", name, j)
+		}
+		prm := kernels.Param{Name: C.GoString(cp.name), Slot: j, Default: uint32(cp.def),
+			Min: uint32(cp.min), Max: uint32(cp.max), Help: C.GoString(cp.help)}
+		if prm.Min > prm.Max || prm.Default < prm.Min || prm.Default > prm.Max {
+			return v, fmt.Errorf("%s: parameter %s: default %d outside %d to %d", name, prm.Name, prm.Default, prm.Min, prm.Max)
+		}
+		v.Params = append(v.Params, prm)
+	}
+	return v, nil
+}
+
+// Owner names the plugin in messages: "plugin NAME (PATH)".
+func (p *Plugin) Owner() string {
+	if p.Name == "" {
+		return "plugin " + p.Path
+	}
+	return fmt.Sprintf("plugin %s (%s)", p.Name, p.Path)
+}
+
+// Register adds the plugin's variants to kernels.Registry.
+func (p *Plugin) Register() error {
+	if err := kernels.AddExternal(p.Variants); err != nil {
+		return exitcode.Usagef("--plugin %s: %v", p.Path, err)
+	}
+	return nil
+}
+
+// lastError is the plugin's message for the status it just returned.
+func (p *Plugin) lastError() string {
+	if m := C.art_last_error(p.desc); m != nil {
+		if s := C.GoString(m); s != "" {
+			return s
+		}
+	}
+	return "no message (last_error gave none)"
+}
+
+// setup calls the plugin's setup once for the process.
+func (p *Plugin) setup(w *kernels.ExternalWorld) error {
+	p.setupOnce.Do(func() {
+		if w.Size > C.ARTEST_MAX_RANKS {
+			p.setupErr = fmt.Errorf("%s: setup: %d ranks, the ABI carries at most %d", p.Owner(), w.Size, C.ARTEST_MAX_RANKS)
+			return
+		}
+		cw := (*C.artest_world)(C.calloc(1, C.sizeof_artest_world))
+		cw.rank, cw.world_size, cw.local_rank = C.uint32_t(w.Rank), C.uint32_t(w.Size), C.uint32_t(w.LocalRank)
+		cw.device = C.int32_t(w.Device)
+		cw.backend = C.ARTEST_BACKEND_CUDA
+		if w.Backend == "host" {
+			cw.backend = C.ARTEST_BACKEND_HOST
+		}
+		cw.input_bytes, cw.staging_bytes, cw.control_bytes = C.uint64_t(w.InputBytes), C.uint64_t(w.StagingBytes), C.uint64_t(w.ControlBytes)
+		for r := 0; r < w.Size; r++ {
+			C.art_world_set(cw, C.int(r), C.uintptr_t(w.Input[r]), C.uintptr_t(w.Staging[r]), C.uintptr_t(w.Control[r]))
+		}
+		p.world = cw
+		C.art_set_rank(C.int(w.Rank))
+		msg := p.Owner() + ": setup"
+		p.busy.Store(&msg)
+		rc := C.art_setup(p.desc, cw, p.cSetup)
+		p.busy.Store(nil)
+		if rc != C.ARTEST_OK {
+			p.setupErr = fmt.Errorf("%s: setup returned status %d: %s", p.Owner(), int(rc), p.lastError())
+		}
+	})
+	return p.setupErr
+}
+
+// allreduce makes one call of variant idx.
+func (p *Plugin) allreduce(idx int, c *kernels.ExternalCall) error {
+	var cc C.artest_call
+	cc.variant = C.uint32_t(idx)
+	cc.dtype, cc.op = C.uint32_t(c.DType), C.uint32_t(c.Op)
+	if c.InPlace {
+		cc.flags |= C.ARTEST_CALL_IN_PLACE
+	}
+	if c.Registered {
+		cc.flags |= C.ARTEST_CALL_REGISTERED
+	}
+	cc.count, cc.offset = C.uint64_t(c.Count), C.uint64_t(c.Offset)
+	C.art_call_set(&cc, C.uintptr_t(c.In), C.uintptr_t(c.Out))
+	cc.stream = C.uint64_t(c.Stream)
+	for i, v := range c.Params {
+		cc.params[i] = C.uint32_t(v)
+	}
+	msg := fmt.Sprintf("%s: allreduce of %s (%s %s, %d elements) has not returned", p.Owner(), c.Variant.Name, c.DType, c.Op, c.Count)
+	p.busy.Store(&msg)
+	rc := C.art_allreduce(p.desc, &cc, p.cCalls[idx])
+	p.busy.Store(nil)
+	if rc != C.ARTEST_OK {
+		return fmt.Errorf("%s: allreduce of %s returned status %d: %s", p.Owner(), c.Variant.Name, int(rc), p.lastError())
+	}
+	return nil
+}
+
+// Teardown calls the plugin's teardown, once set up.
+func (p *Plugin) Teardown() {
+	if p.world != nil {
+		C.art_teardown(p.desc, p.cTeardown)
+	}
+}
+
+func (e ext) Owner() string                           { return e.p.Owner() }
+func (e ext) Setup(w *kernels.ExternalWorld) error    { return e.p.setup(w) }
+func (e ext) Allreduce(c *kernels.ExternalCall) error { return e.p.allreduce(e.idx, c) }
+func (e ext) ControlBytes() int64                     { return int64(e.p.desc.control_bytes) }
+func (e ext) Busy() string {
+	if s := e.p.busy.Load(); s != nil {
+		return *s
+	}
+	return ""
+}

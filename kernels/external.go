@@ -1,0 +1,106 @@
+package kernels
+
+import (
+	"fmt"
+
+	"github.com/artest/artest/reference"
+)
+
+// External is the implementation of a variant artest did not write: a
+// plugin's (internal/plugin). The backends call it instead of a kernel of
+// the fatbin or a host model; the runner treats the variant like any other.
+type External interface {
+	// Owner names what implements the variant, for messages and reports:
+	// "plugin example (/path/host_oneshot.so)".
+	Owner() string
+	// Setup is collective: every rank calls it once per world, before the
+	// first Allreduce of any variant of the same owner. Calls after the
+	// first return the first one's result.
+	Setup(w *ExternalWorld) error
+	// Allreduce makes one call: on the host backend it returns when the
+	// call is done, on cuda when it is enqueued on c.Stream.
+	Allreduce(c *ExternalCall) error
+	// Busy says which call of the owner is in progress on this rank ("" when
+	// none), for the hang diagnosis: it is safe to call while Allreduce runs.
+	Busy() string
+}
+
+// ExternalWorld is what an External's Setup gets: this rank and every rank's
+// shared memory as this process addresses it (real pointers, not backend
+// addresses).
+type ExternalWorld struct {
+	Rank, Size, LocalRank int
+	Device                int    // CUDA device ordinal; -1 on the host backend
+	Backend               string // "cuda" or "host"
+	Input, Staging        []uintptr
+	Control               []uintptr // zeroed before Setup, never touched by artest afterwards
+	InputBytes            int64
+	StagingBytes          int64
+	ControlBytes          int64
+}
+
+// ExternalCall is one allreduce call of an External variant.
+type ExternalCall struct {
+	Variant    *Variant
+	DType      reference.DType
+	Op         reference.Op
+	Count      uint64
+	Offset     uint64  // bytes from every rank's registered input buffer to the message
+	In, Out    uintptr // this rank's input and output, as real pointers
+	InPlace    bool
+	Registered bool   // In is this rank's registered buffer at Offset
+	Stream     uint64 // the CUDA stream; 0 on the host backend
+	Params     [4]uint32
+}
+
+// ExternalIndex is where an External variant sits among its owner's: the
+// plugin's own variant number.
+func (v *Variant) ExternalIndex() int { return v.extIndex }
+
+// AddExternal appends variants implemented outside artest to the Registry,
+// so --variant, the matrix and the reports see them as any other. Each must
+// have External set and a name no built-in variant has; adding a variant of
+// the same name and owner again (a second load of the same plugin) replaces
+// it. index is each variant's number among its owner's.
+func AddExternal(vs []Variant) error {
+	for i := range vs {
+		v := vs[i]
+		if v.External == nil {
+			return fmt.Errorf("external variant %s has no implementation", v.Name)
+		}
+		v.extIndex = i
+		replaced := false
+		for j := range Registry {
+			o := &Registry[j]
+			if o.Name != v.Name {
+				continue
+			}
+			if o.External == nil || o.External.Owner() != v.External.Owner() {
+				owner := "artest"
+				if o.External != nil {
+					owner = o.External.Owner()
+				}
+				return fmt.Errorf("variant %s of %s: %s already has a variant of that name", v.Name, v.External.Owner(), owner)
+			}
+			Registry[j] = v
+			replaced = true
+		}
+		if !replaced {
+			Registry = append(Registry, v)
+		}
+	}
+	return nil
+}
+
+// ExternalControlBytes is the largest control region an External variant of
+// the Registry declared (0 when there is none): the backends give every
+// rank one of that size.
+func ExternalControlBytes() int64 {
+	var most int64
+	for i := range Registry {
+		if c, ok := Registry[i].External.(interface{ ControlBytes() int64 }); ok {
+			most = max(most, c.ControlBytes())
+		}
+	}
+	return most
+}

@@ -1,0 +1,166 @@
+// cuda_oneshot.cu: the example plugin, a plain one-shot allreduce over CUDA
+// IPC memory that artest hands it (plugin/README.md walks through it).
+// Every rank reads every rank's registered input, reduces in rank order in
+// fp32, rounds once and writes its output; a start barrier (peers' inputs are
+// ready) and an end barrier (peers are done reading ours) on the control
+// regions, one flag per block and peer. The call number lives on the device
+// (Control::epoch), so CUDA graph replays count too.
+//
+// Build (make plugins-cuda):
+//   nvcc -O3 -std=c++17 -arch=sm_90 -Xcompiler -fPIC -shared -I<artest>/plugin -o cuda_oneshot.so cuda_oneshot.cu
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "artest_plugin.h"
+
+namespace {
+
+constexpr int kMaxBlocks = 64, kThreads = 512;
+
+struct Control { // one per rank, zeroed by artest
+	unsigned long long start[kMaxBlocks][ARTEST_MAX_RANKS]; // start[b][p]: peer p reached call e
+	unsigned long long end[kMaxBlocks][ARTEST_MAX_RANKS];
+	unsigned long long epoch[kMaxBlocks]; // calls finished by this rank's block b
+};
+
+struct Peers {
+	const char *in[ARTEST_MAX_RANKS];
+	Control *ctl[ARTEST_MAX_RANKS];
+};
+
+artest_world world;
+char err[256];
+
+__device__ void put(unsigned long long *p, unsigned long long v) {
+	asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ unsigned long long get(unsigned long long *p) {
+	unsigned long long v;
+	asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+	return v;
+}
+
+
+__device__ float to_f(float x) { return x; }
+__device__ float to_f(__half x) { return __half2float(x); }
+__device__ float to_f(__nv_bfloat16 x) { return __bfloat162float(x); }
+template <typename T> __device__ T from_f(float x);
+template <> __device__ float from_f<float>(float x) { return x; }
+template <> __device__ __half from_f<__half>(float x) { return __float2half_rn(x); }
+template <> __device__ __nv_bfloat16 from_f<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+
+template <typename T, int OP>
+__global__ void __launch_bounds__(kThreads) oneshot(Peers P, int rank, int n, size_t offset, size_t count, T *out, T *stage) {
+	Control *me = P.ctl[rank];
+	const int b = blockIdx.x, t = threadIdx.x;
+	const unsigned long long e = me->epoch[b] + 1;
+	if (t < n) { // start barrier
+		put(&P.ctl[t]->start[b][rank], e);
+		while (get(&me->start[b][t]) < e) {
+		}
+	}
+	__syncthreads();
+	T *dst = stage ? stage : out; // in place: peers still read our input
+	for (size_t i = (size_t)b * blockDim.x + t; i < count; i += (size_t)gridDim.x * blockDim.x) {
+		float acc = to_f(((const T *)(P.in[0] + offset))[i]);
+		for (int r = 1; r < n; r++) {
+			float x = to_f(((const T *)(P.in[r] + offset))[i]);
+			acc = OP == ARTEST_SUM ? acc + x : OP == ARTEST_MAX ? fmaxf(acc, x) : fminf(acc, x);
+		}
+		dst[i] = from_f<T>(acc);
+	}
+	__syncthreads();
+	if (t < n) { // end barrier: peers' block b read all they read of our input
+		put(&P.ctl[t]->end[b][rank], e);
+		while (get(&me->end[b][t]) < e) {
+		}
+	}
+	__syncthreads();
+	if (stage)
+		for (size_t i = (size_t)b * blockDim.x + t; i < count; i += (size_t)gridDim.x * blockDim.x)
+			out[i] = stage[i];
+	if (t == 0)
+		me->epoch[b] = e;
+}
+
+template <typename T>
+void launch(const artest_call *c, const Peers &P, int blocks, cudaStream_t s) {
+	bool late = (c->flags & ARTEST_CALL_IN_PLACE) && (c->flags & ARTEST_CALL_REGISTERED);
+	T *out = (T *)c->output, *stage = late ? (T *)world.staging[world.rank] : nullptr;
+	int r = (int)world.rank, n = (int)world.world_size;
+	switch (c->op) {
+	case ARTEST_SUM: oneshot<T, ARTEST_SUM><<<blocks, kThreads, 0, s>>>(P, r, n, c->offset, c->count, out, stage); break;
+	case ARTEST_MAX: oneshot<T, ARTEST_MAX><<<blocks, kThreads, 0, s>>>(P, r, n, c->offset, c->count, out, stage); break;
+	default: oneshot<T, ARTEST_MIN><<<blocks, kThreads, 0, s>>>(P, r, n, c->offset, c->count, out, stage);
+	}
+}
+
+int setup(const artest_world *w) {
+	world = *w;
+	return ARTEST_OK;
+}
+
+int allreduce(const artest_call *c) {
+	Peers P;
+	for (uint32_t r = 0; r < world.world_size; r++) {
+		P.in[r] = (const char *)world.input[r];
+		P.ctl[r] = (Control *)world.control[r];
+	}
+	unsigned long long need = (c->count + kThreads - 1) / kThreads;
+	int blocks = (int)(need < c->params[0] ? need : c->params[0]);
+	if (blocks < 1)
+		blocks = 1;
+	cudaStream_t s = (cudaStream_t)(uintptr_t)c->stream;
+	switch (c->dtype) {
+	case ARTEST_F16: launch<__half>(c, P, blocks, s); break;
+	case ARTEST_BF16: launch<__nv_bfloat16>(c, P, blocks, s); break;
+	default: launch<float>(c, P, blocks, s);
+	}
+	cudaError_t e = cudaGetLastError();
+	if (e != cudaSuccess) {
+		snprintf(err, sizeof err, "launch: %s", cudaGetErrorString(e));
+		return ARTEST_ERROR;
+	}
+	return ARTEST_OK;
+}
+
+const char *last_error() { return err; }
+
+artest_variant variant() {
+	artest_variant v = {};
+	v.name = "oneshot";
+	v.summary = "one-shot: every rank reduces all ranks' inputs in rank order in fp32; start and end barriers";
+	v.dtypes = ARTEST_BIT(ARTEST_F32) | ARTEST_BIT(ARTEST_F16) | ARTEST_BIT(ARTEST_BF16);
+	v.ops = ARTEST_BIT(ARTEST_SUM) | ARTEST_BIT(ARTEST_MAX) | ARTEST_BIT(ARTEST_MIN);
+	v.min_ranks = 1;
+	v.max_ranks = ARTEST_MAX_RANKS;
+	v.needs_registered_input = 1; // artest copies staged inputs in
+	v.order = ARTEST_ORDER_RANKS_ASCENDING_F32;
+	v.nparams = 1;
+	v.params[0] = {"blocks", 36, 1, kMaxBlocks, "thread blocks (512 threads each) at most"};
+	return v;
+}
+
+const artest_variant variants[] = {variant()};
+
+artest_plugin describe() {
+	artest_plugin p = {};
+	p.abi_version = ARTEST_PLUGIN_ABI_VERSION;
+	p.nvariants = 1;
+	p.name = "example";
+	p.variants = variants;
+	p.control_bytes = sizeof(Control);
+	p.setup = setup;
+	p.allreduce = allreduce;
+	p.last_error = last_error;
+	return p;
+}
+
+const artest_plugin plugin = describe();
+
+} // namespace
+
+extern "C" const artest_plugin *artest_plugin_v1(void) { return &plugin; }

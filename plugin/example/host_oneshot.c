@@ -1,0 +1,211 @@
+/*
+ * host_oneshot.c: the example plugin's host twin. The same one-shot
+ * allreduce as cuda_oneshot.cu, on the CPU: artest's host backend gives it
+ * every rank's shared-memory input, staging and control region, and it runs
+ * each call to completion before returning.
+ *
+ * Protocol: a start barrier (no rank reads a peer's input before the peer
+ * has reached this call), every rank reduces all ranks' inputs in rank order
+ * in fp32 and rounds once, then an end barrier (no rank returns, letting its
+ * caller overwrite its input, while a peer may still read it). Barrier flags
+ * are per peer in each rank's control region and hold the call number
+ * (epoch), never reset, so back-to-back calls cannot mistake one call's flag
+ * for the next one's.
+ *
+ * Planted bugs for artest's own tests, chosen with the environment variable
+ * ARTEST_EXAMPLE_BUG: "skip-last" leaves the last element unwritten (the
+ * poison must catch it), "no-end-barrier" returns without the end barrier
+ * (stress must catch a peer's next input read by this call).
+ *
+ * Build (make plugins-host):
+ *   cc -std=c11 -O2 -fPIC -shared -ffp-contract=off -I<artest>/plugin -o host_oneshot.so host_oneshot.c
+ */
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "artest_plugin.h"
+
+/* One rank's control region: flag[p] is written by peer p. */
+typedef struct {
+	_Atomic uint64_t start[ARTEST_MAX_RANKS];
+	_Atomic uint64_t end[ARTEST_MAX_RANKS];
+} control;
+
+static artest_world world;
+static uint64_t epoch;    /* calls made; the flag value of the current one */
+static int bug_skip_last; /* ARTEST_EXAMPLE_BUG=skip-last */
+static int bug_no_end;    /* ARTEST_EXAMPLE_BUG=no-end-barrier */
+static _Thread_local char err[256];
+
+static const char *last_error(void) { return err; }
+
+static int fail(const char *msg) {
+	snprintf(err, sizeof err, "%s", msg);
+	return ARTEST_ERROR;
+}
+
+static control *ctl(uint32_t r) { return (control *)world.control[r]; }
+
+/* Every rank stores epoch into its slot of every rank's flags, then waits
+ * until every peer's slot of its own flags holds it. */
+static void barrier(int end) {
+	uint32_t me = world.rank;
+	for (uint32_t p = 0; p < world.world_size; p++)
+		atomic_store_explicit(end ? &ctl(p)->end[me] : &ctl(p)->start[me], epoch, memory_order_release);
+	for (uint32_t p = 0; p < world.world_size; p++) {
+		_Atomic uint64_t *f = end ? &ctl(me)->end[p] : &ctl(me)->start[p];
+		while (atomic_load_explicit(f, memory_order_acquire) < epoch)
+			sched_yield(); /* ranks may outnumber cores */
+	}
+}
+
+/* fp16 and bf16 to and from fp32, rounding to nearest even. */
+static float f16_to_f32(uint16_t h) {
+	uint32_t sign = (uint32_t)(h & 0x8000) << 16, ex = (h >> 10) & 0x1f, man = h & 0x3ff, x;
+	if (ex == 0x1f) {
+		x = sign | 0x7f800000 | (man << 13);
+	} else if (ex == 0) {
+		float f = (float)man * (1.0f / 16777216.0f); /* man x 2^-24, exact */
+		return sign ? -f : f;
+	} else {
+		x = sign | ((ex + 112) << 23) | (man << 13);
+	}
+	float f;
+	memcpy(&f, &x, 4);
+	return f;
+}
+
+static uint16_t f32_to_f16(float f) {
+	uint32_t x;
+	memcpy(&x, &f, 4);
+	uint32_t sign = (x >> 16) & 0x8000, ex = (x >> 23) & 0xff, man = x & 0x7fffff;
+	if (ex == 0xff)
+		return (uint16_t)(sign | 0x7c00 | (man ? 0x200 | (man >> 13) : 0));
+	int e = (int)ex - 112;
+	if (e >= 31)
+		return (uint16_t)(sign | 0x7c00);
+	uint32_t shift = 13, m = man, h;
+	if (e <= 0) { /* subnormal half: units of 2^-24 */
+		if (e < -10)
+			return (uint16_t)sign;
+		m = man | 0x800000;
+		shift = (uint32_t)(14 - e);
+		h = sign | (m >> shift);
+	} else {
+		h = sign | ((uint32_t)e << 10) | (m >> shift);
+	}
+	uint32_t rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
+	if (rem > half || (rem == half && (h & 1)))
+		h++; /* a carry into the exponent is the right rounding */
+	return (uint16_t)h;
+}
+
+static float bf16_to_f32(uint16_t b) {
+	uint32_t x = (uint32_t)b << 16;
+	float f;
+	memcpy(&f, &x, 4);
+	return f;
+}
+
+static uint16_t f32_to_bf16(float f) {
+	uint32_t x;
+	memcpy(&x, &f, 4);
+	if ((x & 0x7fffffff) > 0x7f800000)
+		return (uint16_t)((x >> 16) | 0x40); /* NaN stays a quiet NaN */
+	return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+}
+
+static float load(const void *p, uint64_t i, uint32_t dtype) {
+	switch (dtype) {
+	case ARTEST_F16: return f16_to_f32(((const uint16_t *)p)[i]);
+	case ARTEST_BF16: return bf16_to_f32(((const uint16_t *)p)[i]);
+	default: return ((const float *)p)[i];
+	}
+}
+
+static void store(void *p, uint64_t i, uint32_t dtype, float v) {
+	switch (dtype) {
+	case ARTEST_F16: ((uint16_t *)p)[i] = f32_to_f16(v); break;
+	case ARTEST_BF16: ((uint16_t *)p)[i] = f32_to_bf16(v); break;
+	default: ((float *)p)[i] = v;
+	}
+}
+
+static int setup(const artest_world *w) {
+	if (w->world_size > ARTEST_MAX_RANKS)
+		return fail("more ranks than ARTEST_MAX_RANKS");
+	if (w->control_bytes < sizeof(control))
+		return fail("control region smaller than declared");
+	world = *w;
+	epoch = 0;
+	const char *bug = getenv("ARTEST_EXAMPLE_BUG");
+	bug_skip_last = bug && strcmp(bug, "skip-last") == 0;
+	bug_no_end = bug && strcmp(bug, "no-end-barrier") == 0;
+	return ARTEST_OK;
+}
+
+static int allreduce(const artest_call *c) {
+	size_t esize = c->dtype == ARTEST_F32 ? 4 : 2;
+	uint64_t bytes = c->count * esize;
+	char *mine = (char *)world.input[world.rank] + c->offset;
+	if (c->offset + bytes > world.input_bytes)
+		return fail("message beyond the registered input buffer");
+	epoch++;
+	/* An unregistered input is copied in first: peers read registered memory. */
+	if (!(c->flags & ARTEST_CALL_REGISTERED))
+		memcpy(mine, c->input, bytes);
+	barrier(0);
+	/* In place and registered, the output is this rank's input, which peers
+	 * read until the end barrier: reduce into staging, copy out after it. */
+	int late = (c->flags & ARTEST_CALL_IN_PLACE) && (c->flags & ARTEST_CALL_REGISTERED);
+	void *dst = late ? world.staging[world.rank] : c->output;
+	uint64_t n = bug_skip_last && c->count > 0 ? c->count - 1 : c->count;
+	for (uint64_t i = 0; i < n; i++) {
+		float acc = load((char *)world.input[0] + c->offset, i, c->dtype);
+		for (uint32_t r = 1; r < world.world_size; r++) {
+			float x = load((char *)world.input[r] + c->offset, i, c->dtype);
+			switch (c->op) {
+			case ARTEST_MAX: acc = x > acc ? x : acc; break;
+			case ARTEST_MIN: acc = x < acc ? x : acc; break;
+			default: acc += x;
+			}
+		}
+		store(dst, i, c->dtype, acc);
+	}
+	if (!bug_no_end || late)
+		barrier(1);
+	if (late)
+		memcpy(c->output, dst, n * esize);
+	return ARTEST_OK;
+}
+
+#define ALL_DTYPES (ARTEST_BIT(ARTEST_F32) | ARTEST_BIT(ARTEST_F16) | ARTEST_BIT(ARTEST_BF16))
+#define ALL_OPS (ARTEST_BIT(ARTEST_SUM) | ARTEST_BIT(ARTEST_MAX) | ARTEST_BIT(ARTEST_MIN))
+
+static const artest_variant variants[] = {{
+	.name = "oneshot",
+	.summary = "every rank reduces all ranks' inputs in rank order in fp32; start and end barriers on the control region",
+	.dtypes = ALL_DTYPES,
+	.ops = ALL_OPS,
+	.min_ranks = 1,
+	.max_ranks = ARTEST_MAX_RANKS,
+	.needs_registered_input = 0,
+	.order = ARTEST_ORDER_RANKS_ASCENDING_F32,
+}};
+
+static const artest_plugin plugin = {
+	.abi_version = ARTEST_PLUGIN_ABI_VERSION,
+	.nvariants = sizeof variants / sizeof variants[0],
+	.name = "example",
+	.variants = variants,
+	.control_bytes = sizeof(control),
+	.setup = setup,
+	.allreduce = allreduce,
+	.last_error = last_error,
+};
+
+const artest_plugin *artest_plugin_v1(void) { return &plugin; }

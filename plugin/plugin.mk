@@ -1,0 +1,38 @@
+# The example plugin (plugin/example), included by the top-level Makefile.
+#
+#   make plugins-host   bin/plugins/host_oneshot.so: the host twin, built
+#                       with cc (what `make test` runs through mpirun)
+#   make plugins-check  CPU-CI compile gate: cuda_oneshot.cu compiled for
+#                       sm_90 with nvcc, compile only (the pinned wheels of
+#                       ci/install-nvcc.sh when no nvcc exists)
+#   make plugins-cuda   bin/plugins/cuda_oneshot.so, on a machine with the
+#                       CUDA toolkit (links the CUDA runtime)
+
+PLUGIN_DIR := plugin
+PLUGIN_BIN := bin/plugins
+CC ?= cc
+
+.PHONY: plugins-host plugins-check plugins-cuda
+
+plugins-host: $(PLUGIN_BIN)/host_oneshot.so
+
+$(PLUGIN_BIN)/host_oneshot.so: $(PLUGIN_DIR)/example/host_oneshot.c $(PLUGIN_DIR)/artest_plugin.h
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 -fPIC -shared -ffp-contract=off -Wall -Wextra -Werror -I$(PLUGIN_DIR) -o $@ $<
+
+plugins-check: $(PLUGIN_DIR)/example/cuda_oneshot.cu $(PLUGIN_DIR)/artest_plugin.h
+	@nvcc='$(NVCC)'; \
+	if ! command -v "$$nvcc" >/dev/null 2>&1; then \
+	  echo "plugins-check: no nvcc ($$nvcc); installing the pinned wheels" >&2; \
+	  ci/install-nvcc.sh >&2 || exit 4; \
+	  nvcc='$(KERNELS_TOOLS_NVCC)'; \
+	fi; \
+	mkdir -p $(PLUGIN_BIN); \
+	echo "plugins-check: $(PLUGIN_DIR)/example/cuda_oneshot.cu (sm_90, compile only)"; \
+	"$$nvcc" -c -O3 -std=c++17 -arch=sm_90 -Werror all-warnings -Xcompiler -fPIC,-Wall,-Wextra,-Werror \
+	  -I$(PLUGIN_DIR) -o $(PLUGIN_BIN)/cuda_oneshot.o $(PLUGIN_DIR)/example/cuda_oneshot.cu
+
+plugins-cuda: $(PLUGIN_DIR)/example/cuda_oneshot.cu $(PLUGIN_DIR)/artest_plugin.h
+	@mkdir -p $(PLUGIN_BIN)
+	$(NVCC) -O3 -std=c++17 -arch=sm_90 -Xcompiler -fPIC -shared -I$(PLUGIN_DIR) \
+	  -o $(PLUGIN_BIN)/cuda_oneshot.so $(PLUGIN_DIR)/example/cuda_oneshot.cu
