@@ -53,22 +53,17 @@ type ExternalCall struct {
 	Params     [4]uint32
 }
 
-// ExternalIndex is where an External variant sits among its owner's: the
-// plugin's own variant number.
-func (v *Variant) ExternalIndex() int { return v.extIndex }
-
 // AddExternal appends variants implemented outside artest to the Registry,
 // so --variant, the matrix and the reports see them as any other. Each must
 // have External set and a name no built-in variant has; adding a variant of
 // the same name and owner again (a second load of the same plugin) replaces
-// it. index is each variant's number among its owner's.
+// it.
 func AddExternal(vs []Variant) error {
 	for i := range vs {
 		v := vs[i]
 		if v.External == nil {
 			return fmt.Errorf("external variant %s has no implementation", v.Name)
 		}
-		v.extIndex = i
 		replaced := false
 		for j := range Registry {
 			o := &Registry[j]

@@ -101,7 +101,6 @@ type Variant struct {
 	// internal/plugin): the backends call it instead of a kernel or a host
 	// model. Such a variant writes no trace word (ID 0).
 	External External
-	extIndex int
 }
 
 // Param is one launch parameter of a variant.
