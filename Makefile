@@ -2,8 +2,10 @@
 #
 #   make run      install what is missing, build, run the default matrix
 #                 (on the GPUs when there are some, else the host backend)
-#   make test     install what is missing, go vet, go test, the kernels'
+#   make test     install what is missing, go vet, go test -short, the kernels'
 #                 compile gate and SASS check, and the mpirun integration tests
+#   make test-exhaustive  the tests -short skips: every one of the 2^32
+#                 float32 inputs through each 16-bit conversion (reference/)
 #   make build    bin/artest
 #   make kernels  bin/artest.fatbin (nvcc: the CUDA toolkit's, else the
 #                 pinned wheels of ci/install-nvcc.sh)
@@ -21,7 +23,7 @@ export NCCL_NVLS_ENABLE ?= 0
 
 include kernels/kernels.mk
 
-.PHONY: all deps build run test vet unit integration docker clean
+.PHONY: all deps build run test test-exhaustive vet unit integration docker clean
 
 all: build
 
@@ -57,13 +59,21 @@ vet: deps
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 
+# -short skips the exhaustive conversion tests; make test-exhaustive runs them.
 unit: deps
-	$(GO) test ./...
+	$(GO) test -short ./...
 
 integration: build
 	$(GO) test -tags integration -count=1 ./test/integration/
 
 test: vet unit kernels-check kernels-sass-check integration
+
+# What -short skips (testing.Short): today only reference/'s
+# TestFromF32AllInputs, all 2^32 float32 inputs per 16-bit format, tens of
+# seconds each on 2 cores. The whole package runs, so a new exhaustive test
+# there is picked up. CI runs this after make test.
+test-exhaustive: deps
+	$(GO) test -count=1 ./reference/
 
 # The container of docker/Dockerfile; needs a Docker engine (none runs on
 # this project's machines: docker/dockerfile_test.go checks what it can).
