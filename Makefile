@@ -23,7 +23,7 @@ export NCCL_NVLS_ENABLE ?= 0
 
 include kernels/kernels.mk
 
-.PHONY: all deps build run test test-exhaustive vet unit integration docker clean
+.PHONY: all deps build run test test-go test-kernels test-exhaustive vet unit integration docker clean
 
 all: build
 
@@ -66,7 +66,18 @@ unit: deps
 integration: build
 	$(GO) test -tags integration -count=1 ./test/integration/
 
-test: vet unit kernels-check kernels-sass-check integration
+# After vet, two lanes run side by side: the Go tests (unit, then the mpirun
+# integration tests) and the kernels' checks (nvcc and cuobjdump, about a
+# minute of one core). Each target's output is printed as a block when it
+# ends.
+test: vet
+	@$(MAKE) --no-print-directory -j2 --output-sync=target test-go test-kernels
+
+test-go: unit
+	@$(MAKE) --no-print-directory integration
+
+test-kernels: kernels-check
+	@$(MAKE) --no-print-directory kernels-sass-check
 
 # What -short skips (testing.Short): today only reference/'s
 # TestFromF32AllInputs, all 2^32 float32 inputs per 16-bit format, tens of
