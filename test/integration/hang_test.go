@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The device-side deadline (issue 7): rank 2 sleeps 5 s in its launch, its
+// The device-side deadline: rank 2 sleeps 5 s in its launch, its
 // peers' blocks give up after --device-timeout 500ms, record where and exit,
 // and the runner, reading the diag words after the stream finished, exits 3
 // with a line naming the block that gave up and the rank it waited for, well
