@@ -542,10 +542,11 @@ __device__ __forceinline__ void record_give_up(uint64_t sig, uint32_t variant, u
 // at every launch.
 //
 // Claim (against two launches in flight on one SignalBlock, e.g. on two
-// streams): the epoch word is 64 bits, the epoch low and a claim high. epoch_begin reads the epoch with one atomicOr that also sets
-// the claim (no extra access: the atomic is the read), and epoch_end's plain
-// 64-bit store of e clears it in the same store that publishes the epoch, so
-// both travel in one word and need no fence. A launch that finds the claim
+// streams): the epoch word is 64 bits, the epoch low and a claim high.
+// epoch_begin reads the epoch with one atomicOr that also sets the claim (no
+// extra access: the atomic is the read), and epoch_end's plain 64-bit store
+// of e clears it in the same store that publishes the epoch, so both travel
+// in one word and need no fence. A launch that finds the claim
 // already set shares block b's state (epoch, flags) with another launch of
 // this rank still in flight, typically an allreduce on a second stream: its
 // block records SIG_DIAG_KIND_CLAIMED and exits before touching any flag,
