@@ -60,10 +60,15 @@ func TestWithoutDeviceTimeoutTheHostWatchdogFires(t *testing.T) {
 }
 
 // A negative or malformed --device-timeout is a usage error (exit 2).
+// In parallel, as the other usage errors (TestBadInputIsOneLineAndExitTwo).
 func TestBadDeviceTimeoutIsUsage(t *testing.T) {
+	t.Parallel()
 	for _, v := range []string{"-1s", "soon"} {
-		o := mpirun(t, 2, time.Minute, "--variant", "oneshot", "--size", "4K", "--device-timeout", v)
-		require.Equal(t, 2, o.code, "%s: %s", v, o.stderr)
-		require.Contains(t, o.stderr, "bad --device-timeout")
+		t.Run(v, func(t *testing.T) {
+			t.Parallel()
+			o := mpirun(t, 2, time.Minute, "--variant", "oneshot", "--size", "4K", "--device-timeout", v)
+			require.Equal(t, 2, o.code, "%s: %s", v, o.stderr)
+			require.Contains(t, o.stderr, "bad --device-timeout")
+		})
 	}
 }

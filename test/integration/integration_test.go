@@ -204,7 +204,11 @@ func TestHangExitsThreeAndNamesTheRank(t *testing.T) {
 	require.Contains(t, o.stderr, "for rank 2")
 }
 
+// The usage-error tests run in parallel (t.Parallel): each mpirun that ends
+// with a non-zero code takes a second or two of Open MPI's teardown, and
+// almost no CPU.
 func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -216,16 +220,20 @@ func TestBadInputIsOneLineAndExitTwo(t *testing.T) {
 		{[]string{"--case", "oneshot/f32/sum/4KiB/oop-reg-plain/np8"}, "is for 8 ranks"},
 		{[]string{"--variant", "oneshot", "--case", "oneshot/f32/sum/4KiB/oop-reg-plain/np2"}, "--case selects exact cases: drop --variant"},
 	} {
-		o := mpirun(t, 2, time.Minute, tc.args...)
-		require.Equal(t, 2, o.code, "%v\n%s", tc.args, o.stderr)
-		lines := artestLines(o.stderr)
-		require.Len(t, lines, 1, "%v: %q", tc.args, o.stderr)
-		require.Contains(t, lines[0], tc.want)
-		require.NotContains(t, o.stderr, "goroutine ", "no Go stack trace")
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			t.Parallel()
+			o := mpirun(t, 2, time.Minute, tc.args...)
+			require.Equal(t, 2, o.code, "%v\n%s", tc.args, o.stderr)
+			lines := artestLines(o.stderr)
+			require.Len(t, lines, 1, "%v: %q", tc.args, o.stderr)
+			require.Contains(t, lines[0], tc.want)
+			require.NotContains(t, o.stderr, "goroutine ", "no Go stack trace")
+		})
 	}
 }
 
 func TestRanksStartedWithDifferentFlags(t *testing.T) {
+	t.Parallel()
 	bin := binary(t)
 	o := run(t, time.Minute, "mpirun", "--oversubscribe",
 		"-np", "1", bin, "--backend", "host", "--quick", "--size", "4K", ":",
