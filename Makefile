@@ -2,8 +2,10 @@
 #
 #   make run      install what is missing, build, run the default matrix
 #                 (on the GPUs when there are some, else the host backend)
-#   make test     install what is missing, go vet, go test, the kernels'
+#   make test     install what is missing, go vet, go test -short, the kernels'
 #                 compile gate and SASS check, and the mpirun integration tests
+#   make test-exhaustive  the tests -short skips: every one of the 2^32
+#                 float32 inputs through each 16-bit conversion (reference/)
 #   make build    bin/artest
 #   make kernels  bin/artest.fatbin (nvcc: the CUDA toolkit's, else the
 #                 pinned wheels of ci/install-nvcc.sh)
@@ -23,7 +25,7 @@ export NCCL_NVLS_ENABLE ?= 0
 include kernels/kernels.mk
 include plugin/plugin.mk
 
-.PHONY: all deps build run test vet unit integration docker clean
+.PHONY: all deps build run test test-go test-kernels test-exhaustive vet unit integration docker clean
 
 all: build
 
@@ -59,13 +61,32 @@ vet: deps
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 
+# -short skips the exhaustive conversion tests; make test-exhaustive runs them.
 unit: deps
-	$(GO) test ./...
+	$(GO) test -short ./...
 
 integration: build plugins-host
 	$(GO) test -tags integration -count=1 ./test/integration/
 
-test: vet unit kernels-check plugins-check kernels-sass-check integration
+# After vet, two lanes run side by side: the Go tests (unit, then the mpirun
+# integration tests) and the kernels' checks (nvcc and cuobjdump, and the
+# example plugin's nvcc compile; about a minute of one core). Each target's
+# output is printed as a block when it ends.
+test: vet
+	@$(MAKE) --no-print-directory -j2 --output-sync=target test-go test-kernels
+
+test-go: unit
+	@$(MAKE) --no-print-directory integration
+
+test-kernels: kernels-check
+	@$(MAKE) --no-print-directory kernels-sass-check plugins-check
+
+# What -short skips (testing.Short): today only reference/'s
+# TestFromF32AllInputs, all 2^32 float32 inputs per 16-bit format, tens of
+# seconds each on 2 cores. The whole package runs, so a new exhaustive test
+# there is picked up. CI runs this after make test.
+test-exhaustive: deps
+	$(GO) test -count=1 ./reference/
 
 # The container of docker/Dockerfile; needs a Docker engine (none runs on
 # this project's machines: docker/dockerfile_test.go checks what it can).

@@ -187,7 +187,7 @@ for np in $nps; do
 		"$np" "$bin" "$r"
 	# Every custom variant beside NCCL on one size sweep (bf16 sum, out of
 	# place, registered, plain and graph): the comparison table's data.
-	# Benchmark mode (issue 6): the default sweep (1K to 256M by x2, bf16
+	# Benchmark mode: the default sweep (1K to 256M by x2, bf16
 	# sum, plain and graph), every variant beside NCCL, each case checked
 	# once then timed; a plot; and compare against itself (must exit 0).
 	if [[ -n $shared ]]; then nottimed "bench-np$np"; else
@@ -196,7 +196,7 @@ for np in $nps; do
 	if [[ -n $shared ]]; then nottimed "bench-compare-np$np"; else
 	step "bench-compare-np$np" 0 30 "$bin" compare "$r/bench-np$np.json" "$r/bench-np$np.json"
 	fi
-	# PDL (issue 6): each call poisons the input, the producer kernel writes
+	# PDL: each call poisons the input, the producer kernel writes
 	# it, and the allreduce is launched with programmatic stream
 	# serialization; the kernels wait (griddepcontrol.wait) and pass. Without
 	# the wait they read the poison: exit 1 with mismatches. bench-pdl times
@@ -221,7 +221,7 @@ for np in $nps; do
 		--size 64K --mode oop,reg,plain,aligned --stress 2000 --inject no-mid-barrier --inject "delay:rank=$((np - 1)),us=200" \
 		--json "$r/fault-no-mid-push-np$np.json"
 	step "why-no-mid-barrier-push-np$np" 0 5 grep -q "stress iterations wrong" "$out/fault-no-mid-barrier-push-np$np.log"
-	# Memory checking (issue 7): a small matrix under compute-sanitizer;
+	# Memory checking: a small matrix under compute-sanitizer;
 	# racecheck where shared memory is used (oneshot-cpasync's pipeline).
 	# --error-exitcode makes any report fail the step.
 	# NCCL is left out (-x ARTEST_NCCL=...): its own kernel set-up reports
@@ -253,7 +253,7 @@ for np in $nps; do
 	step "bench4-np$np" 0 300 mpirun -np "$np" "$bin" bench -b 1K -e 256M -f 4 --json "$r/bench4-np$np.json" \
 		--plot "$r/bench4-np$np.svg"
 	fi
-	# artest tune (issue 6): small sizes with the whole launch space, large
+	# artest tune: small sizes with the whole launch space, large
 	# sizes with the plausible corner of it; tables as JSON, C++ and Go.
 	if [[ -n $shared ]]; then nottimed "tune-np$np"; else
 	step "tune-np$np" 0 "${TUNE_TIMEOUT_S:-330}" bash -c 'np=$0 bin=$1 r=$2
@@ -265,8 +265,8 @@ for np in $nps; do
 			--budget ${TUNE_LARGE_S:-150} --merge "$r/tune-small-np$np.json" --json "$r/tune-np$np.json" \
 			--header "$r/tuned-np$np.h" --go "$r/tuned-np$np.go"' "$np" "$bin" "$r"
 	fi
-	# What the claim atomic of epoch_begin costs (issue 7's concurrent-use
-	# detection): the same small sweep with a fatbin built with a plain
+	# What the claim atomic of epoch_begin costs (the detection of
+	# concurrent use): the same small sweep with a fatbin built with a plain
 	# load in its place (ARTEST_EXPERIMENT_NO_CLAIM, measurement only).
 	if [[ -n $shared ]]; then nottimed "claim-cost-np$np"; else
 	step "claim-cost-np$np" 0 200 bash -c 'np=$0 bin=$1 r=$2
@@ -284,16 +284,16 @@ for np in $nps; do
 	step "bench-tuned-np$np" 0 300 mpirun -np "$np" "$bin" bench -b 1K -e 256M -f 4 --tuned "$r/tune-np$np.json" \
 		--json "$r/bench-tuned-np$np.json" --plot "$r/bench-tuned-np$np.svg"
 	fi
-	# A planted failure's repro bundle reruns and fails the same way (issue 7).
+	# A planted failure's repro bundle reruns and fails the same way.
 	step "repro-rerun-np$np" 0 120 ci/repro-rerun.sh "$np" "$bin" "$r"
-	# A rank killed mid-run (issue 7): the others end, naming it; the JSON
+	# A rank killed mid-run: the others end, naming it; the JSON
 	# Lines file keeps the finished cases; nothing is left on the GPUs.
 	step "killed-rank-np$np" 0 120 ci/killed-rank.sh "$np" "$bin" "$r"
 	step "variants-np$np" 0 180 mpirun -np "$np" "$bin" --variant oneshot,twoshot,oneshot-cpasync,ring,nccl \
 		--dtype bf16 --op sum --mode oop,reg,aligned --size 4:256M:x4 --json "$r/variants-np$np.json"
 	step "hang-np$np" 3 60 mpirun -np "$np" "$bin" --variant oneshot --dtype f32 --op sum --size 4K \
 		--mode oop,reg,plain,aligned --inject "delay:rank=$((np - 1)),us=3000000" --timeout 1s
-	# Issue 7: the kernels' own deadline (--device-timeout) fires before the
+	# The kernels' own deadline (--device-timeout) fires before the
 	# host watchdog; the blocks that gave up say where and for whom.
 	step "hang-device-np$np" 3 60 mpirun -np "$np" "$bin" --variant oneshot --dtype f32 --op sum --size 4K \
 		--mode oop,reg,plain,aligned --inject "delay:rank=$((np - 1)),us=5000000" --device-timeout 1s --timeout 30s
@@ -301,7 +301,7 @@ for np in $nps; do
 	step "hang-device-ring-np$np" 3 60 mpirun -np "$np" "$bin" --variant ring --dtype f32 --op sum --size 64K \
 		--mode oop,reg,plain,aligned --inject "delay:rank=$((np - 1)),us=5000000" --device-timeout 1s --timeout 30s
 	step "why-hang-device-ring-np$np" 0 5 grep -q "rank 0 lane .* gave up after .* from rank $((np - 1))" "$out/hang-device-ring-np$np.log"
-	# Issue 7's scenarios that must be diagnosed, not hung: launch tags in
+	# The hang scenarios that must be diagnosed, not hung: launch tags in
 	# the barrier flags and a claim in each block's epoch word make the
 	# kernels give up at once (the 2 s deadline only ends blocks left
 	# waiting for peers that already left); exit 3 and rank 0's line names

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 7 on a GPU: a rank killed with SIGKILL mid-run. The other ranks must
+# On a GPU: a rank killed with SIGKILL mid-run. The other ranks must
 # end within the timeout with a message naming the lost rank, and the JSON
 # Lines file must keep every case that finished before the kill.
 #

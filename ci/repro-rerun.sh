@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 7 on a GPU: a planted failure writes a repro bundle, and
+# On a GPU: a planted failure writes a repro bundle, and
 # `artest --repro BUNDLE` reruns that case and fails the same way.
 #
 #   ci/repro-rerun.sh NP BIN OUTDIR

@@ -502,7 +502,7 @@ __device__ __forceinline__ void check_launch(const ArtestArgs& a, uint64_t stage
 }
 
 // ---------------------------------------------------------------------------
-// Giving up (issue 7).
+// Giving up (the device-side deadline, --device-timeout).
 //
 // Records a give-up in the diag words of the rank's own SignalBlock (sig):
 // the first give-up of the rank claims them (atomicCAS on SIG_DIAG_STATE),
@@ -541,11 +541,12 @@ __device__ __forceinline__ void record_give_up(uint64_t sig, uint32_t variant, u
 // same grids in the same order, so block b's counter is equal on every rank
 // at every launch.
 //
-// Claim (issue 7, two streams): the epoch word is 64 bits, the epoch low and
-// a claim high. epoch_begin reads the epoch with one atomicOr that also sets
-// the claim (no extra access: the atomic is the read), and epoch_end's plain
-// 64-bit store of e clears it in the same store that publishes the epoch, so
-// both travel in one word and need no fence. A launch that finds the claim
+// Claim (against two launches in flight on one SignalBlock, e.g. on two
+// streams): the epoch word is 64 bits, the epoch low and a claim high.
+// epoch_begin reads the epoch with one atomicOr that also sets the claim (no
+// extra access: the atomic is the read), and epoch_end's plain 64-bit store
+// of e clears it in the same store that publishes the epoch, so both travel
+// in one word and need no fence. A launch that finds the claim
 // already set shares block b's state (epoch, flags) with another launch of
 // this rank still in flight, typically an allreduce on a second stream: its
 // block records SIG_DIAG_KIND_CLAIMED and exits before touching any flag,
@@ -601,7 +602,7 @@ __device__ __forceinline__ void epoch_end(const ArtestArgs& a, uint32_t e) {
 // store of e into peer t's flag [ph][block][my rank]) and then waits until
 // peer t has told us the same (our own flag [ph][block][t] reaches e, acquire).
 //
-// Launch tags (issue 7): the flag is 64 bits, e in the low half and this
+// Launch tags: the flag is 64 bits, e in the low half and this
 // launch's self_tag in the high half, stored as one access, so the tag
 // needs no ordering of its own: a peer that sees e sees the tag that came
 // with it. Once peer t's flag holds exactly e, its tag must be peer_tag[t],
@@ -631,7 +632,7 @@ __device__ __forceinline__ void epoch_end(const ArtestArgs& a, uint32_t e) {
 // was as fast as a pure spin; the poll is a local load by one warp per block,
 // so the short sleep costs nothing measurable.
 //
-// Deadline (issue 7): when a.wait_timeout_ns != 0, a thread whose wait has
+// Deadline: when a.wait_timeout_ns != 0, a thread whose wait has
 // lasted longer than that since its first failed poll gives up: it records
 // where in the rank's SIG_DIAG_* words (record_give_up) and the whole block
 // exits, so a lost peer cannot hang the GPU for ever. The trailing block

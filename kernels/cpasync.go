@@ -4,9 +4,9 @@ package kernels
 //
 // Stages: the kernel traps outside [CpasyncMinStages, CpasyncMaxStages]
 // (CPASYNC_MIN_STAGES and CPASYNC_MAX_STAGES in kernels/cpasync.cuh;
-// cpasync_test.go checks the two sides agree). Three is the issue's
-// pipeline depth; whether another depth is faster on H200 is for the lead's
-// measurements (artest tune) to say.
+// cpasync_test.go checks the two sides agree). Three is the default
+// pipeline depth; whether another depth is faster on H200 is for
+// measurements there (artest tune) to say.
 const (
 	CpasyncMinStages     = 2
 	CpasyncMaxStages     = 8

@@ -137,7 +137,7 @@ func TestCpasyncHeaderMatchesGo(t *testing.T) {
 	src := readFile(t, "oneshot_cpasync.cu")
 	require.Contains(t, src, "artest_"+cpasyncVariant(t).Kernel+"_##dname##_##oname(")
 	require.Contains(t, src, "ARTEST_FOR_EACH_DTYPE_OP(ARTEST_ONESHOT_CPASYNC_KERNEL)")
-	// The pipeline, by instruction.
+	// The cp.async pipeline, by instruction.
 	for _, insn := range []string{"cp.async.cg.shared.global", "cp.async.commit_group", "cp.async.wait_group"} {
 		require.Contains(t, hdr, insn)
 	}

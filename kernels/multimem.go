@@ -16,7 +16,7 @@ const (
 	MultimemOneShot uint32 = 1
 	MultimemTwoShot uint32 = 2
 	// MultimemOneShotMaxBytes: auto picks one-shot up to this size, two-shot
-	// above. A guess until the lead measures the crossover on an NVLS node
+	// above. A guess until the crossover is measured on an NVLS node
 	// (one-shot makes the switch read every rank's whole message for every
 	// rank; two-shot reads each once and adds a multimem.st broadcast).
 	MultimemOneShotMaxBytes = 64 << 10

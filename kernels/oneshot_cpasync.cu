@@ -20,8 +20,8 @@
 // 163 KiB or sm_90's 227 KiB, fails the launch; and a deeper pipeline has
 // more to fill before the first reduction and more to drain after the last,
 // which small messages (one tile per block) pay in full. Two stages is the
-// least that overlaps anything. The default (3) is what the issue asked
-// for; `artest tune` and the lead's H200 runs decide the rest.
+// least that overlaps anything. The default is 3; `artest tune` on H200
+// decides the rest.
 //
 // The pipeline. A tile is blockDim.x consecutive 16-byte slots. Block b
 // takes tiles b, b + G, b + 2G, ... (G = gridDim.x), and thread t takes slot
@@ -174,8 +174,8 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
     // block on one tile at a time (no warp runs stages ahead of the others
     // and widens the block's window beyond `stages` tiles) and keeps the
     // kernel correct if a later layout lets threads reduce slots that other
-    // threads copied. It costs one bar.sync per tile; the lead's
-    // measurements decide whether dropping it pays.
+    // threads copied. It costs one bar.sync per tile; whether
+    // dropping it pays is for measurements on H200 to say.
     __syncthreads();
     p.reduce(j, read_stage, dst, in_place);
     load_stage = load_stage + 1 == stages ? 0 : load_stage + 1;

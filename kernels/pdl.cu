@@ -1,5 +1,5 @@
-// pdl: the producer kernel of --pdl (programmatic dependent launch, sm_90;
-// issue 6). Under --pdl every call is, on this rank's stream:
+// pdl: the producer kernel of --pdl (programmatic dependent launch,
+// sm_90). Under --pdl every call is, on this rank's stream:
 //
 //   1. the runner poisons the input (a copy of a poison image), so that a
 //      read of the input before the producer wrote it is visible;

@@ -192,7 +192,7 @@ var allOps = []reference.Op{reference.Sum, reference.Max, reference.Min}
 const (
 	IDOneshot uint32 = 0x0051 // 'Q' for one-shot
 	IDTwoshot uint32 = 0x0052
-	// Reserved for the variants of issues 4 and 5.
+	// The IDs of the later variants.
 	IDOneshotCpasync uint32 = 0x0053
 	IDRing           uint32 = 0x0054
 	IDMultimem       uint32 = 0x0055
@@ -212,7 +212,7 @@ var Registry = []Variant{
 		Order:  reference.OrderRankAscendingF32,
 		Custom: true,
 		Kernel: "oneshot",
-		// 36 x 512 is vLLM's one-shot default on H100; re-measured by artest tune (issue 6).
+		// 36 x 512 is vLLM's one-shot default on H100; re-measured by artest tune.
 		Blocks: 36, Threads: 512,
 		HostBlocks: 4,
 	},
@@ -241,7 +241,7 @@ var Registry = []Variant{
 		Order:  reference.OrderRankAscendingF32,
 		Custom: true,
 		Kernel: "oneshot_cpasync",
-		// Guesses until the lead measures them on H200: 256 threads keep 3
+		// Guesses until measured on H200: 256 threads keep 3
 		// stages at 8 ranks to 96 KiB of shared memory (CpasyncSharedBytes),
 		// two blocks per SM; 72 blocks x 256 threads is oneshot's thread count.
 		Blocks: 72, Threads: 256,
@@ -300,7 +300,7 @@ var Registry = []Variant{
 		Custom: true,
 		Kernel: "multimem",
 		// 36 x 512 as the other one-slot-per-thread kernels; a guess until
-		// the lead measures on an NVLS node.
+		// measured on an NVLS node.
 		Blocks: 36, Threads: 512,
 		HostBlocks: 4,
 		Params: []Param{{Name: "shots", Slot: 0, Default: 0, Min: MultimemOneShot, Max: MultimemTwoShot,

@@ -35,7 +35,7 @@ namespace ring {
 
 // Waiting: the first poll is immediate (the data is often there already);
 // then __nanosleep from 32 ns, doubling to a 256 ns cap. Provisional until
-// the lead measures on H200: the barrier's measurement (common.cuh: a cap
+// measured on H200: the barrier's measurement (common.cuh: a cap
 // of 1024 ns cost 0.5-1.5 us a launch, 128 ns was as fast as spinning)
 // says a short cap; a ring waits once per piece, so a long sleep would
 // cost per piece. The poll is one thread's load of a word in its own GPU's

@@ -89,7 +89,7 @@ const (
 	// Slot sizes: powers of two from one unit of partial sums to 1 MiB.
 	RingMinSlotBytes = 16
 	RingMaxSlotBytes = 1 << 20
-	// RingDefaultSlotBytes is a guess until the lead measures on H200:
+	// RingDefaultSlotBytes is a guess until measured on H200:
 	// a slot is the unit of one handoff (one system-scope fence, two
 	// block barriers and a poll each way, a few microseconds), so it must
 	// be large enough to amortise them; 64 KiB of float partials is 32
@@ -104,7 +104,7 @@ const (
 	// RingMaxLanes is the most lanes (blocks) of a launch: the SignalBlock
 	// holds this many lane records.
 	RingMaxLanes = signal.RingMaxLanes
-	// The auto lane rule (RingAutoLanes), provisional until the lead sweeps
+	// The auto lane rule (RingAutoLanes), provisional until a sweep of
 	// --param lanes=1,2,4,8,16 on H200: one lane per RingAutoBytesPerLane
 	// of message, a power of two, at most RingAutoMaxLanes.
 	RingAutoBytesPerLane = 128 << 10

@@ -73,7 +73,7 @@ constexpr uint32_t SIG_SIZE = SIG_OFF_RING + SIG_RING_MAX_LANES * SIG_RING_LANE_
 // ORs it in, epoch_end's store of the plain epoch clears it).
 constexpr uint32_t SIG_EPOCH_CLAIM = 1u;
 
-// The diagnostic words (issue 7; signal/layout.go documents each): word i
+// The diagnostic words (signal/layout.go documents each): word i
 // at SIG_OFF_DIAG + 4 * i of the rank's own SignalBlock, written once by the
 // first block of the rank that gives up waiting (claimed with atomicCAS on
 // SIG_DIAG_STATE, completed by a release store of SIG_DIAG_GAVE_UP).

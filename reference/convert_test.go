@@ -286,7 +286,7 @@ func TestRoundingMidpoints(t *testing.T) {
 // same pattern with the sign bit. (round above is too slow for 2^32 inputs.)
 func TestFromF32AllInputs(t *testing.T) {
 	if testing.Short() {
-		t.Skip("all 2^32 float32 inputs take tens of seconds per format; run without -short")
+		t.Skip("all 2^32 float32 inputs take tens of seconds per format; make test-exhaustive runs them")
 	}
 	for _, f := range formats16 {
 		t.Run(f.name, func(t *testing.T) {

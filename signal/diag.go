@@ -9,7 +9,8 @@ import (
 )
 
 // GiveUp is what a block that gave up waiting records in its rank's
-// diagnostic words (layout.go, Diag*): the device-side deadline of issue 7.
+// diagnostic words (layout.go, Diag*) when the kernels' device-side deadline
+// (--device-timeout) passes.
 type GiveUp struct {
 	Rank    int
 	Variant uint32

@@ -3,6 +3,7 @@ package signal
 import (
 	"encoding/binary"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -163,9 +164,14 @@ func (b *Backoff) Pause() bool {
 	case b.n <= backoffSpins:
 		return false
 	case b.n <= backoffSpins+backoffYields:
-		// An OS-level yield, not runtime.Gosched: with more ranks than
-		// cores, the peer this block waits for is another process that
+		// Both yields. runtime.Gosched first: the peer this block waits
+		// for may be a goroutine of this process (another block of this
+		// rank, or another rank of an in-process test world), which an
+		// OS-level yield alone leaves without a P until the scheduler
+		// preempts this goroutine (10 ms). Then an OS-level yield: with
+		// more ranks than cores, the peer may be another process that
 		// needs this core.
+		runtime.Gosched()
 		syscall.Syscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
 		return b.n%16 == 0
 	}

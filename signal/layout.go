@@ -52,7 +52,7 @@ const (
 	OffTraceCount   = 68  // launches completed, incremented by block 0
 	OffLlSeq        = 72  // oneshot-ll: sequence number of the last launch (kernels/oneshot_ll.cu)
 	OffLlDone       = 76  // oneshot-ll: blocks of the launch in progress that have finished
-	OffDiag         = 128 // DiagWords uint32, written by a kernel that gave up (issue 7)
+	OffDiag         = 128 // DiagWords uint32, written by a kernel that gave up
 	DiagWords       = 16
 	OffEpoch        = 256                                       // [MaxBlocks]uint64: epoch | claim<<32
 	OffFlags        = OffEpoch + 8*MaxBlocks                    // [NumPhases][MaxBlocks][MaxRanks]uint64: epoch | tag<<32
@@ -90,7 +90,7 @@ const (
 	RingWaitCredit = 2 // producer: credit from the right neighbour
 )
 
-// The diagnostic words (issue 7): word i is at OffDiag + 4*i of the rank's
+// The diagnostic words: word i is at OffDiag + 4*i of the rank's
 // own SignalBlock. A kernel block (or a host model's block goroutine) that
 // gives up waiting after the launch's deadline (Args.WaitTimeoutNs) records
 // here where it gave up, then exits. The first give-up of a rank wins: it

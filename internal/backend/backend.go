@@ -181,12 +181,12 @@ type Backend interface {
 	// it again; every rank opens the new one and updates World.Input[owner]
 	// and World.Gen[owner]. The old buffer stays allocated and mapped until
 	// Close, so a graph that still holds its address faults nothing (the
-	// launch tags stop it at its first barrier). Issue 7's reregister
+	// launch tags stop it at its first barrier). The reregister hang
 	// scenario.
 	ReregisterInput(c comm.Comm, owner int) error
 	// AllreduceConcurrent enqueues l on a second stream of this rank,
 	// not ordered with the first: two allreduces in flight on one
-	// SignalBlock (issue 7's two-streams scenario). Sync waits for both.
+	// SignalBlock (the two-streams hang scenario). Sync waits for both.
 	AllreduceConcurrent(l *Launch) error
 	Close() error
 }

@@ -22,7 +22,7 @@ import (
 // bound, and their times jitter by a few hundred nanoseconds from run to
 // run, so they get a wide margin on time; large messages are bandwidth
 // bound and steadier, so a small drop of bus bandwidth already counts. The
-// defaults are the (15 % and 5 % around 1 MiB), guesses until runs
+// defaults (15 % and 5 % around 1 MiB) are guesses until runs
 // on H200 show the run-to-run noise.
 type Thresholds struct {
 	// SmallBelow: cases with fewer bytes are judged by time, the others by
@@ -47,7 +47,7 @@ type Thresholds struct {
 // give p = 0.08 (normal approximation), so no change could pass at 0.05.
 const MinRepetitions = 4
 
-// DefaultThresholds are the issue's: 15 % time under 1 MiB, 5 % busbw from
+// DefaultThresholds: 15 % time under 1 MiB, 5 % busbw from
 // 1 MiB up.
 var DefaultThresholds = Thresholds{SmallBelow: 1 << 20, MaxSlowdown: 0.15, MaxBWDrop: 0.05, Alpha: 0.05}
 

@@ -119,7 +119,7 @@ func TestQuickHostMatrixPasses(t *testing.T) {
 	require.Contains(t, string(x), "<testsuites")
 }
 
-// The acceptance check, in process: without the end barrier and with
+// The end barrier's acceptance check, in process: without the end barrier and with
 // rank 1 slow to read, a fast rank overwrites its registered input with the
 // next iteration's while rank 1 still reads it.
 func TestNoEndBarrierUnderStressFails(t *testing.T) {

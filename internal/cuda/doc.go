@@ -17,6 +17,7 @@
 // Multicast (cuMulticastCreate and friends) is not in the table Load
 // resolves: a multicast object can take a shared machine's GPUs out of
 // service. Its entry points are looked up only by EnableMulticast, which
-// needs a Permit from the safety gate (internal/multicast/gate); before
-// that every multicast method fails without calling the driver (vmm.go).
+// needs a MulticastPermit, granted only by the safety gate
+// (internal/multicast/gate); before that every multicast method fails
+// without calling the driver (vmm.go).
 package cuda

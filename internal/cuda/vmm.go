@@ -9,8 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/artest/artest/internal/multicast/gate"
 )
 
 // Virtual memory management (cuMemCreate, cuMemMap, ...) and multicast
@@ -19,7 +17,8 @@ import (
 //   - The VMM entry points are resolved on first use, so a driver without
 //     them still runs everything else. Only the multicast setup uses them.
 //   - The multicast entry points are resolved only by EnableMulticast, which
-//     needs a Permit from an open safety gate (internal/multicast/gate).
+//     needs a MulticastPermit from an open safety gate
+//     (internal/multicast/gate, the only caller of GrantMulticast).
 //     Until then no cuMulticast* symbol is even looked up, and every
 //     multicast method fails with ErrMulticastDisabled without calling the
 //     driver. A multicast object can take a shared machine's GPUs out of
@@ -47,6 +46,20 @@ const (
 const (
 	granularityMinimum = 0
 )
+
+// MulticastPermit is the proof, which EnableMulticast needs, that the
+// multicast safety gate (internal/multicast/gate, whose Permit is this type)
+// opened. Its zero value is not valid. The type lives here, below the gate,
+// so that this package imports nothing above it.
+type MulticastPermit struct{ granted bool }
+
+// Valid reports whether p came from an open gate.
+func (p MulticastPermit) Valid() bool { return p.granted }
+
+// GrantMulticast returns a valid MulticastPermit. The safety gate's Decide
+// calls it when the gate opens, and nothing else may: the gate's
+// TestOnlyTheGateGrantsMulticast checks every non-test file of the tree.
+func GrantMulticast() MulticastPermit { return MulticastPermit{granted: true} }
 
 // ErrMulticastDisabled is what every multicast method returns before
 // EnableMulticast succeeded.
@@ -142,7 +155,7 @@ func (d *Driver) vmmTable() (*vmmSymbols, error) {
 // EnableMulticast resolves the multicast entry points. It needs a permit
 // from an open safety gate; without one it returns an error and looks
 // nothing up. Calling it again after success does nothing.
-func (d *Driver) EnableMulticast(p gate.Permit) error {
+func (d *Driver) EnableMulticast(p MulticastPermit) error {
 	if !p.Valid() {
 		return fmt.Errorf("EnableMulticast without a permit from the safety gate: %w", ErrMulticastDisabled)
 	}

@@ -117,7 +117,29 @@ func fakeControl(t *testing.T) string {
 	return p
 }
 
-func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
+// alive reports whether pid still runs some 5 s after the caller expected
+// it to end. A zombie does not run: a server whose daemon is gone is
+// reparented to pid 1, which reaps it when it gets to it (in a container, a
+// while later), and SIGKILL itself takes effect asynchronously.
+func alive(pid int) bool {
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if syscall.Kill(pid, 0) != nil || zombie(pid) || time.Now().After(deadline) {
+			return syscall.Kill(pid, 0) == nil && !zombie(pid)
+		}
+	}
+}
+
+// zombie reports whether pid has exited and waits to be reaped (state Z in
+// /proc/PID/stat; the state follows the command name's closing parenthesis).
+func zombie(pid int) bool {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
+}
 
 func readPID(t *testing.T, path string) int {
 	t.Helper()

@@ -12,7 +12,7 @@ import (
 	"github.com/artest/artest/signal"
 )
 
-// Issue 7's hang scenarios that must be diagnosed, not hung (--inject):
+// The hang scenarios that must be diagnosed, not hung (--inject):
 //
 //   - size-mismatch:rank=R: rank R launches every call with one 16-byte
 //     slot fewer elements than its peers. Its launch tag differs, so every

@@ -17,7 +17,7 @@ type Inject struct {
 	DelayRank   int
 	Delay       time.Duration
 	WrongKernel bool // the dispatcher launches another variant than the case names
-	// Issue 7's hang scenarios (hangs.go): rank SizeMismatchRank launches
+	// The hang scenarios (hangs.go): rank SizeMismatchRank launches
 	// one 16-byte slot fewer elements than its peers; rank ReregisterRank
 	// re-registers its input after the graph was captured; every call is
 	// also launched on a second stream (TwoStreams).

@@ -10,7 +10,7 @@ import (
 	"github.com/artest/artest/reference"
 )
 
-// --pdl (programmatic dependent launch, issue 6). Every call of a case is,
+// --pdl (programmatic dependent launch). Every call of a case is,
 // on this rank's stream:
 //
 //  1. the registered input overwritten with poison (a copy), so that a

@@ -35,7 +35,7 @@ type Space struct {
 // limit (signal.MaxBlocks); the rest spread between 8 and it. Threads:
 // every warp multiple from 128 up to the kernels' __launch_bounds__
 // (kernels.MaxThreads); fewer than 128 leaves too few loads in flight per
-// SM to matter. Which of these win is what the lead measures on H200.
+// SM to matter. Which of these win is for measurements on H200 to say.
 var (
 	defaultBlocks  = []int{8, 16, 24, 32, 48, 64, 96, 132, 192, 256}
 	defaultThreads = []int{128, 256, 512}

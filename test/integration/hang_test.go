@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The device-side deadline (issue 7): rank 2 sleeps 5 s in its launch, its
+// The device-side deadline: rank 2 sleeps 5 s in its launch, its
 // peers' blocks give up after --device-timeout 500ms, record where and exit,
 // and the runner, reading the diag words after the stream finished, exits 3
 // with a line naming the block that gave up and the rank it waited for, well
@@ -60,10 +60,15 @@ func TestWithoutDeviceTimeoutTheHostWatchdogFires(t *testing.T) {
 }
 
 // A negative or malformed --device-timeout is a usage error (exit 2).
+// In parallel, as the other usage errors (TestBadInputIsOneLineAndExitTwo).
 func TestBadDeviceTimeoutIsUsage(t *testing.T) {
+	t.Parallel()
 	for _, v := range []string{"-1s", "soon"} {
-		o := mpirun(t, 2, time.Minute, "--variant", "oneshot", "--size", "4K", "--device-timeout", v)
-		require.Equal(t, 2, o.code, "%s: %s", v, o.stderr)
-		require.Contains(t, o.stderr, "bad --device-timeout")
+		t.Run(v, func(t *testing.T) {
+			t.Parallel()
+			o := mpirun(t, 2, time.Minute, "--variant", "oneshot", "--size", "4K", "--device-timeout", v)
+			require.Equal(t, 2, o.code, "%s: %s", v, o.stderr)
+			require.Contains(t, o.stderr, "bad --device-timeout")
+		})
 	}
 }

@@ -9,7 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Issue 7's hang scenarios, on the host backend: each ends with exit 3 and
+// The hang scenarios (--inject size-mismatch, reregister, two-streams), on
+// the host backend: each ends with exit 3 and
 // a diagnosis line naming the rank and the barrier, long before the host
 // watchdog's --timeout 60s. Launch-tag mismatches and claimed blocks give
 // up at once; the deadline (--device-timeout 2s) only ends the blocks

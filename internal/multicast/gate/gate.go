@@ -3,9 +3,11 @@
 // A multicast object (cuMulticastCreate) reserves NVSwitch resources for the
 // whole node, and on shared machines it can take the host's GPUs out of
 // service. So no multicast entry point is resolved, let alone called, unless
-// Decide opened the gate; Decide is the only way to obtain a valid Permit,
-// and the CUDA wrapper (internal/cuda, EnableMulticast) refuses to resolve
-// the multicast entry points without one.
+// Decide opened the gate; Decide is the only way to obtain a valid Permit
+// (it is the only caller of cuda.GrantMulticast, which
+// TestOnlyTheGateGrantsMulticast checks), and the CUDA wrapper
+// (internal/cuda, EnableMulticast) refuses to resolve the multicast entry
+// points without one.
 //
 // The gate opens only when all of these hold, checked in this order so that
 // the cheap checks come first and the device is not even queried when the
@@ -26,6 +28,8 @@ package gate
 import (
 	"fmt"
 	"strings"
+
+	"github.com/artest/artest/internal/cuda"
 )
 
 // EnvNVLS is the NCCL variable users (and artest's Makefile, CI scripts and
@@ -46,12 +50,11 @@ type Inputs struct {
 	Supported func() (bool, error)
 }
 
-// Permit is the proof that the gate opened. Its zero value is not valid,
-// and only Decide makes a valid one: the field is unexported.
-type Permit struct{ granted bool }
-
-// Valid reports whether p came from an open gate.
-func (p Permit) Valid() bool { return p.granted }
+// Permit is the proof that the gate opened, what cuda.EnableMulticast
+// takes. Its zero value is not valid, and only Decide makes a valid one.
+// The type is internal/cuda's, so that the CUDA wrapper needs nothing from
+// this package above it.
+type Permit = cuda.MulticastPermit
 
 // Decision is the gate's answer.
 type Decision struct {
@@ -63,7 +66,7 @@ type Decision struct {
 // Permit returns the permit of an open gate, or an error saying why the gate
 // is closed.
 func (d Decision) Permit() (Permit, error) {
-	if !d.Open || !d.permit.granted {
+	if !d.Open || !d.permit.Valid() {
 		return Permit{}, fmt.Errorf("multicast is off: %s", d.Reason)
 	}
 	return d.permit, nil
@@ -97,7 +100,7 @@ func Decide(in Inputs) Decision {
 	return Decision{
 		Open:   true,
 		Reason: fmt.Sprintf("%s given, %s not 0, device supports multicast", FlagName, EnvNVLS),
-		permit: Permit{granted: true},
+		permit: cuda.GrantMulticast(),
 	}
 }
 

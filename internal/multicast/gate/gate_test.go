@@ -2,6 +2,12 @@ package gate
 
 import (
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -58,6 +64,7 @@ func TestDecide(t *testing.T) {
 			}
 			require.ErrorContains(t, err, "multicast is off: "+d.Reason)
 			require.False(t, p.Valid())
+			require.Equal(t, Permit{}, p, "a closed gate's permit is the zero value")
 		})
 	}
 }
@@ -68,6 +75,56 @@ func TestPermitZeroValueIsInvalid(t *testing.T) {
 	require.ErrorContains(t, err, "rank 2")
 	_, err = Decision{Open: true}.Permit()
 	require.Error(t, err, "a decision built by hand has no permit")
+}
+
+// The permit's type is internal/cuda's (so that the CUDA wrapper imports
+// nothing above it), and so is the function that makes a valid one:
+// Decide must be its only caller in the tree, outside tests.
+func TestOnlyTheGateGrantsMulticast(t *testing.T) {
+	root, err := filepath.Abs("../../..")
+	require.NoError(t, err)
+	require.FileExists(t, filepath.Join(root, "go.mod"))
+	var callers []string
+	err = filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if e.IsDir() {
+			if n := e.Name(); path != root && (strings.HasPrefix(n, ".") || n == "bin" || n == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		// Every use, qualified (cuda.GrantMulticast) or not (inside
+		// internal/cuda), but not the declaration's own name.
+		ast.Inspect(f, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok && id.Name == "GrantMulticast" && !isDecl(f, id) {
+				callers = append(callers, rel)
+			}
+			return true
+		})
+		return nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, []string{filepath.Join("internal", "multicast", "gate", "gate.go")}, callers)
+}
+
+// isDecl reports whether id is the name of one of f's function declarations.
+func isDecl(f *ast.File, id *ast.Ident) bool {
+	for _, d := range f.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Name == id {
+			return true
+		}
+	}
+	return false
 }
 
 // NCCL reads NCCL_NVLS_ENABLE with strtol: the gate must call a value "off"
