@@ -34,3 +34,7 @@ const (
 // PdlNCCLSkip is why nccl cases are skipped under --pdl: ncclAllReduce has no
 // griddepcontrol.wait for a producer launched before it.
 const PdlNCCLSkip = "PDL needs the kernel to call griddepcontrol.wait (nccl does not)"
+
+// PdlExternalSkip is why a plugin's cases are skipped under --pdl, on every
+// backend: the ABI does not tell a plugin to wait for the producer.
+const PdlExternalSkip = "PDL needs the kernel to call griddepcontrol.wait, which a plugin is not told to do"

@@ -58,10 +58,12 @@ func (r *run) chooseLaunch(s *caseState, l *backend.Launch) {
 // every rank on a GPU are resident at once (backend.Sharer): the cap is the
 // smallest any rank computed, so every rank launches the same grid, which
 // the per-block barriers need. It is collective on a sharing backend; it
-// returns why the case cannot run there, or "".
+// returns why the case cannot run there, or "". An External variant (a
+// plugin, Custom too) launches its own grid, which artest cannot cap: the
+// plugin must keep its grids resident together itself (README, limits).
 func (r *run) fitGrid(s *caseState) (string, error) {
 	sh, ok := r.b.(backend.Sharer)
-	if !ok || sh.RanksPerGPU() <= 1 || !s.launchV.Custom {
+	if !ok || sh.RanksPerGPU() <= 1 || !s.launchV.Custom || s.launchV.External != nil {
 		return "", nil
 	}
 	l := &s.launch

@@ -71,6 +71,9 @@ type Backend struct {
 	devices   []string
 	topology  any
 	rank      int
+	localRank int
+
+	ext externals // the External variants' set-up and last call (external.go)
 
 	mc mcState // the multicast gate and segment (multicast.go)
 
@@ -219,9 +222,8 @@ func (b *Backend) fn(name string) (cu.Function, error) {
 
 func (b *Backend) SkipReason(v *kernels.Variant, graph bool) string {
 	if v.External != nil {
-		// The IPC control regions and the call on the stream are the next
-		// step; until then a plugin's cases are skipped here, never run.
-		return "plugins run on the host backend only in this version of artest"
+		// A plugin reads its peers' memory through the IPC mappings.
+		return b.p2pReason
 	}
 	if reason := b.multicastSkip(v); reason != "" {
 		return reason
@@ -280,6 +282,10 @@ func (b *Backend) Copy(dst, src backend.Ptr, n int64) error {
 
 func (b *Backend) Allreduce(l *backend.Launch) error {
 	a := &l.Args
+	if l.Variant.External != nil {
+		return b.allreduceExternal(l)
+	}
+	b.ext.last = nil
 	if !l.Variant.Custom {
 		return b.ncclAllreduce(l)
 	}
@@ -434,21 +440,41 @@ func (b *Backend) ReadSignal(r int) ([]byte, error) {
 
 const handleBytes = 64
 
-// Setup allocates this rank's SignalBlock, input and staging buffers,
+// The handle exchange at set-up: one record per rank of the IPC handles of
+// its SignalBlock, input, staging and control region (the last all zeros
+// when no External variant needs one), its control region's size, its
+// device identity and its setup error, if any.
+const (
+	nShared      = 4
+	offCtlBytes  = nShared * handleBytes
+	offIdent     = offCtlBytes + 8
+	identBytes   = 64
+	offSetupErr  = offIdent + identBytes
+	setupRecord  = offSetupErr + setupErrBytes
+	sharedSignal = 0
+	sharedInput  = 1
+	sharedStage  = 2
+	sharedCtl    = 3
+)
+
+// Setup allocates this rank's SignalBlock, input and staging buffers (and
+// the control region of the External variants, when any needs one),
 // exchanges their IPC handles, opens every peer's, checks P2P between every
-// pair of GPUs and creates the NCCL communicator.
+// pair of GPUs, creates the NCCL communicator and sets up every plugin.
 func (b *Backend) Setup(c comm.Comm, capacity int64) (*backend.World, error) {
 	// Every step up to the first collective may fail on one rank only; the
 	// failure travels in the handle exchange, so that every rank stops at
 	// the same collective instead of the others waiting in it.
-	handles, prepErr := b.allocShared(c, capacity)
-	me := make([]byte, 3*handleBytes+64+setupErrBytes)
+	ctlBytes := kernels.ExternalControlBytes()
+	handles, prepErr := b.allocShared(c, capacity, ctlBytes)
+	me := make([]byte, setupRecord)
 	copy(me, handles)
+	binary.LittleEndian.PutUint64(me[offCtlBytes:], uint64(ctlBytes))
 	bus, _ := b.d.DevicePCIBusID(b.dev)
 	ident := fmt.Sprintf("%d|%s|%s", b.ordinal, bus, b.name)
-	copy(me[3*handleBytes:], ident)
+	copy(me[offIdent:offIdent+identBytes], ident)
 	if prepErr != nil {
-		copy(me[3*handleBytes+64:], prepErr.Error())
+		copy(me[offSetupErr:], prepErr.Error())
 	}
 	// Exchange handles and device identities in one collective.
 	all, err := c.Allgather(me)
@@ -458,23 +484,28 @@ func (b *Backend) Setup(c comm.Comm, capacity int64) (*backend.World, error) {
 	if prepErr != nil {
 		return nil, prepErr
 	}
-	if err := firstSetupError(all, len(me), 3*handleBytes+64); err != nil {
+	if err := firstSetupError(all, setupRecord, offSetupErr); err != nil {
 		return nil, err
 	}
-	stride := len(me)
-	w := &backend.World{Rank: c.Rank(), Size: c.Size(), Capacity: capacity}
+	if err := sameControlBytes(all, ctlBytes); err != nil {
+		return nil, err
+	}
+	w := &backend.World{Rank: c.Rank(), Size: c.Size(), Capacity: capacity, ControlBytes: ctlBytes}
 	ordinals := make([]int, c.Size())
 	var openErr error
 	for r := 0; r < c.Size(); r++ {
-		blob := all[r*stride : (r+1)*stride]
-		id := strings.TrimRight(string(blob[3*handleBytes:3*handleBytes+64]), "\x00")
+		blob := all[r*setupRecord : (r+1)*setupRecord]
+		id := strings.TrimRight(string(blob[offIdent:offIdent+identBytes]), "\x00")
 		parts := strings.SplitN(id, "|", 3)
 		fmt.Sscan(parts[0], &ordinals[r])
 		if len(parts) == 3 {
 			b.devices = append(b.devices, fmt.Sprintf("rank %d: GPU %s %s (bus %s)", r, parts[0], parts[2], parts[1]))
 		}
-		var ptrs [3]cu.DevicePtr
-		for i := 0; i < 3; i++ {
+		var ptrs [nShared]cu.DevicePtr
+		for i := 0; i < nShared; i++ {
+			if i == sharedCtl && ctlBytes == 0 {
+				continue
+			}
 			if r == c.Rank() {
 				ptrs[i] = b.own[i]
 				continue
@@ -483,16 +514,19 @@ func (b *Backend) Setup(c comm.Comm, capacity int64) (*backend.World, error) {
 			copy(h[:], blob[i*handleBytes:(i+1)*handleBytes])
 			p, err := b.d.IpcOpenMemHandle(h)
 			if err != nil && openErr == nil {
-				openErr = exitcode.Envf("open rank %d IPC handle %d: %v", r, i, err)
+				openErr = exitcode.Envf("open rank %d IPC handle %d (%s): %v", r, i, sharedNames[i], err)
 			}
 			if err == nil {
 				b.opened = append(b.opened, p)
 			}
 			ptrs[i] = p
 		}
-		w.Signal = append(w.Signal, backend.Ptr(ptrs[0]))
-		w.Input = append(w.Input, backend.Ptr(ptrs[1]))
-		w.Staging = append(w.Staging, backend.Ptr(ptrs[2]))
+		w.Signal = append(w.Signal, backend.Ptr(ptrs[sharedSignal]))
+		w.Input = append(w.Input, backend.Ptr(ptrs[sharedInput]))
+		w.Staging = append(w.Staging, backend.Ptr(ptrs[sharedStage]))
+		if ctlBytes > 0 {
+			w.Control = append(w.Control, backend.Ptr(ptrs[sharedCtl]))
+		}
 	}
 	// Opening may fail on some ranks only, and collectives follow.
 	if err := agreeSetup(c, openErr); err != nil {
@@ -513,33 +547,60 @@ func (b *Backend) Setup(c comm.Comm, capacity int64) (*backend.World, error) {
 		}
 	}
 	b.world = w
+	b.localRank = c.LocalRank()
+	if err := b.setupExternals(c); err != nil {
+		return nil, err
+	}
 	return w, nil
+}
+
+// sharedNames name the shared buffers in messages, by index.
+var sharedNames = [nShared]string{"SignalBlock", "input", "staging", "control region"}
+
+// sameControlBytes checks that every rank sized its control region alike
+// (every rank must load the same plugins): a rank that did not would hand
+// its plugin a peer's region of another size.
+func sameControlBytes(all []byte, mine int64) error {
+	for r := 0; (r+1)*setupRecord <= len(all); r++ {
+		theirs := int64(binary.LittleEndian.Uint64(all[r*setupRecord+offCtlBytes:]))
+		if theirs != mine {
+			return exitcode.Usagef("rank %d has %d bytes of plugin control region, this rank %d: every rank must load the same --plugin libraries", r, theirs, mine)
+		}
+	}
+	return nil
 }
 
 // setupErrBytes is room for one rank's setup error in a collective.
 const setupErrBytes = 256
 
 // allocShared allocates, clears and exports this rank's SignalBlock,
-// input and staging buffers, and returns their IPC handles.
-func (b *Backend) allocShared(c comm.Comm, capacity int64) ([]byte, error) {
+// input and staging buffers and, when ctlBytes > 0, the control region of
+// the External variants (zeroed here, once: artest never touches it again),
+// and returns their IPC handles, nShared of them (a missing control
+// region's all zeros).
+func (b *Backend) allocShared(c comm.Comm, capacity, ctlBytes int64) ([]byte, error) {
+	need := uint64(2*capacity + signal.Size + ctlBytes)
 	free, total, err := b.d.MemGetInfo()
-	if err == nil && uint64(2*capacity+signal.Size) > free {
-		return nil, exitcode.Envf("GPU %d has %d MiB free of %d MiB; the cases need %d MiB of shared buffers: choose smaller --size", b.ordinal, free>>20, total>>20, (2*capacity+signal.Size)>>20)
+	if err == nil && need > free {
+		return nil, exitcode.Envf("GPU %d has %d MiB free of %d MiB; the cases need %d MiB of shared buffers: choose smaller --size", b.ordinal, free>>20, total>>20, need>>20)
 	}
 	sizes := []int64{signal.Size, capacity, capacity}
-	var handles []byte
+	if ctlBytes > 0 {
+		sizes = append(sizes, ctlBytes)
+	}
+	handles := make([]byte, 0, nShared*handleBytes)
 	for i, n := range sizes {
 		p, err := b.d.MemAlloc(uint64(n))
 		if err != nil {
-			return nil, exitcode.Envf("allocate shared buffer %d (%d bytes): %v", i, n, err)
+			return nil, exitcode.Envf("allocate shared %s (%d bytes): %v", sharedNames[i], n, err)
 		}
 		b.own = append(b.own, p)
 		if err := b.d.MemsetD8Async(p, 0, uint64(n), b.stream); err != nil {
-			return nil, fmt.Errorf("clear shared buffer: %w", err)
+			return nil, fmt.Errorf("clear shared %s: %w", sharedNames[i], err)
 		}
 		h, err := b.d.IpcGetMemHandle(p)
 		if err != nil {
-			return nil, exitcode.Envf("IPC handle of shared buffer %d: %v", i, err)
+			return nil, exitcode.Envf("IPC handle of shared %s: %v", sharedNames[i], err)
 		}
 		handles = append(handles, h[:]...)
 	}

@@ -27,6 +27,8 @@ func (b *Backend) Produce(dst, src backend.Ptr, n int64) error {
 // griddepcontrol.wait (ours do; ncclAllReduce does not).
 func (b *Backend) PDLSkipReason(v *kernels.Variant) string {
 	switch {
+	case v.External != nil:
+		return kernels.PdlExternalSkip
 	case !v.Custom:
 		return kernels.PdlNCCLSkip
 	case b.cc < 90:

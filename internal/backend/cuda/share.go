@@ -27,6 +27,10 @@ func (b *Backend) RanksPerGPU() int { return max(b.share.PerGPU, 1) }
 // l.Threads with its shared memory, this GPU's multiprocessors (or fewer,
 // when MPS limits this context), split over the ranks that share a GPU.
 func (b *Backend) GridCap(l *backend.Launch) (int, string, error) {
+	if l.Variant.External != nil {
+		// Its grid is the plugin's; the runner does not cap it (fitGrid).
+		return 0, "", fmt.Errorf("%s launches its own grid: artest cannot cap it", l.Variant.Name)
+	}
 	l.ResolveGrid()
 	f, shared, err := b.kernel(l)
 	if err != nil {

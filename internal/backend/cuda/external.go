@@ -1,0 +1,181 @@
+package cuda
+
+import (
+	"fmt"
+
+	"github.com/artest/artest/internal/backend"
+	"github.com/artest/artest/internal/comm"
+	"github.com/artest/artest/kernels"
+)
+
+// externals is what the backend keeps of the External variants (plugins):
+// each owner's set-up result, and the last External call it enqueued, for
+// the hang diagnosis.
+type externals struct {
+	// setup holds, per owner (kernels.External.Owner), the result of its
+	// Setup at the backend's set-up: nil, or the error every rank agreed on,
+	// returned by each of its calls.
+	setup map[string]error
+	// last is the External whose call was the last allreduce enqueued on
+	// the stream, and what that call was; nil after an artest kernel's.
+	last     kernels.External
+	lastCall string
+}
+
+// deviceAddr is what an External gets for a backend address: on cuda the
+// same device address (the plugin launches kernels that use it).
+func deviceAddr(p backend.Ptr) (uintptr, error) { return uintptr(p), nil }
+
+// externalWorld is the world as an External sees it on this GPU: every
+// rank's input, staging and control region as device addresses opened in
+// this process (World.Control is empty when no External needs a control
+// region: the addresses are then 0).
+func (b *Backend) externalWorld() (*kernels.ExternalWorld, error) {
+	return externalWorldOf(b.world, b.localRank, b.ordinal)
+}
+
+func externalWorldOf(w *backend.World, localRank, ordinal int) (*kernels.ExternalWorld, error) {
+	if w == nil {
+		return nil, fmt.Errorf("no world set up")
+	}
+	if len(w.Input) != w.Size || len(w.Staging) != w.Size || (len(w.Control) != w.Size && len(w.Control) != 0) {
+		return nil, fmt.Errorf("world of %d ranks with %d inputs, %d staging buffers and %d control regions", w.Size, len(w.Input), len(w.Staging), len(w.Control))
+	}
+	ew := &kernels.ExternalWorld{
+		Rank: w.Rank, Size: w.Size, LocalRank: localRank, Device: ordinal, Backend: "cuda",
+		InputBytes: w.Capacity, StagingBytes: w.Capacity, ControlBytes: w.ControlBytes,
+	}
+	for r := 0; r < w.Size; r++ {
+		ew.Input = append(ew.Input, uintptr(w.Input[r]))
+		ew.Staging = append(ew.Staging, uintptr(w.Staging[r]))
+		var ctl uintptr
+		if len(w.Control) == w.Size {
+			ctl = uintptr(w.Control[r])
+		}
+		ew.Control = append(ew.Control, ctl)
+	}
+	return ew, nil
+}
+
+// setupExternals calls Setup of every External owner of the Registry that
+// has a variant for this world size, once, at set-up: after every peer's
+// buffers are open, on this thread (the primary context is current), and
+// never inside a graph capture (a plugin's setup may allocate or copy). It
+// is collective: the ranks agree on each owner's result, so that a setup
+// that fails on one rank fails that plugin's calls on every rank, at their
+// first call (the cases of other variants run), instead of leaving peers
+// waiting in its kernels.
+func (b *Backend) setupExternals(c comm.Comm) error {
+	b.ext.setup = map[string]error{}
+	for _, e := range externalOwners(kernels.Registry, b.world.Size) {
+		owner := e.Owner()
+		var err error
+		if w, werr := b.externalWorld(); werr != nil {
+			err = fmt.Errorf("%s: setup: %w", owner, werr)
+		} else {
+			err = e.Setup(w)
+		}
+		agreed, aerr := agreeExternal(c, err)
+		if aerr != nil {
+			return fmt.Errorf("agree on the setup of %s: %w", owner, aerr)
+		}
+		b.ext.setup[owner] = agreed
+	}
+	return nil
+}
+
+// externalOwners are the distinct owners of the External variants of vs
+// (in their order, the same on every rank) that have a variant for a world
+// of size ranks: the plugins whose cases can run.
+func externalOwners(vs []kernels.Variant, size int) []kernels.External {
+	var out []kernels.External
+	seen := map[string]bool{}
+	for i := range vs {
+		e := vs[i].External
+		if e == nil || size < vs[i].MinRanks || size > vs[i].MaxRanks || seen[e.Owner()] {
+			continue
+		}
+		seen[e.Owner()] = true
+		out = append(out, e)
+	}
+	return out
+}
+
+// agreeExternal gathers every rank's setup error of one External: this
+// rank's own when it has one, else the first other rank's, else nil. Only
+// the gather itself failing is returned as the second error.
+func agreeExternal(c comm.Comm, err error) (error, error) {
+	me := make([]byte, setupErrBytes)
+	if err != nil {
+		copy(me, err.Error())
+	}
+	all, gerr := c.Allgather(me)
+	if gerr != nil {
+		return nil, gerr
+	}
+	if err != nil {
+		return err, nil
+	}
+	return firstSetupError(all, setupErrBytes, 0), nil
+}
+
+// allreduceExternal enqueues one call of an External variant on the
+// stream: the plugin's allreduce gets the device addresses of the message
+// (offsets included), the stream as a uint64 (it must launch there and
+// only there, so graph capture records it) and the parameters, on this
+// thread. A staged input is the plugin's to copy when the variant stages
+// its own input (Launch.Src), as on the host backend.
+func (b *Backend) allreduceExternal(l *backend.Launch) error {
+	ext := l.Variant.External
+	err, done := b.ext.setup[ext.Owner()]
+	if !done {
+		// Registered after set-up (no plugin is, in artest): set up now.
+		var w *kernels.ExternalWorld
+		if w, err = b.externalWorld(); err == nil {
+			err = ext.Setup(w)
+		} else {
+			err = fmt.Errorf("%s: setup: %w", ext.Owner(), err)
+		}
+		if b.ext.setup == nil {
+			b.ext.setup = map[string]error{}
+		}
+		b.ext.setup[ext.Owner()] = err
+	}
+	if err != nil {
+		return err
+	}
+	call, err := externalCall(l, b.world, uint64(b.stream))
+	if err != nil {
+		return err
+	}
+	b.ext.last, b.ext.lastCall = ext, fmt.Sprintf("allreduce of %s (%s %s, %d elements)", l.Variant.Name, l.DType, l.Op, call.Count)
+	return ext.Allreduce(call)
+}
+
+// externalCall is l as an External's call on this backend: device
+// addresses, and the stream the plugin must launch on.
+func externalCall(l *backend.Launch, w *backend.World, stream uint64) (*kernels.ExternalCall, error) {
+	call, err := backend.ExternalCall(l, w, deviceAddr)
+	if err != nil {
+		return nil, err
+	}
+	call.Stream = stream
+	return call, nil
+}
+
+// Waiting is backend.Waiter's: the External call this rank is inside (a
+// plugin's allreduce that has not returned), or, when the last allreduce
+// enqueued on the stream was an External's, that call, whose kernels have
+// not completed. A plugin's barriers are its own, not in any SignalBlock.
+func (b *Backend) Waiting() string {
+	e := b.ext.last
+	if e == nil {
+		return ""
+	}
+	if s := e.Busy(); s != "" {
+		return s
+	}
+	return fmt.Sprintf("rank %d's stream has not finished the last call enqueued on it, %s: %s", b.rank, e.Owner(), b.ext.lastCall)
+}
+
+var _ backend.Waiter = (*Backend)(nil)
