@@ -46,6 +46,11 @@ func Load() (*Driver, error) {
 	return process.d, process.err
 }
 
+// LoadFrom opens the driver library at path and calls cuInit(0), without
+// Load's once: for tests that drive code above the wrapper with a stand-in
+// driver (testdata/fakecuda.c, whose "device memory" is host memory).
+func LoadFrom(path string) (*Driver, error) { return load(path, openDL) }
+
 type dlLibrary struct{ lib *dl.Lib }
 
 func (l dlLibrary) Lookup(symbol string) (unsafe.Pointer, error) { return l.lib.Sym(symbol) }

@@ -1,0 +1,437 @@
+package cuda
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/artest/artest/internal/backend"
+	"github.com/artest/artest/internal/comm"
+	cu "github.com/artest/artest/internal/cuda"
+	"github.com/artest/artest/internal/multicast/gate"
+	"github.com/artest/artest/kernels"
+)
+
+// The backend on internal/cuda's fake driver (testdata/fakecuda.c there),
+// built with cc: its "device memory" is host memory and an IPC handle
+// carries the address, so ranks played by goroutines of one process open
+// each other's buffers at the very addresses their owners allocated.
+var fakeDrv struct {
+	once sync.Once
+	d    *cu.Driver
+	err  error
+}
+
+var testTmp string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "artest-backend-cuda-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	testTmp = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// cc compiles src into a shared library under the test directory, or
+// skips the test when this machine has no C compiler.
+func cc(t *testing.T, name, src string, flags ...string) string {
+	t.Helper()
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("no C compiler to build", src)
+	}
+	out := filepath.Join(testTmp, name)
+	args := append([]string{"-std=c11", "-shared", "-fPIC", "-Wall", "-Werror", "-o", out, src}, flags...)
+	msg, err := exec.Command("cc", args...).CombinedOutput()
+	require.NoError(t, err, "cc %s: %s", src, msg)
+	return out
+}
+
+func fakeDriver(t *testing.T) *cu.Driver {
+	t.Helper()
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("no C compiler to build the fake driver")
+	}
+	fakeDrv.once.Do(func() {
+		lib := cc(t, "libcuda.so.1", "../../cuda/testdata/fakecuda.c")
+		fakeDrv.d, fakeDrv.err = cu.LoadFrom(lib)
+	})
+	require.NoError(t, fakeDrv.err)
+	return fakeDrv.d
+}
+
+// fakeBackend is one rank's backend on the fake driver, as Open leaves it
+// minus the fatbin and NCCL: device 0, an idle stream (the fake's
+// non-blocking streams never finish), the multicast gate closed.
+func fakeBackend(t *testing.T, d *cu.Driver, rank int) *Backend {
+	t.Helper()
+	s, err := d.StreamCreate(0)
+	require.NoError(t, err)
+	// AllreduceConcurrent's second stream, made here: the fake names a
+	// stream by its flags, so this one differs from the first and is idle.
+	side, err := d.StreamCreate(2)
+	require.NoError(t, err)
+	return &Backend{
+		d: d, fns: map[string]cu.Function{}, sharedSet: map[string]int{}, caps: map[capKey]gridCap{},
+		stream: s, side: side, rank: rank, mc: mcState{decision: gate.Closed("no multicast in tests")},
+		ncclReason: "no NCCL in tests",
+	}
+}
+
+// withRegistry runs the test with vs added to kernels.Registry, and puts
+// the Registry back afterwards.
+func withRegistry(t *testing.T, vs ...kernels.Variant) {
+	t.Helper()
+	saved := append([]kernels.Variant(nil), kernels.Registry...)
+	t.Cleanup(func() { kernels.Registry = saved })
+	require.NoError(t, kernels.AddExternal(vs))
+}
+
+// setupWorld runs Setup on n ranks (goroutines) and returns their backends
+// and worlds; the backends close at the end of the test.
+func setupWorld(t *testing.T, n int, capacity int64) ([]*Backend, []*backend.World) {
+	t.Helper()
+	d := fakeDriver(t)
+	world := comm.NewLocalWorld(n)
+	bs := make([]*Backend, n)
+	ws := make([]*backend.World, n)
+	errs := make([]error, n)
+	for r := range bs {
+		bs[r] = fakeBackend(t, d, r)
+	}
+	var wg sync.WaitGroup
+	for r := range bs {
+		wg.Add(1)
+		go func(r int) {
+			defer wg.Done()
+			ws[r], errs[r] = bs[r].Setup(world.Rank(r), capacity)
+		}(r)
+	}
+	wg.Wait()
+	t.Cleanup(func() {
+		for _, b := range bs {
+			_ = b.Close()
+		}
+	})
+	for r, err := range errs {
+		require.NoError(t, err, "rank %d", r)
+	}
+	return bs, ws
+}
+
+// fakeExt is an External that records what it gets, per rank.
+type fakeExt struct {
+	owner string
+	ctl   int64
+	fail  map[int]error // Setup's result per rank
+
+	mu     sync.Mutex
+	worlds map[int]*kernels.ExternalWorld
+	calls  []*kernels.ExternalCall // in the order made, all ranks'
+}
+
+func newFakeExt(owner string, ctl int64) *fakeExt {
+	return &fakeExt{owner: owner, ctl: ctl, fail: map[int]error{},
+		worlds: map[int]*kernels.ExternalWorld{}}
+}
+
+func (f *fakeExt) Owner() string       { return f.owner }
+func (f *fakeExt) Busy() string        { return "" }
+func (f *fakeExt) ControlBytes() int64 { return f.ctl }
+func (f *fakeExt) Setup(w *kernels.ExternalWorld) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.worlds[w.Rank] = w
+	return f.fail[w.Rank]
+}
+
+func (f *fakeExt) Allreduce(c *kernels.ExternalCall) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, c)
+	return nil
+}
+
+func (f *fakeExt) variant(name string, minRanks, maxRanks int, ownInput bool) kernels.Variant {
+	return kernels.Variant{
+		Name: name, Custom: true, HostBlocks: 1, MinRanks: minRanks, MaxRanks: maxRanks,
+		StagesOwnInput: ownInput, External: f,
+		Params: []kernels.Param{{Name: "blocks", Slot: 0, Default: 7, Min: 1, Max: 64}},
+	}
+}
+
+func TestSetupSharesControlRegions(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		ranks int
+		ctl   int64 // 0: no External registered
+	}{
+		{"no plugin", 3, 0},
+		{"one rank", 1, 4096},
+		{"three ranks", 3, 4096},
+		{"a plugin with no control bytes", 2, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var ext *fakeExt
+			want := max(tc.ctl, 0)
+			if tc.ctl != 0 {
+				ext = newFakeExt("plugin fake-"+tc.name, want)
+				withRegistry(t, ext.variant("fake:x", 1, 16, false))
+			}
+			bs, ws := setupWorld(t, tc.ranks, 1<<16)
+			for r, w := range ws {
+				require.Equal(t, want, w.ControlBytes, "rank %d", r)
+				if want == 0 {
+					require.Empty(t, w.Control, "rank %d", r)
+					require.Len(t, bs[r].own, 3, "rank %d allocates no control region", r)
+				} else {
+					require.Len(t, bs[r].own, 4)
+					require.Len(t, w.Control, tc.ranks)
+					for p := range ws {
+						// Rank p's region, opened at the address p allocated.
+						require.Equal(t, backend.Ptr(bs[p].own[sharedCtl]), w.Control[p], "rank %d's view of rank %d", r, p)
+						require.NotContains(t, []backend.Ptr{w.Input[p], w.Staging[p], w.Signal[p]}, w.Control[p])
+					}
+					zero := make([]byte, want)
+					got := make([]byte, want)
+					require.NoError(t, bs[r].Download(got, w.Control[r]))
+					require.Equal(t, zero, got, "rank %d's control region is zeroed", r)
+				}
+				for p := range ws {
+					require.Equal(t, backend.Ptr(bs[p].own[sharedInput]), w.Input[p])
+					require.Equal(t, backend.Ptr(bs[p].own[sharedStage]), w.Staging[p])
+				}
+				if ext == nil {
+					continue
+				}
+				// The plugin was set up at Setup, with the world as it sees it.
+				ew := ext.worlds[r]
+				require.NotNil(t, ew, "rank %d set up", r)
+				require.Equal(t, r, ew.Rank)
+				require.Equal(t, tc.ranks, ew.Size)
+				require.Equal(t, r, ew.LocalRank)
+				require.Equal(t, 0, ew.Device)
+				require.Equal(t, "cuda", ew.Backend)
+				require.Equal(t, int64(1<<16), ew.InputBytes)
+				require.Equal(t, int64(1<<16), ew.StagingBytes)
+				require.Equal(t, want, ew.ControlBytes)
+				for p := range ws {
+					require.Equal(t, uintptr(w.Input[p]), ew.Input[p])
+					require.Equal(t, uintptr(w.Staging[p]), ew.Staging[p])
+					if want > 0 {
+						require.Equal(t, uintptr(w.Control[p]), ew.Control[p])
+					} else {
+						require.Zero(t, ew.Control[p])
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestSameControlBytes(t *testing.T) {
+	rec := func(n uint64) []byte {
+		b := make([]byte, setupRecord)
+		for i := 0; i < 8; i++ {
+			b[offCtlBytes+i] = byte(n >> (8 * i))
+		}
+		return b
+	}
+	for _, tc := range []struct {
+		name string
+		all  []uint64
+		mine int64
+		want string
+	}{
+		{"all alike", []uint64{4096, 4096, 4096}, 4096, ""},
+		{"none", []uint64{0, 0}, 0, ""},
+		{"rank 1 differs", []uint64{4096, 0, 4096}, 4096, "rank 1 has 0 bytes of plugin control region, this rank 4096: every rank must load the same --plugin libraries"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var all []byte
+			for _, n := range tc.all {
+				all = append(all, rec(n)...)
+			}
+			err := sameControlBytes(all, tc.mine)
+			if tc.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.EqualError(t, err, tc.want)
+		})
+	}
+}
+
+// A plugin's setup that fails on one rank fails that plugin's calls on
+// every rank, at their first call, with the failing rank's message; the
+// Setup of the backend and another plugin's calls go on.
+func TestPluginSetupErrorIsAgreed(t *testing.T) {
+	bad, good := newFakeExt("plugin bad (bad.so)", 64), newFakeExt("plugin good (good.so)", 128)
+	bad.fail[1] = fmt.Errorf("plugin bad (bad.so): setup returned status 7: no peers today")
+	unused := newFakeExt("plugin big (big.so)", 0) // no variant for 3 ranks: never set up
+	withRegistry(t, bad.variant("bad:x", 1, 16, false), good.variant("good:x", 1, 16, false), unused.variant("big:x", 8, 16, false))
+	bs, ws := setupWorld(t, 3, 1<<16)
+	require.Empty(t, unused.worlds)
+	for r, b := range bs {
+		require.Equal(t, int64(128), ws[r].ControlBytes, "the largest region any plugin declared")
+		for _, name := range []string{"bad:x", "good:x"} {
+			v, err := kernels.Lookup(name)
+			require.NoError(t, err)
+			l := launch(v, ws[r], r, 0, 64, false)
+			err = b.Allreduce(l)
+			if name == "good:x" {
+				require.NoError(t, err, "rank %d", r)
+				continue
+			}
+			require.Error(t, err, "rank %d", r)
+			require.Contains(t, err.Error(), "setup returned status 7: no peers today")
+			if r != 1 {
+				require.Contains(t, err.Error(), "rank 1: plugin bad (bad.so)")
+			}
+		}
+	}
+	require.Len(t, good.calls, 3)
+	require.Empty(t, bad.calls)
+}
+
+// launch is a call of v on rank r of w: the message at offset bytes into
+// every registered input, count f32 elements, in place or into a private
+// output (0 here: the test sets Out).
+func launch(v *kernels.Variant, w *backend.World, r int, offset uint64, count uint64, inPlace bool) *backend.Launch {
+	l := &backend.Launch{Variant: v, Args: kernels.Args{Count: count, Rank: uint32(r), NRanks: uint32(w.Size)}}
+	for p := 0; p < w.Size; p++ {
+		l.Args.PeerIn[p] = w.Input[p] + offset
+		l.Args.PeerStage[p] = w.Staging[p]
+	}
+	l.Args.Out = w.Staging[r] + offset
+	if inPlace {
+		l.Args.Out = l.Args.PeerIn[r]
+	}
+	l.Args.Param0 = 9
+	return l
+}
+
+func TestExternalCallPlumbing(t *testing.T) {
+	ext := newFakeExt("plugin fake (fake.so)", 256)
+	withRegistry(t, ext.variant("fake:own", 1, 16, true), ext.variant("fake:reg", 1, 16, false))
+	bs, ws := setupWorld(t, 2, 1<<16)
+	own, err := kernels.Lookup("fake:own")
+	require.NoError(t, err)
+	reg, err := kernels.Lookup("fake:reg")
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name       string
+		v          *kernels.Variant
+		offset     uint64
+		inPlace    bool
+		src        bool // a staged call whose private input the variant copies itself
+		concurrent bool
+	}{
+		{"registered, in place", reg, 0, true, false, false},
+		{"registered, out of place, offset", reg, 256, false, false, false},
+		{"staged into the registered buffer by the runner", reg, 64, false, false, false},
+		{"staged by the plugin", own, 128, false, true, false},
+		{"staged by the plugin, in place", own, 0, true, true, false},
+		{"second stream", reg, 0, false, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for r, b := range bs {
+				w := ws[r]
+				l := launch(tc.v, w, r, tc.offset, 1000, tc.inPlace)
+				var priv backend.Ptr
+				if tc.src {
+					priv, err = b.Alloc(4000)
+					require.NoError(t, err)
+					defer b.Free(priv)
+					l.Src = priv
+				}
+				before := len(ext.calls)
+				if tc.concurrent {
+					require.NoError(t, b.AllreduceConcurrent(l))
+				} else {
+					require.NoError(t, b.Allreduce(l))
+				}
+				require.Len(t, ext.calls, before+1)
+				c := ext.calls[before]
+				require.Equal(t, tc.v.Name, c.Variant.Name)
+				require.Equal(t, uint64(1000), c.Count)
+				require.Equal(t, tc.offset, c.Offset)
+				wantIn := uintptr(w.Input[r]) + uintptr(tc.offset)
+				if tc.src {
+					wantIn = uintptr(priv)
+				}
+				require.Equal(t, wantIn, c.In)
+				require.Equal(t, uintptr(l.Args.Out), c.Out)
+				require.Equal(t, !tc.src, c.Registered)
+				require.Equal(t, tc.inPlace && !tc.src, c.InPlace)
+				require.Equal(t, uint32(9), c.Params[0])
+				stream := b.stream
+				if tc.concurrent {
+					stream = b.side
+				}
+				require.Equal(t, uint64(stream), c.Stream)
+				require.NotZero(t, c.Stream)
+				require.NotEqual(t, b.stream, b.side)
+				require.Contains(t, b.Waiting(), "plugin fake (fake.so): allreduce of "+tc.v.Name+" (f32 sum, 1000 elements)")
+			}
+		})
+	}
+	// An allreduce that is not a plugin's leaves nothing to say.
+	v, err := kernels.Lookup("nccl")
+	require.NoError(t, err)
+	require.Error(t, bs[0].Allreduce(launch(v, ws[0], 0, 0, 16, false)))
+	require.Empty(t, bs[0].Waiting())
+}
+
+func TestExternalSkipReasons(t *testing.T) {
+	ext := newFakeExt("plugin fake (fake.so)", 0)
+	v := ext.variant("fake:x", 1, 16, false)
+	for _, tc := range []struct {
+		name, p2p, want string
+	}{
+		{"P2P everywhere", "", ""},
+		{"no P2P", "no P2P access between GPU 0 (rank 0) and GPU 1 (rank 1)", "no P2P access between GPU 0 (rank 0) and GPU 1 (rank 1)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := &Backend{cc: 90, p2pReason: tc.p2p}
+			require.Equal(t, tc.want, b.SkipReason(&v, false))
+			require.Equal(t, tc.want, b.SkipReason(&v, true))
+			// The driver is nil here: the reason comes before any driver call.
+			require.Equal(t, kernels.PdlExternalSkip, b.PDLSkipReason(&v))
+			_, _, err := b.GridCap(&backend.Launch{Variant: &v})
+			require.ErrorContains(t, err, "fake:x launches its own grid")
+		})
+	}
+}
+
+func TestExternalOwners(t *testing.T) {
+	a, b := newFakeExt("plugin a", 0), newFakeExt("plugin b", 0)
+	vs := []kernels.Variant{
+		{Name: "oneshot"},
+		a.variant("a:x", 1, 16, false), a.variant("a:y", 1, 16, false),
+		b.variant("b:even", 2, 2, false), b.variant("b:big", 4, 8, false),
+	}
+	for _, tc := range []struct {
+		size int
+		want []string
+	}{
+		{1, []string{"plugin a"}},
+		{2, []string{"plugin a", "plugin b"}},
+		{3, []string{"plugin a"}},
+		{8, []string{"plugin a", "plugin b"}},
+	} {
+		var got []string
+		for _, e := range externalOwners(vs, tc.size) {
+			got = append(got, e.Owner())
+		}
+		require.Equal(t, tc.want, got, "%d ranks", tc.size)
+	}
+}
