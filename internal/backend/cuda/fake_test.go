@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"github.com/artest/artest/internal/comm"
 	cu "github.com/artest/artest/internal/cuda"
 	"github.com/artest/artest/internal/multicast/gate"
+	"github.com/artest/artest/internal/plugin"
 	"github.com/artest/artest/kernels"
 )
 
@@ -41,14 +43,18 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// cc compiles src into a shared library under the test directory, or
-// skips the test when this machine has no C compiler.
+// cc compiles src into a shared library, name under the test directory
+// (or name itself when absolute), or skips the test when this machine has
+// no C compiler.
 func cc(t *testing.T, name, src string, flags ...string) string {
 	t.Helper()
 	if _, err := exec.LookPath("cc"); err != nil {
 		t.Skip("no C compiler to build", src)
 	}
-	out := filepath.Join(testTmp, name)
+	out := name
+	if !filepath.IsAbs(name) {
+		out = filepath.Join(testTmp, name)
+	}
 	args := append([]string{"-std=c11", "-shared", "-fPIC", "-Wall", "-Werror", "-o", out, src}, flags...)
 	msg, err := exec.Command("cc", args...).CombinedOutput()
 	require.NoError(t, err, "cc %s: %s", src, msg)
@@ -434,4 +440,98 @@ func TestExternalOwners(t *testing.T) {
 		}
 		require.Equal(t, tc.want, got, "%d ranks", tc.size)
 	}
+}
+
+// The example's path end to end on the fake driver: a real plugin
+// (testdata/record.c) loaded by internal/plugin, set up by the backend's
+// Setup and called by its Allreduce, writes what it got into its output,
+// and the test reads it back as a kernel's result. One rank: a plugin is
+// set up once per process, and here a process is one rank.
+func TestRecordPluginOnFakeDriver(t *testing.T) {
+	// A fresh file per run: a process loads a plugin once, and sets it up
+	// once, by path.
+	so := cc(t, filepath.Join(t.TempDir(), "record.so"), "testdata/record.c", "-I../../../plugin")
+	p, err := plugin.Load(so)
+	require.NoError(t, err)
+	saved := append([]kernels.Variant(nil), kernels.Registry...)
+	t.Cleanup(func() { kernels.Registry = saved })
+	require.NoError(t, p.Register())
+	bs, ws := setupWorld(t, 1, 1<<16)
+	b, w := bs[0], ws[0]
+	defer p.Teardown()
+
+	const (
+		fMark = iota
+		fStream
+		fInput
+		fOutput
+		fOffset
+		fCount
+		fFlags
+		fParam0
+		fVariant
+		fDType
+		fOp
+		fRank
+		fSize
+		fLocalRank
+		fDevice
+		fBackend
+		fInputBytes
+		fStagingBytes
+		fControlBytes
+		fControlWasZero
+		fSetups
+		fReserved
+		fWorld // input, staging, control per rank
+	)
+	out, err := b.Alloc(4096)
+	require.NoError(t, err)
+	defer b.Free(out)
+	priv, err := b.Alloc(4096)
+	require.NoError(t, err)
+	defer b.Free(priv)
+	for _, tc := range []struct {
+		name    string
+		variant string
+		offset  uint64
+		src     bool
+		flags   uint64
+		index   uint64
+	}{
+		{"registered", "record:reg", 512, false, 2, 1},
+		{"staged by the plugin", "record:own", 256, true, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v, err := kernels.Lookup(tc.variant)
+			require.NoError(t, err)
+			l := launch(v, w, 0, tc.offset, 256, false)
+			l.Args.Out = out
+			if tc.src {
+				l.Src = priv
+			}
+			require.NoError(t, b.Allreduce(l))
+			raw := make([]byte, 8*(fWorld+3))
+			require.NoError(t, b.Download(raw, out))
+			rec := make([]uint64, len(raw)/8)
+			for i := range rec {
+				rec[i] = binary.LittleEndian.Uint64(raw[8*i:])
+			}
+			wantIn := uint64(w.Input[0]) + tc.offset
+			if tc.src {
+				wantIn = uint64(priv)
+			}
+			require.Equal(t, []uint64{
+				0x5245434f5244, uint64(b.stream), wantIn, uint64(out), tc.offset, 256, tc.flags, 9, tc.index, 0, 0,
+				0, 1, 0, 0, 0 /* ARTEST_BACKEND_CUDA */, 1 << 16, 1 << 16, 4096, 1, 1, 0,
+				uint64(w.Input[0]), uint64(w.Staging[0]), uint64(w.Control[0]),
+			}, rec)
+		})
+	}
+	// An error status names the plugin and the call.
+	v, err := kernels.Lookup("record:reg")
+	require.NoError(t, err)
+	l := launch(v, w, 0, 0, 8, false)
+	err = b.Allreduce(l)
+	require.EqualError(t, err, p.Owner()+": allreduce of record:reg returned status 5: record: the output is too small for the record")
 }
