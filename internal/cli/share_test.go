@@ -2,7 +2,9 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -11,6 +13,7 @@ import (
 	"github.com/artest/artest/internal/backend/host"
 	"github.com/artest/artest/internal/comm"
 	"github.com/artest/artest/internal/report"
+	"github.com/artest/artest/kernels"
 )
 
 // sharedHost plays a cuda backend whose ranks share one GPU: the host
@@ -93,4 +96,33 @@ func TestSharedGPUsRefuseTimingWithoutTheFlag(t *testing.T) {
 	res := runWorldWith(t, 2, same("bench", "--backend", "cuda", "-b", "4K", "-e", "4K", "--variant", "oneshot", "--allow-shared-timing", "--json", js), openShared(t, nil))
 	require.Equal(t, []int{0, 0}, res.codes, "%v", res.stderr)
 	require.Equal(t, "4 ranks on 1 GPU(s), up to 4 per GPU, mps", readReport(t, js).Header.SharedGPUs)
+}
+
+// A plugin launches its own grid, which artest cannot cap: with shared
+// GPUs its cases run uncapped (the plugin must keep its grids resident
+// together; README, limits) instead of being skipped on a cap for a kernel
+// that is not artest's. One rank: a process sets a plugin up once.
+func TestSharedGPUsLeavePluginGridsAlone(t *testing.T) {
+	// A copy of its own (a process loads a plugin once per path), in a
+	// Registry without other plugins' variants of the same name.
+	so := filepath.Join(t.TempDir(), "host_oneshot.so")
+	b, err := os.ReadFile(buildExamplePlugin(t))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(so, b, 0o755))
+	saved := append([]kernels.Variant(nil), kernels.Registry...)
+	t.Cleanup(func() { kernels.Registry = saved })
+	kernels.Registry = slices.DeleteFunc(slices.Clone(kernels.Registry), func(v kernels.Variant) bool { return v.External != nil })
+
+	js := filepath.Join(t.TempDir(), "r.json")
+	caps := map[string][]int{"example:oneshot": {0}}
+	res := runWorldWith(t, 1, same("--backend", "cuda", "--plugin", so, "--variant", "example:oneshot", "--dtype", "f32", "--op", "sum",
+		"--size", "64K", "--mode", "oop,reg,plain", "--iters", "0", "--json", js), openShared(t, caps))
+	require.Equal(t, []int{0}, res.codes, "stderr: %v\nstdout: %s", res.stderr, res.stdout[0])
+	rep := readReport(t, js)
+	require.NotEmpty(t, rep.Cases)
+	for _, c := range rep.Cases {
+		require.Equal(t, "example:oneshot", c.Variant)
+		require.Equal(t, report.Pass, c.Verdict, c.Reason)
+		require.Zero(t, c.GridCap, "no cap applied")
+	}
 }
