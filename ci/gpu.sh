@@ -109,6 +109,9 @@ step() {
 } >"$out/machine.txt" 2>&1
 
 step kernels 0 300 make --no-print-directory kernels
+# The example plugin (plugin/example/cuda_oneshot.cu), with the toolkit's nvcc.
+step plugins-cuda 0 300 make --no-print-directory plugins-cuda
+plugin=$PWD/bin/plugins/cuda_oneshot.so
 # Compile-only: the multimem kernels hold LDGMC (multimem.ld_reduce) in SASS
 # and multimem.st in PTX. (grep -i multimem on SASS finds nothing: ptxas
 # names the instructions LDGMC and STG.) Nothing runs on the GPU.
@@ -291,6 +294,23 @@ for np in $nps; do
 	step "killed-rank-np$np" 0 120 ci/killed-rank.sh "$np" "$bin" "$r"
 	step "variants-np$np" 0 180 mpirun -np "$np" "$bin" --variant oneshot,twoshot,oneshot-cpasync,ring,nccl \
 		--dtype bf16 --op sum --mode oop,reg,aligned --size 4:256M:x4 --json "$r/variants-np$np.json"
+	# The example plugin through --plugin, on the cuda backend: the quick and
+	# the default matrix pass (graph modes capture its launches on artest's
+	# stream); its planted bugs (ARTEST_EXAMPLE_BUG, read by the plugin) are
+	# caught as wrong data. no-end-barrier also makes the last rank read
+	# late (artest's --inject does not reach a plugin), so it needs a peer.
+	step "plugin-quick-np$np" 0 180 mpirun -np "$np" "$bin" --plugin "$plugin" --variant example:oneshot --quick \
+		--json "$r/plugin-quick-np$np.json"
+	step "plugin-matrix-np$np" 0 "${MATRIX_TIMEOUT_S:-420}" mpirun -np "$np" "$bin" --plugin "$plugin" --variant example:oneshot \
+		--progress --jsonl "$r/plugin-matrix-np$np.jsonl" --json "$r/plugin-matrix-np$np.json" --junit "$r/plugin-matrix-np$np.xml"
+	step "plugin-planted-np$np" 1 180 mpirun -np "$np" -x ARTEST_EXAMPLE_BUG=skip-last "$bin" --plugin "$plugin" \
+		--variant example:oneshot --quick --json "$r/plugin-planted-np$np.json"
+	step "why-plugin-planted-np$np" 0 5 grep -q "mismatch" "$out/plugin-planted-np$np.log"
+	if ((np > 1)); then
+		step "plugin-no-end-barrier-np$np" 1 180 mpirun -np "$np" -x ARTEST_EXAMPLE_BUG=no-end-barrier "$bin" --plugin "$plugin" \
+			--variant example:oneshot --dtype f32 --stress 2000 --json "$r/plugin-no-end-barrier-np$np.json"
+		step "why-plugin-no-end-barrier-np$np" 0 5 grep -q "stress iterations wrong" "$out/plugin-no-end-barrier-np$np.log"
+	fi
 	step "hang-np$np" 3 60 mpirun -np "$np" "$bin" --variant oneshot --dtype f32 --op sum --size 4K \
 		--mode oop,reg,plain,aligned --inject "delay:rank=$((np - 1)),us=3000000" --timeout 1s
 	# The kernels' own deadline (--device-timeout) fires before the

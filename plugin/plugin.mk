@@ -5,8 +5,9 @@
 #   make plugins-check  CPU-CI compile gate: cuda_oneshot.cu compiled for
 #                       sm_90 with nvcc, compile only (the pinned wheels of
 #                       ci/install-nvcc.sh when no nvcc exists)
-#   make plugins-cuda   bin/plugins/cuda_oneshot.so, on a machine with the
-#                       CUDA toolkit (links the CUDA runtime)
+#   make plugins-cuda   bin/plugins/cuda_oneshot.so, with the CUDA toolkit's
+#                       nvcc (or the pinned wheels'), the runtime linked
+#                       statically; ci/gpu.sh builds and runs it
 
 PLUGIN_DIR := plugin
 PLUGIN_BIN := bin/plugins
@@ -32,7 +33,11 @@ plugins-check: $(PLUGIN_DIR)/example/cuda_oneshot.cu $(PLUGIN_DIR)/artest_plugin
 	"$$nvcc" -c -O3 -std=c++17 -arch=sm_90 -Werror all-warnings -Xcompiler -fPIC,-Wall,-Wextra,-Werror \
 	  -I$(PLUGIN_DIR) -o $(PLUGIN_BIN)/cuda_oneshot.o $(PLUGIN_DIR)/example/cuda_oneshot.cu
 
+# The toolkit's nvcc on a GPU machine (NVCC, kernels/kernels.mk); the -L is
+# for the pip wheels, which keep libcudart_static.a in lib/ (as
+# kernels-selftest). The runtime is linked statically: the plugin runs in
+# the primary context artest made current, through the same libcuda.
 plugins-cuda: $(PLUGIN_DIR)/example/cuda_oneshot.cu $(PLUGIN_DIR)/artest_plugin.h
 	@mkdir -p $(PLUGIN_BIN)
-	$(NVCC) -O3 -std=c++17 -arch=sm_90 -Xcompiler -fPIC -shared -I$(PLUGIN_DIR) \
-	  -o $(PLUGIN_BIN)/cuda_oneshot.so $(PLUGIN_DIR)/example/cuda_oneshot.cu
+	$(NVCC) -O3 -std=c++17 -arch=sm_90 -Werror all-warnings -Xcompiler -fPIC,-Wall,-Wextra,-Werror -shared \
+	  -I$(PLUGIN_DIR) -L$(dir $(NVCC))../lib -o $(PLUGIN_BIN)/cuda_oneshot.so $(PLUGIN_DIR)/example/cuda_oneshot.cu

@@ -4,7 +4,15 @@
 // fp32, rounds once and writes its output; a start barrier (peers' inputs are
 // ready) and an end barrier (peers are done reading ours) on the control
 // regions, one flag per block and peer. The call number lives on the device
-// (Control::epoch), so CUDA graph replays count too.
+// (Control::epoch), so CUDA graph replays count too. It launches only on
+// the stream artest passes and never synchronises, so artest's graph
+// capture records its kernels.
+//
+// Planted bugs for artest's own tests, chosen with the environment variable
+// ARTEST_EXAMPLE_BUG as in the host twin: "skip-last" leaves the last element
+// unwritten (the poison must catch it), "no-end-barrier" skips the end
+// barrier and makes the last rank read about 200 us late (stress must catch
+// a peer's next input read by this call).
 //
 // Build (make plugins-cuda):
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Xcompiler -fPIC -shared -I<artest>/plugin -o cuda_oneshot.so cuda_oneshot.cu
@@ -13,6 +21,8 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "artest_plugin.h"
 
@@ -33,6 +43,7 @@ struct Peers {
 
 artest_world world;
 char err[256];
+bool bug_skip_last, bug_no_end; // ARTEST_EXAMPLE_BUG, read at setup
 
 __device__ void put(unsigned long long *p, unsigned long long v) {
 	asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
@@ -53,7 +64,8 @@ template <> __device__ __half from_f<__half>(float x) { return __float2half_rn(x
 template <> __device__ __nv_bfloat16 from_f<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
 
 template <typename T, int OP>
-__global__ void __launch_bounds__(kThreads) oneshot(Peers P, int rank, int n, size_t offset, size_t count, T *out, T *stage) {
+__global__ void __launch_bounds__(kThreads) oneshot(Peers P, int rank, int n, size_t offset, size_t count, T *out, T *stage,
+                                                    bool end_barrier) {
 	Control *me = P.ctl[rank];
 	const int b = blockIdx.x, t = threadIdx.x;
 	const unsigned long long e = me->epoch[b] + 1;
@@ -63,6 +75,9 @@ __global__ void __launch_bounds__(kThreads) oneshot(Peers P, int rank, int n, si
 		}
 	}
 	__syncthreads();
+	if (!end_barrier && rank == n - 1) // the planted bug's slow reader: the last rank reads late
+		for (int k = 0; k < 200; k++)
+			__nanosleep(1000);
 	T *dst = stage ? stage : out; // in place: peers still read our input
 	for (size_t i = (size_t)b * blockDim.x + t; i < count; i += (size_t)gridDim.x * blockDim.x) {
 		float acc = to_f(((const T *)(P.in[0] + offset))[i]);
@@ -73,7 +88,7 @@ __global__ void __launch_bounds__(kThreads) oneshot(Peers P, int rank, int n, si
 		dst[i] = from_f<T>(acc);
 	}
 	__syncthreads();
-	if (t < n) { // end barrier: peers' block b read all they read of our input
+	if (end_barrier && t < n) { // end barrier: peers' block b read all they read of our input
 		put(&P.ctl[t]->end[b][rank], e);
 		while (get(&me->end[b][t]) < e) {
 		}
@@ -91,15 +106,24 @@ void launch(const artest_call *c, const Peers &P, int blocks, cudaStream_t s) {
 	bool late = (c->flags & ARTEST_CALL_IN_PLACE) && (c->flags & ARTEST_CALL_REGISTERED);
 	T *out = (T *)c->output, *stage = late ? (T *)world.staging[world.rank] : nullptr;
 	int r = (int)world.rank, n = (int)world.world_size;
+	size_t written = bug_skip_last && c->count > 0 ? c->count - 1 : c->count;
+	bool end = !bug_no_end;
 	switch (c->op) {
-	case ARTEST_SUM: oneshot<T, ARTEST_SUM><<<blocks, kThreads, 0, s>>>(P, r, n, c->offset, c->count, out, stage); break;
-	case ARTEST_MAX: oneshot<T, ARTEST_MAX><<<blocks, kThreads, 0, s>>>(P, r, n, c->offset, c->count, out, stage); break;
-	default: oneshot<T, ARTEST_MIN><<<blocks, kThreads, 0, s>>>(P, r, n, c->offset, c->count, out, stage);
+	case ARTEST_SUM: oneshot<T, ARTEST_SUM><<<blocks, kThreads, 0, s>>>(P, r, n, c->offset, written, out, stage, end); break;
+	case ARTEST_MAX: oneshot<T, ARTEST_MAX><<<blocks, kThreads, 0, s>>>(P, r, n, c->offset, written, out, stage, end); break;
+	default: oneshot<T, ARTEST_MIN><<<blocks, kThreads, 0, s>>>(P, r, n, c->offset, written, out, stage, end);
 	}
 }
 
 int setup(const artest_world *w) {
+	if (w->control_bytes < sizeof(Control)) {
+		snprintf(err, sizeof err, "control region of %llu bytes, need %zu", (unsigned long long)w->control_bytes, sizeof(Control));
+		return ARTEST_ERROR;
+	}
 	world = *w;
+	const char *bug = getenv("ARTEST_EXAMPLE_BUG");
+	bug_skip_last = bug && strcmp(bug, "skip-last") == 0;
+	bug_no_end = bug && strcmp(bug, "no-end-barrier") == 0;
 	return ARTEST_OK;
 }
 
