@@ -116,8 +116,9 @@ typedef struct artest_call {
 	                     (char *)world.input[r] + offset */
 	const void *input;
 	void *output;
-	uint64_t stream;  /* cudaStream_t on cuda (launch on it, do not sync);
-	                     0 on the host backend (return when done) */
+	uint64_t stream;  /* cudaStream_t on cuda: launch on it and only on it,
+	                     do not sync (artest may be capturing it into a CUDA
+	                     graph); 0 on the host backend (return when done) */
 	uint32_t params[ARTEST_MAX_PARAMS];
 } artest_call;
 
@@ -128,7 +129,9 @@ typedef struct artest_plugin {
 	const artest_variant *variants;
 	uint64_t staging_bytes; /* per rank; 0: none beyond the message */
 	uint64_t control_bytes; /* per rank, at most ARTEST_MAX_CONTROL_BYTES */
-	/* Collective: every rank calls it once, before its first allreduce. */
+	/* Collective: every rank calls it once, before its first allreduce. On
+	 * cuda it runs in artest's set-up, with the GPU's primary context current
+	 * (the CUDA runtime's), never inside a stream capture. */
 	int (*setup)(const artest_world *world);
 	int (*allreduce)(const artest_call *call);
 	/* After the last call; may be NULL. */
