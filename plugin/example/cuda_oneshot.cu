@@ -115,9 +115,34 @@ void launch(const artest_call *c, const Peers &P, int blocks, cudaStream_t s) {
 	}
 }
 
+// load makes the runtime load every kernel now, outside any stream capture
+// (with lazy loading a kernel would otherwise load at its first launch).
+template <typename T> cudaError_t load() {
+	cudaFuncAttributes a;
+	cudaError_t e = cudaFuncGetAttributes(&a, oneshot<T, ARTEST_SUM>);
+	if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, oneshot<T, ARTEST_MAX>);
+	if (e == cudaSuccess) e = cudaFuncGetAttributes(&a, oneshot<T, ARTEST_MIN>);
+	return e;
+}
+
 int setup(const artest_world *w) {
 	if (w->control_bytes < sizeof(Control)) {
 		snprintf(err, sizeof err, "control region of %llu bytes, need %zu", (unsigned long long)w->control_bytes, sizeof(Control));
+		return ARTEST_ERROR;
+	}
+	// artest made its GPU's primary context current on this thread: the
+	// runtime must find it there.
+	int dev = -1;
+	cudaError_t e = cudaGetDevice(&dev);
+	if (e == cudaSuccess) e = load<float>();
+	if (e == cudaSuccess) e = load<__half>();
+	if (e == cudaSuccess) e = load<__nv_bfloat16>();
+	if (e != cudaSuccess) {
+		snprintf(err, sizeof err, "setup: %s", cudaGetErrorString(e));
+		return ARTEST_ERROR;
+	}
+	if (dev != w->device) {
+		snprintf(err, sizeof err, "setup: the CUDA runtime is on device %d, artest on device %d", dev, (int)w->device);
 		return ARTEST_ERROR;
 	}
 	world = *w;
