@@ -186,6 +186,8 @@ func TestSetupSharesControlRegions(t *testing.T) {
 		{"a plugin with no control bytes", 2, -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// Device memory holds garbage until artest clears it.
+			t.Setenv("FAKECUDA_DIRTY_ALLOC", "1")
 			var ext *fakeExt
 			want := max(tc.ctl, 0)
 			if tc.ctl != 0 {
@@ -528,10 +530,25 @@ func TestRecordPluginOnFakeDriver(t *testing.T) {
 			}, rec)
 		})
 	}
-	// An error status names the plugin and the call.
+	// Inside a capture (the graph modes) the call goes to the same stream
+	// and the plugin is not set up again.
 	v, err := kernels.Lookup("record:reg")
 	require.NoError(t, err)
-	l := launch(v, w, 0, 0, 8, false)
+	l := launch(v, w, 0, 0, 256, false)
+	l.Args.Out = out
+	require.NoError(t, b.Upload(out, make([]byte, 8*fWorld)))
+	g, err := b.Capture(func() error { return b.Allreduce(l) })
+	require.NoError(t, err)
+	require.NoError(t, g.Launch())
+	require.NoError(t, g.Destroy())
+	raw := make([]byte, 8*fWorld)
+	require.NoError(t, b.Download(raw, out))
+	require.Equal(t, uint64(0x5245434f5244), binary.LittleEndian.Uint64(raw[8*fMark:]))
+	require.Equal(t, uint64(b.stream), binary.LittleEndian.Uint64(raw[8*fStream:]))
+	require.Equal(t, uint64(1), binary.LittleEndian.Uint64(raw[8*fSetups:]))
+
+	// An error status names the plugin and the call.
+	l = launch(v, w, 0, 0, 8, false)
 	err = b.Allreduce(l)
 	require.EqualError(t, err, p.Owner()+": allreduce of record:reg returned status 5: record: the output is too small for the record")
 }

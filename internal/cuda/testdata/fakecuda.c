@@ -114,11 +114,15 @@ CUresult cuCtxEnablePeerAccess(H peer, unsigned int flags) {
 	return OK;
 }
 
+/* FAKECUDA_DIRTY_ALLOC=1 fills new allocations with 0xa5, as real device
+   memory holds whatever was there: a caller that must clear them shows. */
 CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
 	if (n == 0) return INVALID_VALUE;
 	if (n > ((size_t)1 << 40)) return OUT_OF_MEMORY;
 	void *m = calloc(1, n);
 	if (m == NULL) return OUT_OF_MEMORY;
+	const char *dirty = getenv("FAKECUDA_DIRTY_ALLOC");
+	if (dirty && dirty[0] == '1') memset(m, 0xa5, n);
 	*p = (CUdeviceptr)(uintptr_t)m;
 	return OK;
 }
