@@ -249,6 +249,7 @@ func headerProperties(h *Header) []junitProperty {
 		{"iters", strconv.Itoa(h.Iters)},
 		{"warmup", strconv.Itoa(h.Warmup)},
 		{"stress", strconv.Itoa(h.Stress)},
+		{"schedules", h.Schedules},
 		{"inject", strings.Join(h.Inject, ",")},
 	}
 	if h.SharedGPUs != "" {
