@@ -16,6 +16,7 @@ import (
 	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/internal/comm"
 	"github.com/artest/artest/internal/report"
+	"github.com/artest/artest/internal/repro"
 )
 
 type result struct {
@@ -352,16 +353,22 @@ func TestPoisonAfterReturnCatchesWhatPlainStressCannot(t *testing.T) {
 	// the late reader (27 of 30 such calls did on the host backend).
 	args := []string{"--backend", "host", "--variant", "oneshot", "--op", "sum", "--size", "16K",
 		"--mode", "oop,reg,plain,aligned", "--stress", "1", "--inject", "no-end-barrier"}
-	res := runWorld(t, 4, same(append(args, "--schedule", "poison-after-return", "--json", js)...))
+	res := runWorld(t, 4, same(append(args, "--schedule", "poison-after-return", "--json", js, "--repro-dir", dir)...))
 	require.Equal(t, []int{1, 1, 1, 1}, res.codes, res.stderr)
 	rep := readReport(t, js)
 	require.Equal(t, "poison-after-return", rep.Header.Schedules)
 	require.Positive(t, rep.Summary.Fail)
 	for _, c := range rep.Cases {
 		require.Equal(t, "poison-after-return", c.Schedule, c.ID)
-		if c.Verdict == report.Fail {
-			require.Contains(t, c.Repro, "--stress 1 --schedule poison-after-return --inject no-end-barrier")
+		if c.Verdict != report.Fail {
+			continue
 		}
+		require.Contains(t, c.Repro, "--stress 1 --schedule poison-after-return --inject no-end-barrier")
+		b, err := repro.Read(filepath.Join(dir, repro.FileName(c.ID)))
+		require.NoError(t, err)
+		require.Equal(t, "poison-after-return", b.Header.Schedules)
+		require.Equal(t, "poison-after-return", b.Result.Schedule)
+		require.Contains(t, strings.Join(b.Args, " "), "--schedule poison-after-return")
 	}
 	require.Contains(t, res.stdout[0], "stress 1, schedules poison-after-return")
 
