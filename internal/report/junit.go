@@ -249,8 +249,10 @@ func headerProperties(h *Header) []junitProperty {
 		{"iters", strconv.Itoa(h.Iters)},
 		{"warmup", strconv.Itoa(h.Warmup)},
 		{"stress", strconv.Itoa(h.Stress)},
-		{"schedules", h.Schedules},
 		{"inject", strings.Join(h.Inject, ",")},
+	}
+	if h.Schedules != "" { // stress runs only
+		props = append(props, junitProperty{"schedules", h.Schedules})
 	}
 	if h.SharedGPUs != "" {
 		props = append(props, junitProperty{"shared_gpus", h.SharedGPUs + "; times mean nothing"})

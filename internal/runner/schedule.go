@@ -140,6 +140,14 @@ func (s Schedules) plan(seed uint64, id string, iter, n int) step {
 	return st
 }
 
+// Late is the rank that iteration iter of case id delays under skew on a
+// world of n ranks, and for how long (-1 and 0: none), as every rank
+// computes it.
+func (s Schedules) Late(seed uint64, id string, iter, n int) (int, time.Duration) {
+	st := s.plan(seed, id, iter, n)
+	return st.skewRank, st.skewDelay
+}
+
 // splitmix is SplitMix64's finaliser: spreads the FNV hash's bits.
 func splitmix(x uint64) uint64 {
 	x += 0x9e3779b97f4a7c15
