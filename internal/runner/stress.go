@@ -20,7 +20,9 @@ const maxStressFailures = 4
 // iteration i) written into the same registered buffer, as a serving loop
 // does, and checks every iteration's output. Outputs go to per-iteration
 // slots; when the slots of all iterations would not fit, the iterations run
-// in batches that are each back to back.
+// in batches that are each back to back. The adversarial schedules
+// (schedule.go) add a stream delay before a late rank's iteration and a
+// poison copy over the input after each call.
 func (r *run) stress(s *caseState, res *rankResult) {
 	fail := func(kind, format string, args ...any) {
 		res.Failures = append(res.Failures, report.RankFailure{Kind: kind, Detail: fmt.Sprintf(format, args...)})
