@@ -96,6 +96,14 @@ type Waiter interface {
 	Waiting() string
 }
 
+// Delayer is a backend that can hold its stream for a time, ordered with
+// the rest of its work: what follows starts d later than it would have.
+// Stress's skew schedule uses it to make one rank late. The host backend
+// sleeps in its stream goroutine; on cuda it would be a sleep kernel.
+type Delayer interface {
+	Delay(d time.Duration) error
+}
+
 // Info describes the backend for the report header.
 type Info struct {
 	Versions map[string]string

@@ -73,6 +73,7 @@ type Options struct {
 	Stress   int      `json:"stress,omitempty"`
 	Timeout  string   `json:"timeout"`
 	Inject   []string `json:"inject,omitempty"`
+	Schedule string   `json:"schedule,omitempty"`
 	JSON     string   `json:"json,omitempty"`
 	JUnit    string   `json:"junit,omitempty"`
 	JSONL    string   `json:"jsonl,omitempty"`
@@ -125,6 +126,7 @@ type Options struct {
 	set     map[string]bool // flags given on the command line
 	given   []givenFlag     // every flag given, in order, with its text
 	inject  runner.Inject
+	sched   runner.Schedules // --schedule, parsed (all when --stress has none)
 	sel     cases.Selection
 	input   reference.InputKind
 	params  map[string]uint32
@@ -296,6 +298,7 @@ func newFlagSet(o *Options) *flag.FlagSet {
 	// H200), and below --timeout's 60 s so the kernels give up first and say
 	// where; with --timeout below it, the host watchdog fires first.
 	fs.StringVar(&o.DeviceTimeout, "device-timeout", "10s", "longest wait of a kernel block at one barrier or ring slot; past it the block records where and exits, and the job is declared hung (exit 3); 0: wait for ever (host backend default: 30s)")
+	fs.StringVar(&o.Schedule, "schedule", "", "stress only: adversarial schedules from outside the kernel, comma-separated: "+strings.Join(runner.ScheduleNames, ", ")+", all or none (default with --stress: all), seeded by --seed")
 	fs.Var(repeatFlag{&o.Inject}, "inject", "plant a fault (repeatable): "+runner.FaultHelp())
 	fs.BoolVar(&o.PDL, "pdl", false, "programmatic dependent launch (sm_90): each call poisons the input, a producer kernel writes it, and the allreduce is launched to overlap the producer and must wait for it; bench also times the same calls without PDL")
 	fs.StringVar(&o.JSON, "json", "", "write the JSON report to FILE")
@@ -405,6 +408,16 @@ func Parse(args []string) (*Options, error) {
 	}
 	if o.Stress > maxStress {
 		return nil, exitcode.Usagef("--stress %d: at most %d", o.Stress, maxStress)
+	}
+	if o.set["schedule"] {
+		if o.Stress == 0 {
+			return nil, exitcode.Usagef("--schedule %s needs --stress N: schedules perturb stress runs only", o.Schedule)
+		}
+		if o.sched, err = runner.ParseSchedules(o.Schedule); err != nil {
+			return nil, exitcode.Usagef("%v", err)
+		}
+	} else if o.Stress > 0 {
+		o.sched = runner.AllSchedules()
 	}
 	if o.Blocks > 256 {
 		return nil, exitcode.Usagef("--blocks %d: at most 256 (signal.MaxBlocks)", o.Blocks)
@@ -630,7 +643,7 @@ func Main(e Env) int {
 	cfg := &runner.Config{
 		Cases: cs, Seed: o.Seed, Input: o.input,
 		Warmup: o.Warmup, Iters: o.Iters, Reps: o.Reps, Stress: o.Stress,
-		Timeout: o.timeout, DeviceTimeout: o.deviceTimeout, Inject: o.inject,
+		Timeout: o.timeout, DeviceTimeout: o.deviceTimeout, Inject: o.inject, Schedules: o.sched,
 		Blocks: o.Blocks, Threads: o.Threads, Params: o.params,
 		Stdout: e.Stdout, Stderr: e.Stderr, JSONPath: o.JSON, JUnitPath: o.JUnit,
 		JSONLPath: o.JSONL, GoBenchPath: o.GoBench, Progress: o.Progress, FullTable: o.Table == "full",
@@ -1044,10 +1057,11 @@ var rerunEffective = map[string]func(o *Options, backendName string) string{
 	"timeout":        func(o *Options, _ string) string { return o.Timeout },
 	"device-timeout": func(o *Options, _ string) string { return o.DeviceTimeout },
 	"stress":         func(o *Options, _ string) string { return fmt.Sprint(o.Stress) },
+	"schedule":       func(o *Options, _ string) string { return o.sched.String() },
 }
 
 // rerunEffectiveOrder is the order rerunEffective's flags are written in.
-var rerunEffectiveOrder = []string{"backend", "seed", "input", "warmup", "iters", "reps", "timeout", "device-timeout", "stress"}
+var rerunEffectiveOrder = []string{"backend", "seed", "input", "warmup", "iters", "reps", "timeout", "device-timeout", "stress", "schedule"}
 
 // rerunLeftOut are the flags a rerun line drops: where reports go, what is
 // printed, and the case selection, which --case ID replaces (the size sweep
@@ -1069,7 +1083,7 @@ var rerunLeftOut = map[string]bool{
 func (o *Options) rerunArgs(id, backendName string) []string {
 	args := []string{"--backend", backendName, "--case", id}
 	for _, name := range rerunEffectiveOrder[1:] {
-		if name == "stress" && o.Stress == 0 {
+		if (name == "stress" || name == "schedule") && o.Stress == 0 {
 			continue
 		}
 		args = append(args, "--"+name, rerunEffective[name](o, backendName))

@@ -16,6 +16,7 @@ import (
 	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/internal/comm"
 	"github.com/artest/artest/internal/report"
+	"github.com/artest/artest/internal/repro"
 )
 
 type result struct {
@@ -228,6 +229,7 @@ func TestUsageErrorsExit2WithOneLine(t *testing.T) {
 		{[]string{"--size", "1X"}, "bad size"},
 		{[]string{"--size", "6", "--dtype", "f32"}, "not a whole number of f32"},
 		{[]string{"--inject", "no-such-fault"}, "unknown --inject"},
+		{[]string{"--stress", "5", "--schedule", "jitter"}, "artest: unknown --schedule \"jitter\""},
 		{[]string{"--timeout", "soon"}, "bad --timeout"},
 		{[]string{"--no-such-flag"}, "flag provided but not defined"},
 		{[]string{"--backend", "tpu"}, "unknown --backend"},
@@ -338,4 +340,61 @@ func TestOutputIsASummaryUnlessTableFull(t *testing.T) {
 	res = runWorld(t, 2, same("--backend", "host", "--quick", "--table", "wide"))
 	require.Equal(t, []int{2, 2}, res.codes)
 	require.Contains(t, res.stderr[0], "--table")
+}
+
+// A missing end barrier with no delay hook, where plain stress cannot see
+// it: one call per case, so nothing writes a rank's input after its call
+// returns while a peer may still read it. poison-after-return writes
+// poison there the moment the call returns; without it the case passes.
+func TestPoisonAfterReturnCatchesWhatPlainStressCannot(t *testing.T) {
+	dir := t.TempDir()
+	js := filepath.Join(dir, "r.json")
+	// Three dtypes: three cases of one call each, any of which may catch
+	// the late reader (27 of 30 such calls did on the host backend).
+	args := []string{"--backend", "host", "--variant", "oneshot", "--op", "sum", "--size", "16K",
+		"--mode", "oop,reg,plain,aligned", "--stress", "1", "--inject", "no-end-barrier"}
+	res := runWorld(t, 4, same(append(args, "--schedule", "poison-after-return", "--json", js, "--repro-dir", dir)...))
+	require.Equal(t, []int{1, 1, 1, 1}, res.codes, res.stderr)
+	rep := readReport(t, js)
+	require.Equal(t, "poison-after-return", rep.Header.Schedules)
+	require.Positive(t, rep.Summary.Fail)
+	for _, c := range rep.Cases {
+		require.Equal(t, "poison-after-return", c.Schedule, c.ID)
+		if c.Verdict != report.Fail {
+			continue
+		}
+		require.Contains(t, c.Repro, "--stress 1 --schedule poison-after-return --inject no-end-barrier")
+		b, err := repro.Read(filepath.Join(dir, repro.FileName(c.ID)))
+		require.NoError(t, err)
+		require.Equal(t, "poison-after-return", b.Header.Schedules)
+		require.Equal(t, "poison-after-return", b.Result.Schedule)
+		require.Contains(t, strings.Join(b.Args, " "), "--schedule poison-after-return")
+	}
+	require.Contains(t, res.stdout[0], "stress 1, schedules poison-after-return")
+
+	res = runWorld(t, 4, same(append(args, "--schedule", "none", "--json", js)...))
+	require.Equal(t, []int{0, 0, 0, 0}, res.codes, "plain stress misses it: %v", res.stderr)
+	rep = readReport(t, js)
+	require.Equal(t, "none", rep.Header.Schedules)
+	require.Equal(t, 3, rep.Summary.Pass)
+}
+
+// No false alarms: every custom variant with a host model passes stress
+// under every schedule (the default), out of place registered and in place
+// staged in a graph (the stress matrix's two extremes).
+func TestStressSchedulesCleanVariantsPass(t *testing.T) {
+	dir := t.TempDir()
+	js := filepath.Join(dir, "r.json")
+	var ids []string
+	for _, v := range []string{"oneshot", "twoshot", "oneshot-cpasync", "ring", "oneshot-ll", "multimem"} {
+		for _, m := range []string{"oop-reg-plain", "ip-stg-graph"} {
+			ids = append(ids, v+"/bf16/sum/4100B/"+m+"/np4")
+		}
+	}
+	res := runWorld(t, 4, same("--backend", "host", "--case", strings.Join(ids, ","), "--stress", "20", "--json", js))
+	require.Equal(t, []int{0, 0, 0, 0}, res.codes, "%v\n%s", res.stderr, res.stdout[0])
+	rep := readReport(t, js)
+	require.Equal(t, "poison-after-return,skew", rep.Header.Schedules, "the default with --stress")
+	require.Empty(t, rep.Header.ScheduleNote)
+	require.Equal(t, len(ids), rep.Summary.Pass, "every case ran and passed")
 }

@@ -61,5 +61,26 @@ func TestRerunArgsReplaceTheSelectionAndFixTheEffectiveValues(t *testing.T) {
 	got := o.rerunArgs("oneshot/f32/sum/4KiB/oop-reg-plain/np2", "host")
 	require.Equal(t, []string{"--backend", "host", "--case", "oneshot/f32/sum/4KiB/oop-reg-plain/np2",
 		"--seed", "9", "--input", "random", "--warmup", "1", "--iters", "3", "--reps", "1",
-		"--timeout", "60s", "--device-timeout", "10s", "--stress", "40", "--allow-multicast"}, got)
+		"--timeout", "60s", "--device-timeout", "10s", "--stress", "40", "--schedule", "poison-after-return,skew", "--allow-multicast"}, got)
+
+	// The schedules are written as the run used them, defaulted or not,
+	// and not at all without --stress.
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--stress", "40", "--schedule", "none"}, []string{"--stress", "40", "--schedule", "none"}},
+		{[]string{"--stress", "40", "--schedule", "skew,poison-after-return"}, []string{"--stress", "40", "--schedule", "poison-after-return,skew"}},
+		{[]string{"--stress", "40", "--schedule", "all"}, []string{"--stress", "40", "--schedule", "poison-after-return,skew"}},
+		{[]string{"--quick"}, nil},
+	} {
+		o, err := Parse(tc.args)
+		require.NoError(t, err)
+		got := strings.Join(o.rerunArgs("oneshot/f32/sum/4KiB/oop-reg-plain/np2", "host"), " ")
+		if tc.want == nil {
+			require.NotContains(t, got, "--schedule", tc.args)
+			continue
+		}
+		require.Contains(t, got, strings.Join(tc.want, " "), tc.args)
+	}
 }

@@ -251,6 +251,9 @@ func headerProperties(h *Header) []junitProperty {
 		{"stress", strconv.Itoa(h.Stress)},
 		{"inject", strings.Join(h.Inject, ",")},
 	}
+	if h.Schedules != "" { // stress runs only
+		props = append(props, junitProperty{"schedules", h.Schedules})
+	}
 	if h.SharedGPUs != "" {
 		props = append(props, junitProperty{"shared_gpus", h.SharedGPUs + "; times mean nothing"})
 	}

@@ -20,27 +20,32 @@ const (
 
 // Header is the environment a run happened in: enough to reproduce it.
 type Header struct {
-	Tool        string            `json:"tool"`
-	Version     string            `json:"version"`
-	GitRevision string            `json:"git_revision"`
-	Command     []string          `json:"command"`
-	Start       time.Time         `json:"start"`
-	Hosts       []string          `json:"hosts"` // per rank
-	Ranks       int               `json:"ranks"`
-	Backend     string            `json:"backend"`
-	Seed        uint64            `json:"seed"`
-	Input       string            `json:"input"` // random | exact
-	Iters       int               `json:"iters"`
-	Warmup      int               `json:"warmup"`
-	Stress      int               `json:"stress,omitempty"`
-	Reps        int               `json:"reps,omitempty"`  // timed repetitions of Iters calls
-	Agg         string            `json:"agg,omitempty"`   // how ranks' times combine: max, avg or min
-	Bench       bool              `json:"bench,omitempty"` // an `artest bench` run: cases carry Timing
-	PDL         bool              `json:"pdl,omitempty"`   // --pdl: every call is poison, producer kernel, allreduce with PDL
-	Inject      []string          `json:"inject,omitempty"`
-	Versions    map[string]string `json:"versions"` // go, mpi, cuda driver, nccl, ...
-	Devices     []string          `json:"devices,omitempty"`
-	Topology    any               `json:"topology,omitempty"`
+	Tool        string    `json:"tool"`
+	Version     string    `json:"version"`
+	GitRevision string    `json:"git_revision"`
+	Command     []string  `json:"command"`
+	Start       time.Time `json:"start"`
+	Hosts       []string  `json:"hosts"` // per rank
+	Ranks       int       `json:"ranks"`
+	Backend     string    `json:"backend"`
+	Seed        uint64    `json:"seed"`
+	Input       string    `json:"input"` // random | exact
+	Iters       int       `json:"iters"`
+	Warmup      int       `json:"warmup"`
+	Stress      int       `json:"stress,omitempty"`
+	// Schedules are the adversarial schedules stress ran under
+	// (--schedule; "none" when off), ScheduleNote what the backend could
+	// not do of those asked for.
+	Schedules    string            `json:"schedules,omitempty"`
+	ScheduleNote string            `json:"schedule_note,omitempty"`
+	Reps         int               `json:"reps,omitempty"`  // timed repetitions of Iters calls
+	Agg          string            `json:"agg,omitempty"`   // how ranks' times combine: max, avg or min
+	Bench        bool              `json:"bench,omitempty"` // an `artest bench` run: cases carry Timing
+	PDL          bool              `json:"pdl,omitempty"`   // --pdl: every call is poison, producer kernel, allreduce with PDL
+	Inject       []string          `json:"inject,omitempty"`
+	Versions     map[string]string `json:"versions"` // go, mpi, cuda driver, nccl, ...
+	Devices      []string          `json:"devices,omitempty"`
+	Topology     any               `json:"topology,omitempty"`
 	// SharedGPUs says how ranks shared GPUs (--share-gpus), "" when each
 	// had its own. Such a run covers the protocols; its times mean nothing.
 	SharedGPUs string `json:"shared_gpus,omitempty"`
@@ -112,7 +117,9 @@ type Case struct {
 	Speedup    float64 `json:"speedup,omitempty"`
 	Iters      int     `json:"iters,omitempty"`
 	Stress     int     `json:"stress,omitempty"`
-	Seconds    float64 `json:"seconds"` // wall time the case took
+	// Schedule: the adversarial schedules a stress case ran under.
+	Schedule string  `json:"schedule,omitempty"`
+	Seconds  float64 `json:"seconds"` // wall time the case took
 	// Timing is the distribution behind TimeUS; benchmark runs only.
 	Timing *Timing `json:"timing,omitempty"`
 	// The custom kernel's launch: grid, block size and the variant's

@@ -107,6 +107,12 @@ func writeTableHeader(w *bufio.Writer, h *Header) {
 	run := fmt.Sprintf("# seed %d, input %s, iters %d, warmup %d", h.Seed, input, h.Iters, h.Warmup)
 	if h.Stress > 0 {
 		run += fmt.Sprintf(", stress %d", h.Stress)
+		if h.Schedules != "" {
+			run += fmt.Sprintf(", schedules %s", h.Schedules)
+		}
+		if h.ScheduleNote != "" {
+			run += fmt.Sprintf(" (%s)", h.ScheduleNote)
+		}
 	}
 	fmt.Fprintln(w, run)
 	if len(h.Inject) == 0 {

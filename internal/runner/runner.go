@@ -37,6 +37,10 @@ type Config struct {
 	Stress  int // back-to-back iterations per case instead of check+time; 0: off
 	Timeout time.Duration
 	Inject  Inject
+	// Schedules are the adversarial schedules of stress runs (schedule.go);
+	// Run drops those the backend cannot do and names the rest in the
+	// header and in every case.
+	Schedules Schedules
 	// Blocks and Threads override the registry's launch defaults when > 0.
 	Blocks, Threads int
 	// Params are --param values by name; a variant without a parameter of
@@ -132,6 +136,11 @@ func Run(c comm.Comm, b backend.Backend, w *backend.World, cfg *Config) int {
 	if cfg.AbortGrace == 0 {
 		cfg.AbortGrace = 3 * time.Second
 	}
+	if cfg.Stress > 0 {
+		var note string
+		r.sched, note = cfg.Schedules.Supported(b)
+		cfg.Header.Schedules, cfg.Header.ScheduleNote = r.sched.String(), note
+	}
 	r.rep = &report.Report{Header: cfg.Header}
 	if c.Rank() == 0 && cfg.JSONLPath != "" {
 		jl, err := report.CreateJSONL(cfg.JSONLPath, &r.rep.Header)
@@ -168,6 +177,7 @@ type run struct {
 	b     backend.Backend
 	w     *backend.World
 	cfg   *Config
+	sched Schedules           // cfg.Schedules as this backend runs them; stress only
 	rep   *report.Report      // rank 0 only
 	jsonl *report.JSONLWriter // rank 0 only, when --jsonl is set
 }
@@ -289,7 +299,7 @@ func merge(c cases.Case, rs []rankResult, cfg *Config) report.Case {
 	out := report.Case{
 		ID: c.ID(), Variant: c.Variant, DType: c.DType.String(), Op: c.Op.String(),
 		Bytes: c.Bytes, Count: c.Count(), Mode: c.Mode.String(), Ranks: c.Ranks,
-		Verdict: report.Pass, Iters: cfg.Iters, Stress: cfg.Stress,
+		Verdict: report.Pass, Iters: cfg.Iters, Stress: cfg.Stress, Schedule: cfg.Header.Schedules,
 	}
 	for i, res := range rs {
 		if res.Skip != "" {
@@ -499,7 +509,7 @@ func (r *run) hang(c cases.Case, what string, blocks int, gaveUp bool) {
 		// the run-level error.
 		hung := report.Case{ID: c.ID(), Variant: c.Variant, DType: c.DType.String(), Op: c.Op.String(),
 			Bytes: c.Bytes, Count: c.Count(), Mode: c.Mode.String(), Ranks: c.Ranks,
-			Verdict: report.Hung, Reason: msg, Iters: r.cfg.Iters, Stress: r.cfg.Stress,
+			Verdict: report.Hung, Reason: msg, Iters: r.cfg.Iters, Stress: r.cfg.Stress, Schedule: r.cfg.Header.Schedules,
 			Failures: []report.RankFailure{{Rank: r.c.Rank(), Kind: "hang", Detail: diag}}}
 		if r.cfg.OnFail != nil {
 			hung.Repro = r.cfg.OnFail(hung)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/internal/report"
+	"github.com/artest/artest/reference"
 )
 
 // maxStressFailures bounds how many failing iterations are described one by
@@ -19,7 +20,9 @@ const maxStressFailures = 4
 // iteration i) written into the same registered buffer, as a serving loop
 // does, and checks every iteration's output. Outputs go to per-iteration
 // slots; when the slots of all iterations would not fit, the iterations run
-// in batches that are each back to back.
+// in batches that are each back to back. The adversarial schedules
+// (schedule.go) add a stream delay before a late rank's iteration and a
+// poison copy over the input after each call.
 func (r *run) stress(s *caseState, res *rankResult) {
 	fail := func(kind, format string, args ...any) {
 		res.Failures = append(res.Failures, report.RankFailure{Kind: kind, Detail: fmt.Sprintf(format, args...)})
@@ -59,8 +62,33 @@ func (r *run) stress(s *caseState, res *rankResult) {
 			check[j] = at(outAll, j)
 		}
 	}
-	batch := func(kk int) error {
+	sched := r.sched
+	var poisonBuf backend.Ptr
+	if sched.Poison {
+		if poisonBuf, err = r.b.Alloc(s.bytes); err != nil {
+			fail("error", "alloc the poison-after-return source: %v", err)
+			return
+		}
+		defer r.b.Free(poisonBuf)
+		p := make([]byte, s.bytes)
+		reference.FillPoison(p, s.c.DType)
+		if err := r.b.Upload(poisonBuf, p); err != nil {
+			fail("error", "upload the poison-after-return source: %v", err)
+			return
+		}
+	}
+	id := s.c.ID()
+	// batch enqueues iterations s0..s0+kk-1. Graph modes capture it once
+	// per batch size, so their replays repeat the first batch's plan.
+	batch := func(s0, kk int) error {
 		for j := 0; j < kk; j++ {
+			if st := sched.plan(r.cfg.Seed, id, s0+j, r.w.Size); st.skewRank == r.w.Rank {
+				// Before the input copy: a peer that does not wait for
+				// this rank reads its previous input.
+				if err := r.b.(backend.Delayer).Delay(st.skewDelay); err != nil {
+					return fmt.Errorf("skew: %w", err)
+				}
+			}
 			// Each iteration's input goes into the registered buffer the
 			// moment the previous call returns: exactly what the end
 			// barrier must make safe.
@@ -70,6 +98,15 @@ func (r *run) stress(s *caseState, res *rankResult) {
 			if m.InPlace && m.Registered {
 				if err := r.b.Copy(s.msg(at(outAll, j)), s.in, s.bytes); err != nil {
 					return fmt.Errorf("copy result out: %w", err)
+				}
+			}
+			if sched.Poison {
+				// The call returned (in stream order): the input is the
+				// caller's again, and a peer still reading it reads
+				// poison. A variant that stages its own input wrote it
+				// itself; this is the only other write of it.
+				if err := r.b.Copy(s.in, poisonBuf, s.bytes); err != nil {
+					return fmt.Errorf("poison after return: %w", err)
 				}
 			}
 		}
@@ -107,7 +144,7 @@ func (r *run) stress(s *caseState, res *rankResult) {
 		if m.Graph {
 			g := graphs[kk]
 			if g == nil {
-				if g, err = r.b.Capture(func() error { return batch(kk) }); err != nil {
+				if g, err = r.b.Capture(func() error { return batch(s0, kk) }); err != nil {
 					fail("error", "capture %d stress calls: %v", kk, err)
 					return
 				}
@@ -117,7 +154,7 @@ func (r *run) stress(s *caseState, res *rankResult) {
 			err = g.Launch()
 			s.calls += uint32(kk)
 		} else {
-			err = batch(kk)
+			err = batch(s0, kk)
 		}
 		if err != nil {
 			fail("error", "stress iteration %d: %v", s0, err)

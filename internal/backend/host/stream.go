@@ -126,3 +126,12 @@ func (s *stream) close() {
 	s.cond.Broadcast()
 	s.mu.Unlock()
 }
+
+// Delay holds the stream for d: the work enqueued after it starts d later
+// (backend.Delayer).
+func (b *Backend) Delay(d time.Duration) error {
+	return b.enqueue(func() error {
+		time.Sleep(d)
+		return nil
+	})
+}

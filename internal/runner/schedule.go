@@ -1,0 +1,157 @@
+package runner
+
+import (
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"time"
+
+	"github.com/artest/artest/internal/backend"
+)
+
+// Schedules are the adversarial schedules of a stress run: perturbations
+// from outside the kernel that need nothing from it (no fault hook, no
+// trace word), so they apply to any variant, a plugin's included. Every
+// rank derives the same per-iteration plan from the seed, the case and the
+// iteration, so no rank has to tell another what it does.
+type Schedules struct {
+	// Poison: right after each call, the rank's registered input (the
+	// message bytes) is overwritten with the poison pattern, stream-ordered
+	// after the call, so a peer still reading it (a missing end barrier)
+	// reads poison.
+	Poison bool
+	// Skew: in each iteration one rank, drawn from the seed (or none, one
+	// iteration in N+1), delays its stream by a drawn time before it
+	// copies its input in and launches, through backend.Delayer, so peers
+	// that do not wait for it (a missing start barrier) read its previous
+	// input.
+	Skew bool
+}
+
+// Schedule names, as --schedule takes them.
+const (
+	SchedPoison = "poison-after-return"
+	SchedSkew   = "skew"
+)
+
+// ScheduleNames lists every schedule, in the order reports name them.
+var ScheduleNames = []string{SchedPoison, SchedSkew}
+
+// AllSchedules is what --stress runs without --schedule.
+func AllSchedules() Schedules { return Schedules{Poison: true, Skew: true} }
+
+// ParseSchedules reads a --schedule value: "all", "none", or a
+// comma-separated list of names.
+func ParseSchedules(spec string) (Schedules, error) {
+	var s Schedules
+	valid := "all, none, " + strings.Join(ScheduleNames, ", ")
+	words := strings.Split(spec, ",")
+	n := 0
+	for _, w := range words {
+		w = strings.TrimSpace(w)
+		if w == "" {
+			continue
+		}
+		n++
+		switch w {
+		case "all":
+			s = AllSchedules()
+		case "none":
+			if len(words) > 1 {
+				return Schedules{}, fmt.Errorf("bad --schedule %q: none combines with no other schedule", spec)
+			}
+		case SchedPoison:
+			s.Poison = true
+		case SchedSkew:
+			s.Skew = true
+		default:
+			return Schedules{}, fmt.Errorf("unknown --schedule %q (valid: %s)", w, valid)
+		}
+	}
+	if n == 0 {
+		return Schedules{}, fmt.Errorf("empty --schedule (valid: %s)", valid)
+	}
+	return s, nil
+}
+
+// Names lists the schedules that are on.
+func (s Schedules) Names() []string {
+	var out []string
+	if s.Poison {
+		out = append(out, SchedPoison)
+	}
+	if s.Skew {
+		out = append(out, SchedSkew)
+	}
+	return out
+}
+
+// String is the --schedule value that selects exactly s ("none" when off).
+func (s Schedules) String() string {
+	if n := s.Names(); len(n) > 0 {
+		return strings.Join(n, ",")
+	}
+	return "none"
+}
+
+// Any reports whether a schedule is on.
+func (s Schedules) Any() bool { return s.Poison || s.Skew }
+
+// Supported drops what backend b cannot do and says why ("" when it can
+// do all of s).
+func (s Schedules) Supported(b backend.Backend) (Schedules, string) {
+	if _, ok := b.(backend.Delayer); s.Skew && !ok {
+		s.Skew = false
+		return s, fmt.Sprintf("%s off: the %s backend has no stream-ordered delay", SchedSkew, b.Name())
+	}
+	return s, ""
+}
+
+// Skew's delays are drawn from [skewMin, skewMin+skewSpan): above a host
+// call (about 150 us at 4 ranks) and a small GPU call (5 us), so the
+// delayed rank is still copying its input when its peers launch, and
+// short enough that 10,000 iterations cost seconds, not minutes.
+const (
+	skewMin  = 20 * time.Microsecond
+	skewSpan = 480 * time.Microsecond
+)
+
+// step is one iteration's plan.
+type step struct {
+	skewRank  int // the rank that delays (-1: none)
+	skewDelay time.Duration
+}
+
+// plan is iteration iter's schedule for case id on a world of n ranks: the
+// same on every rank.
+func (s Schedules) plan(seed uint64, id string, iter, n int) step {
+	st := step{skewRank: -1}
+	if !s.Skew || n < 2 {
+		return st
+	}
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d/%s/%d", seed, id, iter)
+	x := splitmix(h.Sum64())
+	// n+1 outcomes: every rank, and no rank (the unperturbed schedule).
+	if r := int(x % uint64(n+1)); r < n {
+		st.skewRank = r
+		st.skewDelay = skewMin + time.Duration(splitmix(x)%uint64(skewSpan))
+	}
+	return st
+}
+
+// Late is the rank that iteration iter of case id delays under skew on a
+// world of n ranks, and for how long (-1 and 0: none), as every rank
+// computes it.
+func (s Schedules) Late(seed uint64, id string, iter, n int) (int, time.Duration) {
+	st := s.plan(seed, id, iter, n)
+	return st.skewRank, st.skewDelay
+}
+
+// splitmix is SplitMix64's finaliser: spreads the FNV hash's bits.
+func splitmix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
