@@ -10,6 +10,8 @@
 #   make kernels  bin/artest.fatbin (nvcc: the CUDA toolkit's, else the
 #                 pinned wheels of ci/install-nvcc.sh)
 #   make plugins-host, plugins-check  the example plugin (plugin/plugin.mk)
+#   make plugins  the adapter plugins (bin/plugins/vllm.so: vLLM's custom
+#                 allreduce from the pinned flashinfer-python wheel's header)
 
 SHELL := /bin/bash
 GO ?= go

@@ -1,4 +1,5 @@
-# The example plugin (plugin/example), included by the top-level Makefile.
+# The example plugin (plugin/example) and the adapter plugins
+# (plugin/adapters), included by the top-level Makefile.
 #
 #   make plugins-host   bin/plugins/host_oneshot.so: the host twin, built
 #                       with cc (what `make test` runs through mpirun)
@@ -41,3 +42,42 @@ plugins-cuda: $(PLUGIN_DIR)/example/cuda_oneshot.cu $(PLUGIN_DIR)/artest_plugin.
 	@mkdir -p $(PLUGIN_BIN)
 	$(NVCC) -O3 -std=c++17 -arch=sm_90 -Werror all-warnings -Xcompiler -fPIC,-Wall,-Wextra,-Werror -shared \
 	  -I$(PLUGIN_DIR) -L$(dir $(NVCC))../lib -o $(PLUGIN_BIN)/cuda_oneshot.so $(PLUGIN_DIR)/example/cuda_oneshot.cu
+
+# Adapter plugins (plugin/adapters): thin shims over allreduces written
+# elsewhere, built from the headers of the pinned flashinfer-python wheel
+# that ci/install-flashinfer.sh downloads into .tools/flashinfer (never
+# copied into the repo). Included with -isystem: their warnings are not ours.
+#
+#   make plugins                 bin/plugins/vllm.so, with the toolkit's nvcc
+#                                (NVCC) or the pinned wheels'; ci/gpu.sh runs it
+#   make plugins-adapters-check  compile only, sm_90, with the pinned nvcc
+#                                wheels when no nvcc exists (not in make test)
+FLASHINFER_INCLUDE := .tools/flashinfer/flashinfer/data/include
+ADAPTERS := vllm
+ADAPTER_FLAGS = -O3 -std=c++17 -arch=sm_90 -Werror all-warnings -Xcompiler -fPIC,-Wall,-Wextra,-Werror \
+	-I$(PLUGIN_DIR) -isystem $(FLASHINFER_INCLUDE)
+
+.PHONY: plugins plugins-adapters-check flashinfer-headers
+
+flashinfer-headers:
+	@ci/install-flashinfer.sh || exit 4
+
+plugins: flashinfer-headers
+	@mkdir -p $(PLUGIN_BIN)
+	@for a in $(ADAPTERS); do \
+	  echo "plugins: $(PLUGIN_BIN)/$$a.so"; \
+	  $(NVCC) $(ADAPTER_FLAGS) -shared -L$(dir $(NVCC))../lib -o $(PLUGIN_BIN)/$$a.so $(PLUGIN_DIR)/adapters/$$a.cu || exit 1; \
+	done
+
+plugins-adapters-check: flashinfer-headers
+	@nvcc='$(NVCC)'; \
+	if ! command -v "$$nvcc" >/dev/null 2>&1; then \
+	  echo "plugins-adapters-check: no nvcc ($$nvcc); installing the pinned wheels" >&2; \
+	  ci/install-nvcc.sh >&2 || exit 4; \
+	  nvcc='$(KERNELS_TOOLS_NVCC)'; \
+	fi; \
+	mkdir -p $(PLUGIN_BIN); \
+	for a in $(ADAPTERS); do \
+	  echo "plugins-adapters-check: $(PLUGIN_DIR)/adapters/$$a.cu (sm_90, compile only)"; \
+	  "$$nvcc" -c $(ADAPTER_FLAGS) -o $(PLUGIN_BIN)/$$a.o $(PLUGIN_DIR)/adapters/$$a.cu || exit 1; \
+	done
