@@ -112,6 +112,11 @@ step kernels 0 300 make --no-print-directory kernels
 # The example plugin (plugin/example/cuda_oneshot.cu), with the toolkit's nvcc.
 step plugins-cuda 0 300 make --no-print-directory plugins-cuda
 plugin=$PWD/bin/plugins/cuda_oneshot.so
+# The adapter plugins (plugin/adapters): vLLM's custom allreduce from the
+# pinned flashinfer-python wheel's header (ci/install-flashinfer.sh downloads
+# it: this step needs the package index).
+step plugins 0 300 make --no-print-directory plugins
+vllm=$PWD/bin/plugins/vllm.so
 # Compile-only: the multimem kernels hold LDGMC (multimem.ld_reduce) in SASS
 # and multimem.st in PTX. (grep -i multimem on SASS finds nothing: ptxas
 # names the instructions LDGMC and STG.) Nothing runs on the GPU.
@@ -310,6 +315,16 @@ for np in $nps; do
 		step "plugin-no-end-barrier-np$np" 1 180 mpirun -np "$np" -x ARTEST_EXAMPLE_BUG=no-end-barrier "$bin" --plugin "$plugin" \
 			--variant example:oneshot --dtype f32 --stress 2000 --json "$r/plugin-no-end-barrier-np$np.json"
 		step "why-plugin-no-end-barrier-np$np" 0 5 grep -q "stress iterations wrong" "$out/plugin-no-end-barrier-np$np.log"
+	fi
+	# vLLM's custom allreduce (vllm:custom) runs 2, 4, 6 or 8 ranks: the
+	# quick and the default matrix pass (its order is declared unknown, so
+	# sums are checked within the error bound; cases above its 4 MiB and
+	# misaligned ones are skipped).
+	if ((np % 2 == 0 && np <= 8)); then
+		step "vllm-quick-np$np" 0 180 mpirun -np "$np" "$bin" --plugin "$vllm" --variant vllm:custom --quick \
+			--json "$r/vllm-quick-np$np.json"
+		step "vllm-matrix-np$np" 0 "${MATRIX_TIMEOUT_S:-420}" mpirun -np "$np" "$bin" --plugin "$vllm" --variant vllm:custom \
+			--progress --jsonl "$r/vllm-matrix-np$np.jsonl" --json "$r/vllm-matrix-np$np.json" --junit "$r/vllm-matrix-np$np.xml"
 	fi
 	step "hang-np$np" 3 60 mpirun -np "$np" "$bin" --variant oneshot --dtype f32 --op sum --size 4K \
 		--mode oop,reg,plain,aligned --inject "delay:rank=$((np - 1)),us=3000000" --timeout 1s
