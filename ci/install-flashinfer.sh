@@ -9,7 +9,8 @@
 #   ci/install-flashinfer.sh [PREFIX]     (default: .tools/flashinfer under the repo root)
 #
 # Afterwards the headers are under PREFIX/flashinfer/data/include (the
-# adapters include <flashinfer/comm/vllm_custom_all_reduce.cuh>). Exit 4,
+# adapters include <flashinfer/comm/vllm_custom_all_reduce.cuh> and
+# <flashinfer/comm/trtllm_allreduce.cuh>) and PREFIX/flashinfer/data/spdlog/include. Exit 4,
 # with one line saying why, when pip or unzip is missing or the download fails.
 set -euo pipefail
 
@@ -20,10 +21,13 @@ prefix=${1:-"$repo_root/.tools/flashinfer"}
 # versions flashinfer-python`); it holds comm/vllm_custom_all_reduce.cuh and
 # comm/trtllm_allreduce.cuh.
 wheel=flashinfer-python==0.7.2.post1
+# The stamp names what was unpacked too, so a prefix from an older script
+# (no spdlog) is unpacked again.
 stamp="$prefix/.artest-wheel"
+want_stamp="$wheel include spdlog"
 header="$prefix/flashinfer/data/include/flashinfer/comm/vllm_custom_all_reduce.cuh"
 
-if [[ -f "$header" && -f "$stamp" && "$(cat "$stamp")" == "$wheel" ]]; then
+if [[ -f "$header" && -f "$stamp" && "$(cat "$stamp")" == "$want_stamp" ]]; then
 	echo "install-flashinfer: $prefix already holds $wheel" >&2
 	exit 0
 fi
@@ -45,14 +49,15 @@ if [[ ${#whl[@]} -ne 1 || ! -f ${whl[0]} ]]; then
 	exit 4
 fi
 # Start clean so files of another version cannot linger in the prefix; only
-# the headers are unpacked (the wheel's Python and prebuilt sources are not
-# used).
+# the headers are unpacked: flashinfer's and the spdlog it bundles (its
+# logging.h includes spdlog; trtllm_allreduce.cuh includes logging.h). The
+# wheel's Python and sources are not used.
 rm -rf "$prefix"
 mkdir -p "$prefix"
-unzip -q -o "${whl[0]}" 'flashinfer/data/include/*' -d "$prefix"
+unzip -q -o "${whl[0]}" 'flashinfer/data/include/*' 'flashinfer/data/spdlog/include/*' -d "$prefix"
 if [[ ! -f "$header" ]]; then
 	echo "install-flashinfer: $wheel has no $(basename "$header")" >&2
 	exit 4
 fi
-printf '%s\n' "$wheel" >"$stamp"
+printf '%s\n' "$want_stamp" >"$stamp"
 echo "install-flashinfer: $wheel headers in $prefix/flashinfer/data/include" >&2

@@ -53,9 +53,10 @@ plugins-cuda: $(PLUGIN_DIR)/example/cuda_oneshot.cu $(PLUGIN_DIR)/artest_plugin.
 #   make plugins-adapters-check  compile only, sm_90, with the pinned nvcc
 #                                wheels when no nvcc exists (not in make test)
 FLASHINFER_INCLUDE := .tools/flashinfer/flashinfer/data/include
-ADAPTERS := vllm
-ADAPTER_FLAGS = -O3 -std=c++17 -arch=sm_90 -Werror all-warnings -Xcompiler -fPIC,-Wall,-Wextra,-Werror \
-	-I$(PLUGIN_DIR) -isystem $(FLASHINFER_INCLUDE)
+FLASHINFER_SPDLOG := .tools/flashinfer/flashinfer/data/spdlog/include
+ADAPTERS := vllm trtllm
+ADAPTER_FLAGS = -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -Werror all-warnings -Xcompiler -fPIC,-Wall,-Wextra,-Werror \
+	-I$(PLUGIN_DIR) -isystem $(FLASHINFER_INCLUDE) -isystem $(FLASHINFER_SPDLOG)
 
 .PHONY: plugins plugins-adapters-check flashinfer-headers
 
