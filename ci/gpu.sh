@@ -112,11 +112,12 @@ step kernels 0 300 make --no-print-directory kernels
 # The example plugin (plugin/example/cuda_oneshot.cu), with the toolkit's nvcc.
 step plugins-cuda 0 300 make --no-print-directory plugins-cuda
 plugin=$PWD/bin/plugins/cuda_oneshot.so
-# The adapter plugins (plugin/adapters): vLLM's custom allreduce from the
-# pinned flashinfer-python wheel's header (ci/install-flashinfer.sh downloads
+# The adapter plugins (plugin/adapters): vLLM's and TensorRT-LLM's custom
+# allreduces from the pinned flashinfer-python wheel's headers (ci/install-flashinfer.sh downloads
 # it: this step needs the package index).
 step plugins 0 300 make --no-print-directory plugins
 vllm=$PWD/bin/plugins/vllm.so
+trtllm=$PWD/bin/plugins/trtllm.so
 # Compile-only: the multimem kernels hold LDGMC (multimem.ld_reduce) in SASS
 # and multimem.st in PTX. (grep -i multimem on SASS finds nothing: ptxas
 # names the instructions LDGMC and STG.) Nothing runs on the GPU.
@@ -325,6 +326,16 @@ for np in $nps; do
 			--json "$r/vllm-quick-np$np.json"
 		step "vllm-matrix-np$np" 0 "${MATRIX_TIMEOUT_S:-420}" mpirun -np "$np" "$bin" --plugin "$vllm" --variant vllm:custom \
 			--progress --jsonl "$r/vllm-matrix-np$np.jsonl" --json "$r/vllm-matrix-np$np.json" --junit "$r/vllm-matrix-np$np.xml"
+	fi
+	# TensorRT-LLM's (trtllm:oneshot, trtllm:twoshot) runs 2, 4, 6, 8 or 16
+	# ranks; on 6 its two-shot fails sizes that are not a multiple of 96
+	# bytes (it declares 128-byte alignment), so 2, 4 and 8 only.
+	if ((np == 2 || np == 4 || np == 8)); then
+		step "trtllm-quick-np$np" 0 180 mpirun -np "$np" "$bin" --plugin "$trtllm" --variant trtllm:oneshot,trtllm:twoshot --quick \
+			--json "$r/trtllm-quick-np$np.json"
+		step "trtllm-matrix-np$np" 0 "${MATRIX_TIMEOUT_S:-420}" mpirun -np "$np" "$bin" --plugin "$trtllm" \
+			--variant trtllm:oneshot,trtllm:twoshot --progress --jsonl "$r/trtllm-matrix-np$np.jsonl" \
+			--json "$r/trtllm-matrix-np$np.json" --junit "$r/trtllm-matrix-np$np.xml"
 	fi
 	step "hang-np$np" 3 60 mpirun -np "$np" "$bin" --variant oneshot --dtype f32 --op sum --size 4K \
 		--mode oop,reg,plain,aligned --inject "delay:rank=$((np - 1)),us=3000000" --timeout 1s

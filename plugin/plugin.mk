@@ -47,9 +47,13 @@ plugins-cuda: $(PLUGIN_DIR)/example/cuda_oneshot.cu $(PLUGIN_DIR)/artest_plugin.
 # elsewhere, built from the headers of the pinned flashinfer-python wheel
 # that ci/install-flashinfer.sh downloads into .tools/flashinfer (never
 # copied into the repo). Included with -isystem: their warnings are not ours.
+# --expt-relaxed-constexpr as flashinfer's own build: trtllm_allreduce.cuh
+# calls std::min in device code. trtllm.cu takes about 2 minutes of one core
+# (customAllReduce instantiates every fusion and push-mode kernel).
 #
-#   make plugins                 bin/plugins/vllm.so, with the toolkit's nvcc
-#                                (NVCC) or the pinned wheels'; ci/gpu.sh runs it
+#   make plugins                 bin/plugins/vllm.so and trtllm.so, with the
+#                                toolkit's nvcc (NVCC) or the pinned wheels';
+#                                ci/gpu.sh runs them
 #   make plugins-adapters-check  compile only, sm_90, with the pinned nvcc
 #                                wheels when no nvcc exists (not in make test)
 FLASHINFER_INCLUDE := .tools/flashinfer/flashinfer/data/include
