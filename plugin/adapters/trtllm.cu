@@ -111,6 +111,8 @@ int allreduce(const artest_call *c) {
 	uint32_t n = world.world_size;
 	if (!(n == 2 || n == 4 || n == 6 || n == 8 || n == 16))
 		return fail("allreduce", "TensorRT-LLM's custom allreduce runs 2, 4, 6, 8 or 16 ranks");
+	if (c->count == 0) // kernelLaunchConfig would pick 0 threads
+		return ARTEST_OK;
 	ar::AllReduceStrategyType strat = c->variant == 0 ? ar::AllReduceStrategyType::ONESHOT : ar::AllReduceStrategyType::TWOSHOT;
 	uint64_t elem = c->dtype == ARTEST_F32 ? 4 : 2;
 	if (c->variant == 1 && (c->count * elem) % (16 * n) != 0)
