@@ -114,7 +114,8 @@ step plugins-cuda 0 300 make --no-print-directory plugins-cuda
 plugin=$PWD/bin/plugins/cuda_oneshot.so
 # The adapter plugins (plugin/adapters): vLLM's and TensorRT-LLM's custom
 # allreduces from the pinned flashinfer-python wheel's headers (ci/install-flashinfer.sh downloads
-# it: this step needs the package index).
+# it: this step needs the package index, or a .tools/flashinfer fetched
+# beforehand on a machine that has it, which the script reuses).
 step plugins 0 300 make --no-print-directory plugins
 vllm=$PWD/bin/plugins/vllm.so
 trtllm=$PWD/bin/plugins/trtllm.so
