@@ -20,6 +20,15 @@
  * Version 1. A later version gets a new entry symbol (artest_plugin_v2), so
  * an old artest never misreads a new plugin; abi_version must equal
  * ARTEST_PLUGIN_ABI_VERSION.
+ *
+ * Optional device helpers (artest_device.h): a plugin whose kernels write
+ * artest's trace word and wait with artest's deadline says so by exporting
+ * a second function, artest_device_info_v1 (below). Version 1 grew for it
+ * without breaking a plugin built before: artest_plugin and artest_variant
+ * are unchanged (variants is an array the plugin lays out), artest_call
+ * only grew at its end (artest allocates it, so an older plugin reads the
+ * prefix it knows), and the new fields are valid only when the call's
+ * flags hold ARTEST_CALL_DEVICE, which an older artest never sets.
  */
 #ifndef ARTEST_PLUGIN_H
 #define ARTEST_PLUGIN_H
@@ -103,6 +112,22 @@ typedef struct artest_world {
 
 #define ARTEST_CALL_IN_PLACE (1u << 0)   /* output == input */
 #define ARTEST_CALL_REGISTERED (1u << 1) /* input == world.input[rank] + offset */
+#define ARTEST_CALL_DEVICE (1u << 2)     /* artest_call.device is filled */
+
+/* What a call of a variant that uses the device helpers gives its kernels
+ * (artest_device.h; pass it to the kernel by value). The addresses are this
+ * rank's words in memory artest reads after the call (device addresses on
+ * cuda): trace[0] is the id of the variant that ran, trace[1] the calls it
+ * completed; diag holds ARTEST_DIAG_WORDS words that record the first wait
+ * of this rank that gave up. Zero throughout when the flag is clear: the
+ * helpers then write nothing and wait without a deadline. */
+typedef struct artest_device {
+	uint32_t *trace;
+	uint32_t *diag;
+	uint64_t timeout_ns; /* longest wait at one point (--device-timeout); 0: no deadline */
+	uint32_t trace_id;   /* what this variant writes into trace[0]; never 0 */
+	uint32_t rank;       /* this rank, recorded with a give-up */
+} artest_device;
 
 /* One allreduce call. Every rank makes the same call (same variant, dtype,
  * op, count, offset, flags and params); only the addresses differ. */
@@ -120,6 +145,10 @@ typedef struct artest_call {
 	                     do not sync (artest may be capturing it into a CUDA
 	                     graph); 0 on the host backend (return when done) */
 	uint32_t params[ARTEST_MAX_PARAMS];
+	/* Valid only when flags has ARTEST_CALL_DEVICE (artest_device_of in
+	 * artest_device.h reads it so). New fields are only ever added here,
+	 * at the end. */
+	artest_device device;
 } artest_call;
 
 typedef struct artest_plugin {
@@ -140,8 +169,44 @@ typedef struct artest_plugin {
 	const char *(*last_error)(void);
 } artest_plugin;
 
-/* The one symbol a plugin exports. */
+/* The one symbol a plugin must export. */
 const artest_plugin *artest_plugin_v1(void);
+
+/* Optional: the device helpers. A plugin whose kernels use artest_device.h
+ * also exports
+ *
+ *     const artest_device_info *artest_device_info_v1(void);
+ *
+ * saying, per variant, whether its calls write the trace word and wait
+ * through artest_wait; artest then fills artest_call.device for that
+ * variant's calls, checks the trace word after every check of its output,
+ * and reads a give-up's record when a wait passed the deadline (exit 3,
+ * one line naming the block, the rank it waited for and the point). A
+ * plugin without the symbol gets neither: no trace check, and only the host
+ * watchdog for hangs. */
+#define ARTEST_DEVICE_VERSION 1u
+#define ARTEST_DEVICE_ENTRY "artest_device_info_v1"
+#define ARTEST_MAX_POINTS 8 /* named wait points per variant */
+
+typedef struct artest_device_variant {
+	/* 1: every call writes the trace word exactly once (artest_trace) and
+	 * every wait on a peer goes through artest_wait; 0: neither. */
+	uint32_t uses_helpers;
+	uint32_t npoints;
+	/* Names of the wait points, indexed by artest_wait's point argument,
+	 * for the diagnosis ("start barrier"): printable ASCII, 1 to 32
+	 * characters. */
+	const char *points[ARTEST_MAX_POINTS];
+} artest_device_variant;
+
+typedef struct artest_device_info {
+	uint32_t version;   /* ARTEST_DEVICE_VERSION */
+	uint32_t nvariants; /* artest_plugin.nvariants */
+	const artest_device_variant *variants; /* in artest_plugin.variants' order */
+} artest_device_info;
+
+/* The optional symbol. */
+const artest_device_info *artest_device_info_v1(void);
 
 #ifdef __cplusplus
 }
