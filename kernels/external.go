@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"hash/fnv"
 
 	"github.com/artest/artest/reference"
 )
@@ -51,6 +52,31 @@ type ExternalCall struct {
 	Registered bool   // In is this rank's registered buffer at Offset
 	Stream     uint64 // the CUDA stream; 0 on the host backend
 	Params     [4]uint32
+	// Device is set for a variant that uses the device helpers (ID != 0).
+	Device *ExternalDevice
+}
+
+// ExternalDevice is what a call of a variant that uses the device helpers
+// (plugin/artest_device.h) gives its kernels: where this rank's trace and
+// diagnosis words are (in its SignalBlock: the words artest's own kernels
+// write), as real pointers, and the deadline.
+type ExternalDevice struct {
+	Trace     uintptr // SignalBlock + signal.OffTraceVariant: variant id, then count
+	Diag      uintptr // SignalBlock + signal.OffDiag
+	TimeoutNs uint64  // Args.WaitTimeoutNs
+	TraceID   uint32  // Variant.ID
+	Rank      uint32
+}
+
+// ExternalTraceID is the trace id of an External variant that uses the
+// device helpers: a hash of its full name with the top bit set, so that it
+// is the same on every rank and in every run (a repro bundle's rerun
+// included) whatever the order plugins load in, and never one of artest's
+// own ids, which are small. AddExternal refuses two variants with one id.
+func ExternalTraceID(name string) uint32 {
+	h := fnv.New32a()
+	h.Write([]byte(name))
+	return 1<<31 | h.Sum32()
 }
 
 // AddExternal appends variants implemented outside artest to the Registry,
@@ -68,6 +94,9 @@ func AddExternal(vs []Variant) error {
 		for j := range Registry {
 			o := &Registry[j]
 			if o.Name != v.Name {
+				if v.ID != 0 && o.ID == v.ID {
+					return fmt.Errorf("variant %s of %s: its trace id %#x is %s's: rename one of them", v.Name, v.External.Owner(), v.ID, o.Name)
+				}
 				continue
 			}
 			if o.External == nil || o.External.Owner() != v.External.Owner() {

@@ -99,8 +99,12 @@ type Variant struct {
 	StagesOwnInput bool
 	// External, when set, implements the variant outside artest (a plugin,
 	// internal/plugin): the backends call it instead of a kernel or a host
-	// model. Such a variant writes no trace word (ID 0).
-	External External
+	// model. Such a variant writes no trace word (ID 0) unless its kernels
+	// use the device helpers (plugin/artest_device.h): then ID is the trace
+	// id the loader gave it (ExternalTraceID), its calls carry
+	// ExternalCall.Device, and WaitPoints name its wait points.
+	External   External
+	WaitPoints []string
 }
 
 // Param is one launch parameter of a variant.

@@ -3,6 +3,7 @@ package signal
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -25,6 +26,10 @@ type GiveUp struct {
 	Waited  time.Duration
 	Lane    int
 	Timeout time.Duration
+	// Name and Point name the variant and its wait point Where, for a
+	// plugin's wait (DiagKindPluginWait): the words hold numbers, the
+	// reader fills these from the variant's declaration (empty: unknown).
+	Name, Point string
 }
 
 // CompareAndSwap swaps word off from old to new atomically and reports
@@ -119,6 +124,16 @@ func (g GiveUp) String() string {
 	case DiagKindLlData:
 		return fmt.Sprintf("rank %d block %d %s waiting for LL slot %d from rank %d (sequence %d, seen %d)",
 			g.Rank, g.Block, after, g.Where, g.Peer, g.Want, g.Seen)
+	case DiagKindPluginWait:
+		name, point := g.Name, fmt.Sprintf("wait point %d", g.Where)
+		if name == "" {
+			name = fmt.Sprintf("the plugin variant with trace id %#x", g.Variant)
+		}
+		if g.Point != "" {
+			point = strconv.Quote(g.Point)
+		}
+		return fmt.Sprintf("rank %d block %d %s in %s at %s waiting for rank %d (word %d, want %d)",
+			g.Rank, g.Block, after, name, point, g.Peer, g.Seen, g.Want)
 	case DiagKindClaimed:
 		return fmt.Sprintf("rank %d block %d gave up before the start barrier: another launch of rank %d was still using block %d's signal state (two allreduces in flight on one SignalBlock, e.g. on two streams)",
 			g.Rank, g.Block, g.Rank, g.Block)

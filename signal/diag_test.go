@@ -99,3 +99,31 @@ func TestWaitBoundedDeadline(t *testing.T) {
 	own.Store(FlagOffset(PhaseMid, 4, 2), 8) // ahead counts as arrived
 	require.Equal(t, WaitArrived, WaitBounded(own, PhaseMid, 4, 3, 7, nil, nil, time.Millisecond).Outcome)
 }
+
+// A plugin's give-up (plugin/artest_device.h) holds numbers; the line
+// names the variant and the wait point when the reader knows them.
+func TestPluginWaitLine(t *testing.T) {
+	g := GiveUp{Rank: 0, Variant: 0x8badf00d, Block: 2, Kind: DiagKindPluginWait, Where: 1, Peer: 3, Want: 7, Seen: 6,
+		Waited: time.Second, Lane: 2, Timeout: time.Second}
+	b := freshBlock(0, 4)
+	require.True(t, b.RecordGiveUp(g))
+	got, ok := Snapshot(b).GiveUp()
+	require.True(t, ok)
+	require.Equal(t, g, got, "the words round-trip")
+	for _, tc := range []struct {
+		name, variant, point, want string
+	}{
+		{"named", "example:oneshot", "end barrier",
+			`rank 0 block 2 gave up after 1.0s in example:oneshot at "end barrier" waiting for rank 3 (word 6, want 7)`},
+		{"variant unknown", "", "end barrier",
+			`rank 0 block 2 gave up after 1.0s in the plugin variant with trace id 0x8badf00d at "end barrier" waiting for rank 3 (word 6, want 7)`},
+		{"point undeclared", "example:oneshot", "",
+			`rank 0 block 2 gave up after 1.0s in example:oneshot at wait point 1 waiting for rank 3 (word 6, want 7)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := got
+			g.Name, g.Point = tc.variant, tc.point
+			require.Equal(t, tc.want, g.String())
+		})
+	}
+}

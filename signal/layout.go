@@ -133,6 +133,11 @@ const (
 	// the slot) pushed by rank Peer to carry sequence Want (Seen: the
 	// lowest flag it held).
 	DiagKindLlData = 6
+	// DiagKindPluginWait: a plugin's kernel gave up in artest_wait
+	// (plugin/artest_device.h, which repeats these words): Variant is the
+	// plugin variant's trace id, Where the index of its declared wait point,
+	// Want and Seen the low halves of the 64-bit word.
+	DiagKindPluginWait = 7
 )
 
 // DiagOffset is the byte offset of diagnostic word i (a Diag* index).
