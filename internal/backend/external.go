@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/signal"
 )
 
 // ExternalCall builds the call of an External variant from l: real is how
@@ -38,5 +39,31 @@ func ExternalCall(l *Launch, w *World, real func(Ptr) (uintptr, error)) (*kernel
 			c.Params[p.Slot] = *a.ParamSlot(p.Slot)
 		}
 	}
+	if l.Variant.ID != 0 {
+		if c.Device, err = externalDevice(l, w, real); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
+}
+
+// externalDevice is what the kernels of a variant that uses the device
+// helpers get: this rank's trace and diagnosis words, in its SignalBlock
+// (where the runner reads them for every variant), and the deadline.
+func externalDevice(l *Launch, w *World, real func(Ptr) (uintptr, error)) (*kernels.ExternalDevice, error) {
+	a := &l.Args
+	rank := int(a.Rank)
+	if rank >= len(w.Signal) {
+		return nil, fmt.Errorf("%s: no SignalBlock for rank %d", l.Variant.Name, rank)
+	}
+	sig := w.Signal[rank]
+	trace, err := real(sig + signal.OffTraceVariant)
+	if err != nil {
+		return nil, fmt.Errorf("%s: trace words: %w", l.Variant.Name, err)
+	}
+	diag, err := real(sig + signal.OffDiag)
+	if err != nil {
+		return nil, fmt.Errorf("%s: diagnosis words: %w", l.Variant.Name, err)
+	}
+	return &kernels.ExternalDevice{Trace: trace, Diag: diag, TimeoutNs: a.WaitTimeoutNs, TraceID: l.Variant.ID, Rank: a.Rank}, nil
 }

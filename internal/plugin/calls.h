@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "artest_device.h"
 #include "artest_plugin.h"
 
 // art_where is what the calling thread is doing inside a plugin ("plugin
@@ -102,6 +103,13 @@ static const artest_plugin *art_entry(void *fn, const char *where) {
 	return p;
 }
 
+static const artest_device_info *art_device_entry(void *fn, const char *where) {
+	art_where = where;
+	const artest_device_info *d = ((const artest_device_info *(*)(void))fn)();
+	art_where = NULL;
+	return d;
+}
+
 // Addresses arrive from Go as integers (device addresses, or host mappings
 // outside the Go heap) and become the header's void pointers here.
 static void art_world_set(artest_world *w, int r, uintptr_t in, uintptr_t st, uintptr_t ctl) {
@@ -113,6 +121,16 @@ static void art_world_set(artest_world *w, int r, uintptr_t in, uintptr_t st, ui
 static void art_call_set(artest_call *c, uintptr_t in, uintptr_t out) {
 	c->input = (const void *)in;
 	c->output = (void *)out;
+}
+
+static void art_call_device(artest_call *c, uintptr_t trace, uintptr_t diag, uint64_t timeout_ns, uint32_t id,
+                            uint32_t rank) {
+	c->flags |= ARTEST_CALL_DEVICE;
+	c->device.trace = (uint32_t *)trace;
+	c->device.diag = (uint32_t *)diag;
+	c->device.timeout_ns = timeout_ns;
+	c->device.trace_id = id;
+	c->device.rank = rank;
 }
 
 static int art_setup(const artest_plugin *p, const artest_world *w, const char *where) {
@@ -142,6 +160,10 @@ static const char *art_last_error(const artest_plugin *p) {
 
 // Accessors cgo needs for arrays of structs and function pointers.
 static const artest_variant *art_variant(const artest_plugin *p, uint32_t i) { return &p->variants[i]; }
+static const artest_device_variant *art_device_variant(const artest_device_info *d, uint32_t i) {
+	return &d->variants[i];
+}
+static const char *art_device_point(const artest_device_variant *v, uint32_t i) { return v->points[i]; }
 static int art_has_setup(const artest_plugin *p) { return p->setup != NULL; }
 static int art_has_allreduce(const artest_plugin *p) { return p->allreduce != NULL; }
 

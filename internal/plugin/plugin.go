@@ -40,9 +40,35 @@ const EntrySymbol = C.ARTEST_PLUGIN_ENTRY
 // MaxControlBytes bounds a plugin's control region per rank.
 const MaxControlBytes = C.ARTEST_MAX_CONTROL_BYTES
 
-// Checks says what artest checks of a plugin variant: a plugin writes no
-// trace word and has no device-side deadline.
-const Checks = "no trace check, host watchdog only"
+// The call flags of artest_plugin.h, for tests.
+const (
+	callRegistered = C.ARTEST_CALL_REGISTERED
+	callDevice     = C.ARTEST_CALL_DEVICE
+)
+
+// DeviceEntrySymbol is the optional function of a plugin whose kernels use
+// the device helpers (plugin/artest_device.h).
+const DeviceEntrySymbol = C.ARTEST_DEVICE_ENTRY
+
+// DeviceVersion is the artest_device_info version this artest speaks.
+const DeviceVersion = C.ARTEST_DEVICE_VERSION
+
+// What the report header says artest checks of a plugin variant, beyond
+// values, guards and the graph and stress modes (Checks).
+const (
+	ChecksWithHelpers    = "trace check, device deadlines"
+	ChecksWithoutHelpers = "no trace check, host watchdog only"
+)
+
+// Checks says what artest checks of plugin variant v: the trace word and
+// the device-side deadline need the kernel's help (the device helpers),
+// which gave it a trace id.
+func Checks(v *kernels.Variant) string {
+	if v.ID != 0 {
+		return ChecksWithHelpers
+	}
+	return ChecksWithoutHelpers
+}
 
 // Plugin is one loaded library.
 type Plugin struct {
@@ -169,7 +195,67 @@ func (p *Plugin) describe() error {
 		p.Variants = append(p.Variants, v)
 		p.cCalls = append(p.cCalls, C.CString(fmt.Sprintf("%s: allreduce of %s", owner, v.Name)))
 	}
+	return p.describeDevice()
+}
+
+// describeDevice reads the optional artest_device_info_v1: each variant
+// that uses the device helpers gets a trace id (kernels.ExternalTraceID)
+// and its wait points' names. A plugin without the symbol has none.
+func (p *Plugin) describeDevice() error {
+	fn, err := p.lib.Sym(DeviceEntrySymbol)
+	if err != nil {
+		return nil // optional
+	}
+	where := C.CString(fmt.Sprintf("plugin %s: %s()", p.Path, DeviceEntrySymbol))
+	defer C.free(unsafe.Pointer(where))
+	d := C.art_device_entry(fn, where)
+	switch {
+	case d == nil:
+		return fmt.Errorf("plugin %s: %s returned NULL", p.Name, DeviceEntrySymbol)
+	case d.version != DeviceVersion:
+		return fmt.Errorf("plugin %s: %s: device helpers version %d, this artest speaks version %d (rebuild the plugin against its plugin/artest_device.h)",
+			p.Name, DeviceEntrySymbol, uint32(d.version), DeviceVersion)
+	case int(d.nvariants) != len(p.Variants) || d.variants == nil:
+		return fmt.Errorf("plugin %s: %s describes %d variants, the plugin has %d", p.Name, DeviceEntrySymbol, uint32(d.nvariants), len(p.Variants))
+	}
+	for i := range p.Variants {
+		v := &p.Variants[i]
+		dv := C.art_device_variant(d, C.uint32_t(i))
+		switch {
+		case dv.uses_helpers > 1:
+			return fmt.Errorf("plugin %s: %s: %s: uses_helpers is %d, want 0 or 1", p.Name, DeviceEntrySymbol, v.Name, uint32(dv.uses_helpers))
+		case dv.npoints > C.ARTEST_MAX_POINTS:
+			return fmt.Errorf("plugin %s: %s: %s: %d wait points, at most %d", p.Name, DeviceEntrySymbol, v.Name, uint32(dv.npoints), C.ARTEST_MAX_POINTS)
+		}
+		if dv.uses_helpers == 0 {
+			continue
+		}
+		for j := 0; j < int(dv.npoints); j++ {
+			cp := C.art_device_point(dv, C.uint32_t(j))
+			if cp == nil || !pointRE.MatchString(C.GoString(cp)) {
+				return fmt.Errorf("plugin %s: %s: %s: wait point %d: its name must be 1 to 32 printable ASCII characters", p.Name, DeviceEntrySymbol, v.Name, j)
+			}
+			v.WaitPoints = append(v.WaitPoints, C.GoString(cp))
+		}
+		v.ID = kernels.ExternalTraceID(v.Name)
+	}
 	return nil
+}
+
+// pointRE is what the header allows in a wait point's name.
+var pointRE = regexp.MustCompile(`^[ -~]{1,32}$`)
+
+// headerDiagWords are artest_device.h's diag word indices and values, for
+// the test that keeps them equal to signal's.
+func headerDiagWords() map[string]int {
+	return map[string]int{
+		"state": C.ARTEST_DIAG_STATE, "variant": C.ARTEST_DIAG_VARIANT, "block": C.ARTEST_DIAG_BLOCK,
+		"kind": C.ARTEST_DIAG_KIND, "where": C.ARTEST_DIAG_WHERE, "peer": C.ARTEST_DIAG_PEER,
+		"want": C.ARTEST_DIAG_WANT, "seen": C.ARTEST_DIAG_SEEN, "waited_ms": C.ARTEST_DIAG_WAITED_MS,
+		"lane": C.ARTEST_DIAG_LANE, "rank": C.ARTEST_DIAG_RANK, "timeout_ms": C.ARTEST_DIAG_TIMEOUT_MS,
+		"words": C.ARTEST_DIAG_WORDS, "claimed": C.ARTEST_DIAG_CLAIMED, "gave_up": C.ARTEST_DIAG_GAVE_UP,
+		"kind_plugin_wait": C.ARTEST_DIAG_KIND_PLUGIN_WAIT,
+	}
 }
 
 // ext is one variant's kernels.External: the plugin and the index.
@@ -323,6 +409,9 @@ func (p *Plugin) allreduce(idx int, c *kernels.ExternalCall) error {
 	cc.stream = C.uint64_t(c.Stream)
 	for i, v := range c.Params {
 		cc.params[i] = C.uint32_t(v)
+	}
+	if d := c.Device; d != nil {
+		C.art_call_device(&cc, C.uintptr_t(d.Trace), C.uintptr_t(d.Diag), C.uint64_t(d.TimeoutNs), C.uint32_t(d.TraceID), C.uint32_t(d.Rank))
 	}
 	msg := fmt.Sprintf("%s: allreduce of %s (%s %s, %d elements) has not returned", p.Owner(), c.Variant.Name, c.DType, c.Op, c.Count)
 	p.busy.Store(&msg)

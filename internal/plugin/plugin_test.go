@@ -1,11 +1,13 @@
 package plugin
 
 import (
+	"encoding/binary"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
@@ -13,6 +15,7 @@ import (
 	"github.com/artest/artest/internal/exitcode"
 	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/reference"
+	"github.com/artest/artest/signal"
 )
 
 // build compiles testdata/bad.c (or src) with the given -D flags into a
@@ -140,4 +143,137 @@ func TestCallsReportStatus(t *testing.T) {
 			require.Equal(t, "", e.Busy(), "no call in progress")
 		})
 	}
+}
+
+// artest_device.h repeats signal's diagnosis words; a plugin's give-up is
+// read by the same code as artest's kernels'.
+func TestDeviceHeaderMatchesSignal(t *testing.T) {
+	require.Equal(t, map[string]int{
+		"state": signal.DiagState, "variant": signal.DiagVariant, "block": signal.DiagBlock,
+		"kind": signal.DiagKind, "where": signal.DiagWhere, "peer": signal.DiagPeer,
+		"want": signal.DiagWant, "seen": signal.DiagSeen, "waited_ms": signal.DiagWaitedMs,
+		"lane": signal.DiagLane, "rank": signal.DiagRank, "timeout_ms": signal.DiagTimeoutMs,
+		"words": signal.DiagWords, "claimed": int(signal.DiagClaimed), "gave_up": int(signal.DiagGaveUp),
+		"kind_plugin_wait": signal.DiagKindPluginWait,
+	}, headerDiagWords())
+	require.Equal(t, signal.OffTraceVariant+4, signal.OffTraceCount, "artest_device.trace[1] is the count")
+}
+
+func TestLoadRefusesBadDeviceInfo(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		define string
+		want   string
+	}{
+		{"NULL", "-DNULL_INFO", "artest_device_info_v1 returned NULL"},
+		{"version", "-DINFO_VERSION=2", "device helpers version 2, this artest speaks version 1"},
+		{"variant count", "-DINFO_VARIANTS=1", "artest_device_info_v1 describes 1 variants, the plugin has 2"},
+		{"uses_helpers", "-DUSES=2", "device:traced: uses_helpers is 2, want 0 or 1"},
+		{"too many points", "-DPOINTS=9", "device:traced: 9 wait points, at most 8"},
+		{"empty point name", "-DBAD_POINT", "device:traced: wait point 1: its name must be 1 to 32 printable ASCII characters"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := build(t, "testdata/device.c", tc.define)
+			_, err := Load(path)
+			require.Error(t, err)
+			require.Contains(t, err.Error(), "--plugin "+path)
+			require.Contains(t, err.Error(), tc.want)
+			require.Equal(t, exitcode.Usage, exitcode.Of(err))
+		})
+	}
+}
+
+func TestLoadGivesHelperVariantsATraceID(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		define string
+		traced bool
+	}{
+		{"declared", "", true},
+		{"no artest_device_info_v1", "-DNO_INFO", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var defs []string
+			if tc.define != "" {
+				defs = append(defs, tc.define)
+			}
+			p, err := Load(build(t, "testdata/device.c", defs...))
+			require.NoError(t, err)
+			require.Len(t, p.Variants, 2)
+			traced, plain := &p.Variants[0], &p.Variants[1]
+			require.Equal(t, uint32(0), plain.ID, "a variant that does not declare the helpers writes no trace word")
+			require.Empty(t, plain.WaitPoints)
+			require.Equal(t, ChecksWithoutHelpers, Checks(plain))
+			if !tc.traced {
+				require.Equal(t, uint32(0), traced.ID)
+				require.Equal(t, ChecksWithoutHelpers, Checks(traced))
+				return
+			}
+			require.Equal(t, kernels.ExternalTraceID("device:traced"), traced.ID)
+			require.NotZero(t, traced.ID)
+			require.Equal(t, []string{"first", "second"}, traced.WaitPoints)
+			require.Equal(t, ChecksWithHelpers, Checks(traced))
+		})
+	}
+}
+
+// The header's host path end to end: the device fields reach the plugin
+// behind ARTEST_CALL_DEVICE, artest_trace counts calls in the trace words,
+// and a wait past the deadline records a give-up that signal decodes.
+func TestDeviceHelpersOnTheHost(t *testing.T) {
+	p, err := Load(build(t, "testdata/device.c"))
+	require.NoError(t, err)
+	traced, plain := &p.Variants[0], &p.Variants[1]
+	in, st, ctl, sig := mapped(t, 4096), mapped(t, 4096), mapped(t, 4096), mapped(t, signal.Size)
+	sb := signal.Block(sig)
+	w := &kernels.ExternalWorld{Size: 1, Device: -1, Backend: "host",
+		Input: []uintptr{addr(in)}, Staging: []uintptr{addr(st)}, Control: []uintptr{addr(ctl)},
+		InputBytes: 4096, StagingBytes: 4096, ControlBytes: 4096}
+	require.NoError(t, traced.External.Setup(w))
+	out := mapped(t, 4096)
+	const timeout = 50 * time.Millisecond
+	dev := &kernels.ExternalDevice{Trace: addr(sig) + signal.OffTraceVariant, Diag: addr(sig) + signal.OffDiag,
+		TimeoutNs: uint64(timeout.Nanoseconds()), TraceID: traced.ID, Rank: 0}
+	call := func(v *kernels.Variant, wait uint32, d *kernels.ExternalDevice) []uint64 {
+		c := &kernels.ExternalCall{Variant: v, DType: reference.F32, Count: 16, In: addr(in), Out: addr(out),
+			Registered: true, Params: [4]uint32{wait}, Device: d}
+		require.NoError(t, v.External.Allreduce(c))
+		rec := make([]uint64, 6)
+		for i := range rec {
+			rec[i] = binary.LittleEndian.Uint64(out[8*i:])
+		}
+		return rec
+	}
+
+	rec := call(plain, 0, nil)
+	require.Equal(t, []uint64{uint64(callRegistered), 0, 0, 0, 0, 0}, rec, "no device fields without the flag")
+	require.Zero(t, sb.Load(signal.OffTraceCount), "nothing traced")
+
+	for i := 1; i <= 2; i++ {
+		rec = call(traced, 0, dev)
+		require.Equal(t, []uint64{uint64(callRegistered | callDevice), uint64(dev.Trace), uint64(dev.Diag),
+			dev.TimeoutNs, uint64(traced.ID), 0}, rec)
+		require.Equal(t, traced.ID, sb.Load(signal.OffTraceVariant))
+		require.Equal(t, uint32(i), sb.Load(signal.OffTraceCount))
+	}
+	require.False(t, sb.GaveUp())
+
+	start := time.Now()
+	call(traced, 1, dev)
+	require.GreaterOrEqual(t, time.Since(start), timeout, "it waited the deadline out")
+	require.Equal(t, uint32(2), sb.Load(signal.OffTraceCount), "a call that gave up traces nothing")
+	g, ok := signal.Snapshot(sig).GiveUp()
+	require.True(t, ok)
+	require.Equal(t, signal.GiveUp{Rank: 0, Variant: traced.ID, Block: 0, Kind: signal.DiagKindPluginWait, Where: 1,
+		Peer: 0, Want: 1, Seen: 0, Waited: g.Waited, Lane: 0, Timeout: timeout}, g)
+	require.GreaterOrEqual(t, g.Waited, timeout)
+
+	// Once the rank gave up, a later wait leaves at once, without a new
+	// record; even without a deadline it does not hang.
+	noDeadline := *dev
+	noDeadline.TimeoutNs = 0
+	call(traced, 1, &noDeadline)
+	again, ok := signal.Snapshot(sig).GiveUp()
+	require.True(t, ok)
+	require.Equal(t, g, again, "the first give-up's record stays")
 }
