@@ -28,9 +28,17 @@ func (o *Options) loadPlugins() error {
 func (o *Options) pluginInfo() []report.Plugin {
 	var out []report.Plugin
 	for _, p := range o.plugins {
-		rp := report.Plugin{Name: p.Name, Path: p.Path, SHA256: p.SHA256, Checks: plugin.Checks}
-		for _, v := range p.Variants {
+		rp := report.Plugin{Name: p.Name, Path: p.Path, SHA256: p.SHA256}
+		for i := range p.Variants {
+			v := &p.Variants[i]
 			rp.Variants = append(rp.Variants, v.Name)
+			rp.VariantChecks = append(rp.VariantChecks, plugin.Checks(v))
+			switch {
+			case i == 0:
+				rp.Checks = plugin.Checks(v)
+			case rp.Checks != plugin.Checks(v):
+				rp.Checks = "per variant"
+			}
 		}
 		out = append(out, rp)
 	}

@@ -69,7 +69,7 @@ func TestPluginVariantsSelectAndTakeParams(t *testing.T) {
 			}
 			require.NoError(t, err)
 			require.Len(t, o.PluginSHA256, 1, "the sum is part of the configuration ranks agree on")
-			require.Equal(t, "no trace check, host watchdog only", o.pluginInfo()[0].Checks)
+			require.Equal(t, "trace check, device deadlines", o.pluginInfo()[0].Checks, "the example declares the device helpers")
 		})
 	}
 }

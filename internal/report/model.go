@@ -3,7 +3,10 @@
 // Only rank 0 writes reports; the runner gathers every rank's results first.
 package report
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Verdict of one case.
 type Verdict string
@@ -62,8 +65,30 @@ type Plugin struct {
 	Path     string   `json:"path"`
 	SHA256   string   `json:"sha256"`
 	Variants []string `json:"variants"`
-	// Checks says which of artest's checks its variants lack.
+	// Checks says which of artest's checks its variants have beyond values
+	// and guards (the trace word, device-side deadlines): the variants'
+	// common text, or "per variant" when they differ.
 	Checks string `json:"checks"`
+	// VariantChecks is each variant's, in the order of Variants.
+	VariantChecks []string `json:"variant_checks,omitempty"`
+}
+
+// ChecksLine is the report header's account of p's variants and their
+// checks: "a:x, a:y: TEXT", or "a:x: TEXT; a:y: OTHER" when they differ.
+func (p Plugin) ChecksLine() string {
+	if len(p.VariantChecks) != len(p.Variants) {
+		return strings.Join(p.Variants, ", ") + ": " + p.Checks
+	}
+	var groups []string
+	for i := 0; i < len(p.Variants); {
+		j := i
+		for j+1 < len(p.Variants) && p.VariantChecks[j+1] == p.VariantChecks[i] {
+			j++
+		}
+		groups = append(groups, strings.Join(p.Variants[i:j+1], ", ")+": "+p.VariantChecks[i])
+		i = j + 1
+	}
+	return strings.Join(groups, "; ")
 }
 
 // Mismatch is one wrong element.

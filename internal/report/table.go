@@ -87,7 +87,7 @@ func writeTableHeader(w *bufio.Writer, h *Header) {
 	}
 	fmt.Fprintf(w, "# backend %s, %d %s on %s\n", backend, h.Ranks, plural(h.Ranks, "rank", "ranks"), hostsLine(h.Hosts))
 	for _, p := range h.Plugins {
-		fmt.Fprintf(w, "# plugin %s: %s (sha256 %s): %s: %s\n", p.Name, p.Path, p.SHA256, strings.Join(p.Variants, ", "), p.Checks)
+		fmt.Fprintf(w, "# plugin %s: %s (sha256 %s): %s\n", p.Name, p.Path, p.SHA256, p.ChecksLine())
 	}
 	if h.SharedGPUs != "" {
 		fmt.Fprintf(w, "# SHARED GPUs: %s; protocol coverage only, the times below mean nothing\n", h.SharedGPUs)

@@ -98,3 +98,31 @@ func TestWriteTableUnknownVerdictIsAFailure(t *testing.T) {
 func TestWriteTableReportsWriteErrors(t *testing.T) {
 	require.Error(t, WriteTable(failingWriter{}, fixtureReport()))
 }
+
+// The header's plugin line says what each variant gets checked, grouping
+// neighbours that agree.
+func TestPluginChecksLine(t *testing.T) {
+	const with, without = "trace check, device deadlines", "no trace check, host watchdog only"
+	for _, tc := range []struct {
+		name string
+		p    Plugin
+		want string
+	}{
+		{"one variant", Plugin{Variants: []string{"ex:a"}, Checks: with, VariantChecks: []string{with}}, "ex:a: " + with},
+		{"all agree", Plugin{Variants: []string{"ex:a", "ex:b"}, Checks: without, VariantChecks: []string{without, without}},
+			"ex:a, ex:b: " + without},
+		{"mixed", Plugin{Variants: []string{"ex:a", "ex:b", "ex:c"}, Checks: "per variant",
+			VariantChecks: []string{with, with, without}}, "ex:a, ex:b: " + with + "; ex:c: " + without},
+		{"a report without variant_checks", Plugin{Variants: []string{"ex:a", "ex:b"}, Checks: without},
+			"ex:a, ex:b: " + without},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, tc.p.ChecksLine())
+			r := fixtureReport()
+			r.Header.Plugins = []Plugin{tc.p}
+			r.Header.Plugins[0].Name, r.Header.Plugins[0].Path, r.Header.Plugins[0].SHA256 = "ex", "/p/ex.so", "abc"
+			out := string(render(t, func(b *bytes.Buffer) error { return WriteTable(b, r) }))
+			require.Contains(t, out, "# plugin ex: /p/ex.so (sha256 abc): "+tc.want+"\n")
+		})
+	}
+}

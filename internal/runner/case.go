@@ -111,7 +111,7 @@ func errText(err error) string {
 func wrongKernel(v *kernels.Variant) *kernels.Variant {
 	for i := range kernels.Registry {
 		o := &kernels.Registry[i]
-		if o.Custom && o.ID != 0 && o.ID != v.ID && o.SupportsDType(reference.F32) {
+		if o.Custom && o.ID != 0 && o.ID != v.ID && o.External == nil && o.SupportsDType(reference.F32) {
 			return o
 		}
 	}
@@ -454,8 +454,9 @@ func guardDamage(img []byte, lo, hi int64) string {
 
 // verifyTrace checks that the kernel that ran is the one the case names and
 // that it ran as often as it was launched.
-// A variant with no trace id (a plugin's) writes none: only its results
-// and the host watchdog speak for it.
+// A variant with no trace id (a plugin's that does not use the device
+// helpers) writes none: only its results and the host watchdog speak for
+// it. A plugin's that does writes the same words (plugin/artest_device.h).
 func (r *run) verifyTrace(s *caseState, res *rankResult) bool {
 	if !s.v.Custom || s.v.ID == 0 {
 		return true
@@ -469,6 +470,10 @@ func (r *run) verifyTrace(s *caseState, res *rankResult) bool {
 	id, count := snap.Word(signal.OffTraceVariant), snap.Word(signal.OffTraceCount)
 	want := s.trace0 + s.calls
 	switch {
+	case id == 0 && count == s.trace0 && s.calls > 0:
+		res.Failures = append(res.Failures, report.RankFailure{Kind: "trace",
+			Detail: fmt.Sprintf("the case names %s (id %#x) but no kernel wrote the trace word (%d launches enqueued)", s.v.Name, s.v.ID, s.calls)})
+		return false
 	case id != s.v.ID:
 		name := fmt.Sprintf("id %#x", id)
 		if o := kernels.ByID(id); o != nil {

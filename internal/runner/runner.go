@@ -475,7 +475,7 @@ func (r *run) hang(c cases.Case, what string, blocks int, gaveUp bool) {
 		diag = signal.Summarize(signal.Diagnose(snaps, blocks))
 		// The kernels' own account comes first: which block gave up at
 		// which barrier or slot, waiting for whom.
-		if g := signal.SummarizeGiveUps(signal.GiveUps(snaps)); g != "" {
+		if g := signal.SummarizeGiveUps(nameGiveUps(signal.GiveUps(snaps))); g != "" {
 			diag = strings.TrimSuffix(g+"\n"+diag, "\n")
 		}
 		// A ring launch waits on slot sequences and credits, not barriers.
@@ -484,8 +484,9 @@ func (r *run) hang(c cases.Case, what string, blocks int, gaveUp bool) {
 		}
 	}
 	// A call of an External variant that never returned says so first:
-	// its barriers are its own, not in any SignalBlock.
-	if wt, ok := r.b.(backend.Waiter); ok {
+	// its barriers are its own, not in any SignalBlock. (After a give-up
+	// the stream finished: nothing is still running to name.)
+	if wt, ok := r.b.(backend.Waiter); ok && !gaveUp {
 		if in := wt.Waiting(); in != "" {
 			diag = strings.TrimSuffix(in+"\n"+diag, "\n")
 		}
@@ -524,6 +525,25 @@ func (r *run) hang(c cases.Case, what string, blocks int, gaveUp bool) {
 		_ = f.Sync()
 	}
 	r.c.Abort(exitcode.Hang)
+}
+
+// nameGiveUps fills in the variant and wait point of plugin give-ups
+// (their words hold the trace id and the point's index) from the
+// variant's declaration.
+func nameGiveUps(gs []signal.GiveUp) []signal.GiveUp {
+	for i := range gs {
+		g := &gs[i]
+		if g.Kind != signal.DiagKindPluginWait {
+			continue
+		}
+		if v := kernels.ByID(g.Variant); v != nil && v.External != nil {
+			g.Name = v.Name
+			if g.Where >= 0 && g.Where < len(v.WaitPoints) {
+				g.Point = v.WaitPoints[g.Where]
+			}
+		}
+	}
+	return gs
 }
 
 func indent(s string) string {

@@ -6,6 +6,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/reference"
+	"github.com/artest/artest/signal"
 )
 
 // The wrong-kernel injection plays a dispatcher that silently runs another
@@ -30,4 +32,52 @@ func TestWrongKernelForCpasyncIsPlainOneshot(t *testing.T) {
 		require.NotEqual(t, v.ID, w.ID, v.Name)
 		require.True(t, w.Custom, v.Name)
 	}
+}
+
+// A plugin variant has a trace id once it uses the device helpers, but the
+// wrong-kernel injection plays artest's dispatcher: it never picks one.
+func TestWrongKernelIsNeverAPlugins(t *testing.T) {
+	saved := kernels.Registry
+	t.Cleanup(func() { kernels.Registry = saved })
+	ext := kernels.Variant{Name: "ex:x", ID: kernels.ExternalTraceID("ex:x"), Custom: true, External: testExternal{},
+		DTypes: []reference.DType{reference.F32}}
+	kernels.Registry = append([]kernels.Variant{ext}, saved...)
+	for i := range kernels.Registry {
+		v := &kernels.Registry[i]
+		if !v.Custom {
+			continue
+		}
+		w := wrongKernel(v)
+		require.NotNil(t, w, v.Name)
+		require.Nil(t, w.External, "%s: %s is a plugin's", v.Name, w.Name)
+	}
+}
+
+type testExternal struct{}
+
+func (testExternal) Owner() string                         { return "plugin ex" }
+func (testExternal) Setup(*kernels.ExternalWorld) error    { return nil }
+func (testExternal) Allreduce(*kernels.ExternalCall) error { return nil }
+func (testExternal) Busy() string                          { return "" }
+
+// A plugin's give-up holds its trace id and the wait point's index; the
+// diagnosis names both from the variant's declaration.
+func TestNameGiveUps(t *testing.T) {
+	saved := kernels.Registry
+	t.Cleanup(func() { kernels.Registry = saved })
+	id := kernels.ExternalTraceID("ex:x")
+	kernels.Registry = append(append([]kernels.Variant(nil), saved...),
+		kernels.Variant{Name: "ex:x", ID: id, Custom: true, External: testExternal{}, WaitPoints: []string{"start barrier", "end barrier"}})
+	gs := nameGiveUps([]signal.GiveUp{
+		{Kind: signal.DiagKindPluginWait, Variant: id, Where: 1},
+		{Kind: signal.DiagKindPluginWait, Variant: id, Where: 5},
+		{Kind: signal.DiagKindPluginWait, Variant: 0x80000002, Where: 0},
+		{Kind: signal.DiagKindBarrier, Variant: kernels.IDOneshot, Where: signal.PhaseEnd},
+	})
+	require.Equal(t, []signal.GiveUp{
+		{Kind: signal.DiagKindPluginWait, Variant: id, Where: 1, Name: "ex:x", Point: "end barrier"},
+		{Kind: signal.DiagKindPluginWait, Variant: id, Where: 5, Name: "ex:x"},
+		{Kind: signal.DiagKindPluginWait, Variant: 0x80000002, Where: 0},
+		{Kind: signal.DiagKindBarrier, Variant: kernels.IDOneshot, Where: signal.PhaseEnd},
+	}, gs)
 }
