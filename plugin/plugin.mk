@@ -18,11 +18,11 @@ CC ?= cc
 
 plugins-host: $(PLUGIN_BIN)/host_oneshot.so
 
-$(PLUGIN_BIN)/host_oneshot.so: $(PLUGIN_DIR)/example/host_oneshot.c $(PLUGIN_DIR)/artest_plugin.h
+$(PLUGIN_BIN)/host_oneshot.so: $(PLUGIN_DIR)/example/host_oneshot.c $(PLUGIN_DIR)/artest_plugin.h $(PLUGIN_DIR)/artest_device.h
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -O2 -fPIC -shared -ffp-contract=off -Wall -Wextra -Werror -I$(PLUGIN_DIR) -o $@ $<
 
-plugins-check: $(PLUGIN_DIR)/example/cuda_oneshot.cu $(PLUGIN_DIR)/artest_plugin.h
+plugins-check: $(PLUGIN_DIR)/example/cuda_oneshot.cu $(PLUGIN_DIR)/artest_plugin.h $(PLUGIN_DIR)/artest_device.h
 	@nvcc='$(NVCC)'; \
 	if ! command -v "$$nvcc" >/dev/null 2>&1; then \
 	  echo "plugins-check: no nvcc ($$nvcc); installing the pinned wheels" >&2; \
@@ -38,7 +38,7 @@ plugins-check: $(PLUGIN_DIR)/example/cuda_oneshot.cu $(PLUGIN_DIR)/artest_plugin
 # for the pip wheels, which keep libcudart_static.a in lib/ (as
 # kernels-selftest). The runtime is linked statically: the plugin runs in
 # the primary context artest made current, through the same libcuda.
-plugins-cuda: $(PLUGIN_DIR)/example/cuda_oneshot.cu $(PLUGIN_DIR)/artest_plugin.h
+plugins-cuda: $(PLUGIN_DIR)/example/cuda_oneshot.cu $(PLUGIN_DIR)/artest_plugin.h $(PLUGIN_DIR)/artest_device.h
 	@mkdir -p $(PLUGIN_BIN)
 	$(NVCC) -O3 -std=c++17 -arch=sm_90 -Werror all-warnings -Xcompiler -fPIC,-Wall,-Wextra,-Werror -shared \
 	  -I$(PLUGIN_DIR) -L$(dir $(NVCC))../lib -o $(PLUGIN_BIN)/cuda_oneshot.so $(PLUGIN_DIR)/example/cuda_oneshot.cu

@@ -12,33 +12,47 @@
  * (epoch), never reset, so back-to-back calls cannot mistake one call's flag
  * for the next one's.
  *
+ * It uses artest's device helpers (artest_device.h) as its CUDA twin does:
+ * flags are set with artest_put and awaited with artest_wait, under
+ * artest's deadline, and each call ends with artest_trace; it declares so
+ * in artest_device_info_v1. Built with -DEXAMPLE_NO_DEVICE_INFO it does not
+ * export that symbol: artest then passes no device fields, the waits have
+ * no deadline, nothing is traced, and the report says "no trace check,
+ * host watchdog only".
+ *
  * Planted bugs for artest's own tests, chosen with the environment variable
  * ARTEST_EXAMPLE_BUG: "skip-last" leaves the last element unwritten (the
  * poison must catch it), "no-end-barrier" returns without the end barrier
- * (stress must catch a peer's next input read by this call).
+ * (stress must catch a peer's next input read by this call), "no-trace"
+ * skips artest_trace (the trace check must catch it), "hang": the last rank
+ * never tells its peers it reached the start barrier (they must give up at
+ * the deadline, naming it).
  *
  * Build (make plugins-host):
  *   cc -std=c11 -O2 -fPIC -shared -ffp-contract=off -I<artest>/plugin -o host_oneshot.so host_oneshot.c
  */
-#include <sched.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "artest_plugin.h"
+#include "artest_device.h"
 
 /* One rank's control region: flag[p] is written by peer p. */
 typedef struct {
-	_Atomic uint64_t start[ARTEST_MAX_RANKS];
-	_Atomic uint64_t end[ARTEST_MAX_RANKS];
+	uint64_t start[ARTEST_MAX_RANKS];
+	uint64_t end[ARTEST_MAX_RANKS];
 } control;
+
+/* Wait points, named in artest_device_info_v1 for the diagnosis. */
+enum { POINT_START, POINT_END };
 
 static artest_world world;
 static uint64_t epoch;    /* calls made; the flag value of the current one */
 static int bug_skip_last; /* ARTEST_EXAMPLE_BUG=skip-last */
 static int bug_no_end;    /* ARTEST_EXAMPLE_BUG=no-end-barrier */
+static int bug_no_trace;  /* ARTEST_EXAMPLE_BUG=no-trace */
+static int bug_hang;      /* ARTEST_EXAMPLE_BUG=hang */
 static _Thread_local char err[256];
 
 static const char *last_error(void) { return err; }
@@ -51,16 +65,19 @@ static int fail(const char *msg) {
 static control *ctl(uint32_t r) { return (control *)world.control[r]; }
 
 /* Every rank stores epoch into its slot of every rank's flags, then waits
- * until every peer's slot of its own flags holds it. */
-static void barrier(int end) {
-	uint32_t me = world.rank;
-	for (uint32_t p = 0; p < world.world_size; p++)
-		atomic_store_explicit(end ? &ctl(p)->end[me] : &ctl(p)->start[me], epoch, memory_order_release);
+ * until every peer's slot of its own flags holds it. Returns 0 when a wait
+ * gave up (artest's deadline passed): the call must end at once. */
+static int barrier(const artest_device *d, int end) {
+	uint32_t me = world.rank, last = world.world_size - 1;
 	for (uint32_t p = 0; p < world.world_size; p++) {
-		_Atomic uint64_t *f = end ? &ctl(me)->end[p] : &ctl(me)->start[p];
-		while (atomic_load_explicit(f, memory_order_acquire) < epoch)
-			sched_yield(); /* ranks may outnumber cores */
+		if (bug_hang && !end && me == last && p != me)
+			continue; /* the planted hang: peers never hear of this rank */
+		artest_put(end ? &ctl(p)->end[me] : &ctl(p)->start[me], epoch);
 	}
+	for (uint32_t p = 0; p < world.world_size; p++)
+		if (!artest_wait(d, end ? &ctl(me)->end[p] : &ctl(me)->start[p], epoch, p, end ? POINT_END : POINT_START))
+			return 0;
+	return 1;
 }
 
 /* fp16 and bf16 to and from fp32, rounding to nearest even. */
@@ -145,6 +162,8 @@ static int setup(const artest_world *w) {
 	const char *bug = getenv("ARTEST_EXAMPLE_BUG");
 	bug_skip_last = bug && strcmp(bug, "skip-last") == 0;
 	bug_no_end = bug && strcmp(bug, "no-end-barrier") == 0;
+	bug_no_trace = bug && strcmp(bug, "no-trace") == 0;
+	bug_hang = bug && strcmp(bug, "hang") == 0;
 	return ARTEST_OK;
 }
 
@@ -154,11 +173,15 @@ static int allreduce(const artest_call *c) {
 	char *mine = (char *)world.input[world.rank] + c->offset;
 	if (c->offset + bytes > world.input_bytes)
 		return fail("message beyond the registered input buffer");
+	artest_device d = artest_device_of(c);
 	epoch++;
 	/* An unregistered input is copied in first: peers read registered memory. */
 	if (!(c->flags & ARTEST_CALL_REGISTERED))
 		memcpy(mine, c->input, bytes);
-	barrier(0);
+	/* After a give-up the call returns normally: artest reads the record
+	 * once the call is done and ends the job (exit 3). */
+	if (!barrier(&d, 0))
+		return ARTEST_OK;
 	/* In place and registered, the output is this rank's input, which peers
 	 * read until the end barrier: reduce into staging, copy out after it. */
 	int late = (c->flags & ARTEST_CALL_IN_PLACE) && (c->flags & ARTEST_CALL_REGISTERED);
@@ -176,10 +199,12 @@ static int allreduce(const artest_call *c) {
 		}
 		store(dst, i, c->dtype, acc);
 	}
-	if (!bug_no_end || late)
-		barrier(1);
+	if ((!bug_no_end || late) && !barrier(&d, 1))
+		return ARTEST_OK;
 	if (late)
 		memcpy(c->output, dst, n * esize);
+	if (!bug_no_trace)
+		artest_trace(&d);
 	return ARTEST_OK;
 }
 
@@ -209,3 +234,19 @@ static const artest_plugin plugin = {
 };
 
 const artest_plugin *artest_plugin_v1(void) { return &plugin; }
+
+#ifndef EXAMPLE_NO_DEVICE_INFO
+static const artest_device_variant device_variants[] = {{
+	.uses_helpers = 1,
+	.npoints = 2,
+	.points = {[POINT_START] = "start barrier", [POINT_END] = "end barrier"},
+}};
+
+static const artest_device_info device_info = {
+	.version = ARTEST_DEVICE_VERSION,
+	.nvariants = sizeof device_variants / sizeof device_variants[0],
+	.variants = device_variants,
+};
+
+const artest_device_info *artest_device_info_v1(void) { return &device_info; }
+#endif
