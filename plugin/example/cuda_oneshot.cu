@@ -8,11 +8,20 @@
 // the stream artest passes and never synchronises, so artest's graph
 // capture records its kernels.
 //
+// It uses artest's device helpers (artest_device.h): flags are set with
+// artest_put and awaited with artest_wait, so a lost peer ends in a give-up
+// record at artest's deadline instead of a hung GPU, and block 0 ends each
+// call with artest_trace; artest_device_info_v1 declares it. Built with
+// -DEXAMPLE_NO_DEVICE_INFO it does not export that symbol: artest passes no
+// device fields, the waits have no deadline, nothing is traced.
+//
 // Planted bugs for artest's own tests, chosen with the environment variable
 // ARTEST_EXAMPLE_BUG as in the host twin: "skip-last" leaves the last element
 // unwritten (the poison must catch it), "no-end-barrier" skips the end
 // barrier and makes the last rank read about 200 us late (stress must catch
-// a peer's next input read by this call).
+// a peer's next input read by this call), "no-trace" skips artest_trace (the
+// trace check must catch it), "hang": the last rank never tells its peers it
+// reached the start barrier (they must give up at the deadline, naming it).
 //
 // Build (make plugins-cuda):
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Xcompiler -fPIC -shared -I<artest>/plugin -o cuda_oneshot.so cuda_oneshot.cu
@@ -24,17 +33,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "artest_plugin.h"
+#include "artest_device.h"
 
 namespace {
 
 constexpr int kMaxBlocks = 64, kThreads = 512;
 
 struct Control { // one per rank, zeroed by artest
-	unsigned long long start[kMaxBlocks][ARTEST_MAX_RANKS]; // start[b][p]: peer p reached call e
-	unsigned long long end[kMaxBlocks][ARTEST_MAX_RANKS];
-	unsigned long long epoch[kMaxBlocks]; // calls finished by this rank's block b
+	uint64_t start[kMaxBlocks][ARTEST_MAX_RANKS]; // start[b][p]: peer p reached call e
+	uint64_t end[kMaxBlocks][ARTEST_MAX_RANKS];
+	uint64_t epoch[kMaxBlocks]; // calls finished by this rank's block b
 };
+
+// Wait points, named in artest_device_info_v1 for the diagnosis.
+enum : uint32_t { kPointStart = 0, kPointEnd = 1 };
+
+// Planted bugs the kernel plays (skip-last is the host's: a shorter count).
+enum : uint32_t { kBugNoEnd = 1, kBugHang = 2, kBugNoTrace = 4 };
 
 struct Peers {
 	const char *in[ARTEST_MAX_RANKS];
@@ -43,17 +58,8 @@ struct Peers {
 
 artest_world world;
 char err[256];
-bool bug_skip_last, bug_no_end; // ARTEST_EXAMPLE_BUG, read at setup
-
-__device__ void put(unsigned long long *p, unsigned long long v) {
-	asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-__device__ unsigned long long get(unsigned long long *p) {
-	unsigned long long v;
-	asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-	return v;
-}
-
+bool bug_skip_last; // ARTEST_EXAMPLE_BUG, read at setup
+uint32_t bugs;      // kBug*
 
 __device__ float to_f(float x) { return x; }
 __device__ float to_f(__half x) { return __half2float(x); }
@@ -63,18 +69,24 @@ template <> __device__ float from_f<float>(float x) { return x; }
 template <> __device__ __half from_f<__half>(float x) { return __float2half_rn(x); }
 template <> __device__ __nv_bfloat16 from_f<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
 
+// A wait that gives up (artest's deadline) makes the whole block leave:
+// __syncthreads_or tells every thread, so none is left at a barrier the
+// others never reach. artest reads the record when the stream is done.
 template <typename T, int OP>
 __global__ void __launch_bounds__(kThreads) oneshot(Peers P, int rank, int n, size_t offset, size_t count, T *out, T *stage,
-                                                    bool end_barrier) {
+                                                    artest_device d, uint32_t bug) {
 	Control *me = P.ctl[rank];
 	const int b = blockIdx.x, t = threadIdx.x;
-	const unsigned long long e = me->epoch[b] + 1;
+	const uint64_t e = me->epoch[b] + 1;
+	bool quit = false;
 	if (t < n) { // start barrier
-		put(&P.ctl[t]->start[b][rank], e);
-		while (get(&me->start[b][t]) < e) {
-		}
+		if (!((bug & kBugHang) && rank == n - 1 && t != rank)) // the planted hang: peers never hear of the last rank
+			artest_put(&P.ctl[t]->start[b][rank], e);
+		quit = !artest_wait(&d, &me->start[b][t], e, t, kPointStart);
 	}
-	__syncthreads();
+	if (__syncthreads_or(quit))
+		return;
+	const bool end_barrier = !(bug & kBugNoEnd);
 	if (!end_barrier && rank == n - 1) // the planted bug's slow reader: the last rank reads late
 		for (int k = 0; k < 200; k++)
 			__nanosleep(1000);
@@ -89,16 +101,18 @@ __global__ void __launch_bounds__(kThreads) oneshot(Peers P, int rank, int n, si
 	}
 	__syncthreads();
 	if (end_barrier && t < n) { // end barrier: peers' block b read all they read of our input
-		put(&P.ctl[t]->end[b][rank], e);
-		while (get(&me->end[b][t]) < e) {
-		}
+		artest_put(&P.ctl[t]->end[b][rank], e);
+		quit = !artest_wait(&d, &me->end[b][t], e, t, kPointEnd);
 	}
-	__syncthreads();
+	if (__syncthreads_or(quit))
+		return;
 	if (stage)
 		for (size_t i = (size_t)b * blockDim.x + t; i < count; i += (size_t)gridDim.x * blockDim.x)
 			out[i] = stage[i];
 	if (t == 0)
 		me->epoch[b] = e;
+	if (b == 0 && t == 0 && !(bug & kBugNoTrace)) // once per call, after block 0's end barrier
+		artest_trace(&d);
 }
 
 template <typename T>
@@ -107,11 +121,11 @@ void launch(const artest_call *c, const Peers &P, int blocks, cudaStream_t s) {
 	T *out = (T *)c->output, *stage = late ? (T *)world.staging[world.rank] : nullptr;
 	int r = (int)world.rank, n = (int)world.world_size;
 	size_t written = bug_skip_last && c->count > 0 ? c->count - 1 : c->count;
-	bool end = !bug_no_end;
+	artest_device d = artest_device_of(c);
 	switch (c->op) {
-	case ARTEST_SUM: oneshot<T, ARTEST_SUM><<<blocks, kThreads, 0, s>>>(P, r, n, c->offset, written, out, stage, end); break;
-	case ARTEST_MAX: oneshot<T, ARTEST_MAX><<<blocks, kThreads, 0, s>>>(P, r, n, c->offset, written, out, stage, end); break;
-	default: oneshot<T, ARTEST_MIN><<<blocks, kThreads, 0, s>>>(P, r, n, c->offset, written, out, stage, end);
+	case ARTEST_SUM: oneshot<T, ARTEST_SUM><<<blocks, kThreads, 0, s>>>(P, r, n, c->offset, written, out, stage, d, bugs); break;
+	case ARTEST_MAX: oneshot<T, ARTEST_MAX><<<blocks, kThreads, 0, s>>>(P, r, n, c->offset, written, out, stage, d, bugs); break;
+	default: oneshot<T, ARTEST_MIN><<<blocks, kThreads, 0, s>>>(P, r, n, c->offset, written, out, stage, d, bugs);
 	}
 }
 
@@ -148,7 +162,10 @@ int setup(const artest_world *w) {
 	world = *w;
 	const char *bug = getenv("ARTEST_EXAMPLE_BUG");
 	bug_skip_last = bug && strcmp(bug, "skip-last") == 0;
-	bug_no_end = bug && strcmp(bug, "no-end-barrier") == 0;
+	bugs = 0;
+	if (bug && strcmp(bug, "no-end-barrier") == 0) bugs |= kBugNoEnd;
+	if (bug && strcmp(bug, "hang") == 0) bugs |= kBugHang;
+	if (bug && strcmp(bug, "no-trace") == 0) bugs |= kBugNoTrace;
 	return ARTEST_OK;
 }
 
@@ -213,3 +230,26 @@ const artest_plugin plugin = describe();
 } // namespace
 
 extern "C" const artest_plugin *artest_plugin_v1(void) { return &plugin; }
+
+#ifndef EXAMPLE_NO_DEVICE_INFO
+namespace {
+
+artest_device_info describe_device() {
+	static artest_device_variant v[1] = {};
+	v[0].uses_helpers = 1;
+	v[0].npoints = 2;
+	v[0].points[kPointStart] = "start barrier";
+	v[0].points[kPointEnd] = "end barrier";
+	artest_device_info info = {};
+	info.version = ARTEST_DEVICE_VERSION;
+	info.nvariants = 1;
+	info.variants = v;
+	return info;
+}
+
+const artest_device_info device_info = describe_device();
+
+} // namespace
+
+extern "C" const artest_device_info *artest_device_info_v1(void) { return &device_info; }
+#endif
