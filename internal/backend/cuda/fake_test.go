@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/artest/artest/internal/multicast/gate"
 	"github.com/artest/artest/internal/plugin"
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/signal"
 )
 
 // The backend on internal/cuda's fake driver (testdata/fakecuda.c there),
@@ -551,4 +553,104 @@ func TestRecordPluginOnFakeDriver(t *testing.T) {
 	l = launch(v, w, 0, 0, 8, false)
 	err = b.Allreduce(l)
 	require.EqualError(t, err, p.Owner()+": allreduce of record:reg returned status 5: record: the output is too small for the record")
+}
+
+// A variant that uses the device helpers (a trace id) gets, in every call,
+// the device addresses of this rank's trace and diagnosis words in its
+// SignalBlock and the launch's deadline; one that does not gets none.
+func TestExternalCallDeviceFields(t *testing.T) {
+	ext := newFakeExt("plugin fake (fake.so)", 256)
+	traced := ext.variant("fake:traced", 1, 16, false)
+	traced.ID = kernels.ExternalTraceID(traced.Name)
+	withRegistry(t, traced, ext.variant("fake:plain", 1, 16, false))
+	bs, ws := setupWorld(t, 2, 1<<16)
+	for _, tc := range []struct {
+		name   string
+		device bool
+	}{
+		{"fake:traced", true},
+		{"fake:plain", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v, err := kernels.Lookup(tc.name)
+			require.NoError(t, err)
+			for r, b := range bs {
+				l := launch(v, ws[r], r, 0, 1000, false)
+				l.Args.WaitTimeoutNs = 1500000000
+				before := len(ext.calls)
+				require.NoError(t, b.Allreduce(l))
+				c := ext.calls[before]
+				if !tc.device {
+					require.Nil(t, c.Device)
+					continue
+				}
+				require.Equal(t, &kernels.ExternalDevice{
+					Trace:     uintptr(ws[r].Signal[r]) + signal.OffTraceVariant,
+					Diag:      uintptr(ws[r].Signal[r]) + signal.OffDiag,
+					TimeoutNs: 1500000000, TraceID: traced.ID, Rank: uint32(r),
+				}, c.Device)
+			}
+		})
+	}
+}
+
+// The helpers' path end to end on the fake driver: a C plugin that uses
+// artest_device.h (testdata/device.c) traces each call in the SignalBlock
+// words the runner's trace check reads, and a wait past the deadline
+// leaves the give-up record the runner's hang diagnosis reads.
+func TestDevicePluginOnFakeDriver(t *testing.T) {
+	so := cc(t, filepath.Join(t.TempDir(), "device.so"), "testdata/device.c", "-I../../../plugin")
+	p, err := plugin.Load(so)
+	require.NoError(t, err)
+	saved := append([]kernels.Variant(nil), kernels.Registry...)
+	t.Cleanup(func() { kernels.Registry = saved })
+	require.NoError(t, p.Register())
+	bs, ws := setupWorld(t, 1, 1<<16)
+	b, w := bs[0], ws[0]
+	defer p.Teardown()
+	v, err := kernels.Lookup("device:traced")
+	require.NoError(t, err)
+	require.Equal(t, kernels.ExternalTraceID("device:traced"), v.ID)
+
+	out, err := b.Alloc(4096)
+	require.NoError(t, err)
+	defer b.Free(out)
+	const timeout = 50 * time.Millisecond
+	call := func(wait uint32) []uint64 {
+		l := launch(v, w, 0, 0, 256, false)
+		l.Args.Out = out
+		l.Args.Param0 = wait
+		l.Args.WaitTimeoutNs = uint64(timeout.Nanoseconds())
+		require.NoError(t, b.Allreduce(l))
+		raw := make([]byte, 8*6)
+		require.NoError(t, b.Download(raw, out))
+		rec := make([]uint64, 6)
+		for i := range rec {
+			rec[i] = binary.LittleEndian.Uint64(raw[8*i:])
+		}
+		return rec
+	}
+	snap := func() signal.Snapshot {
+		raw, err := b.ReadSignal(0)
+		require.NoError(t, err)
+		return signal.Snapshot(raw)
+	}
+
+	for i := uint32(1); i <= 2; i++ {
+		rec := call(0)
+		require.Equal(t, []uint64{2 /* REGISTERED */ | 4 /* DEVICE */, w.Signal[0] + signal.OffTraceVariant,
+			w.Signal[0] + signal.OffDiag, uint64(timeout.Nanoseconds()), uint64(v.ID), 0}, rec)
+		require.Equal(t, v.ID, snap().Word(signal.OffTraceVariant))
+		require.Equal(t, i, snap().Word(signal.OffTraceCount))
+	}
+	call(1)
+	g, ok := snap().GiveUp()
+	require.True(t, ok, "the wait gave up and recorded it")
+	require.Equal(t, uint32(2), snap().Word(signal.OffTraceCount), "a call that gave up traces nothing")
+	require.Equal(t, signal.DiagKindPluginWait, g.Kind)
+	require.Equal(t, v.ID, g.Variant)
+	require.Equal(t, 1, g.Where)
+	require.Equal(t, 0, g.Peer)
+	require.Equal(t, timeout, g.Timeout)
+	require.Equal(t, "end barrier", v.WaitPoints[g.Where])
 }
