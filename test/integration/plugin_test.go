@@ -37,17 +37,31 @@ func noGoTrace(t *testing.T, o outcome) {
 	require.NotContains(t, o.stderr, "panic:")
 }
 
+// The example passes its quick matrix with the device helpers declared
+// (the trace word checked after every check of the output) and, built
+// with -DEXAMPLE_NO_DEVICE_INFO, as a plugin without them.
 func TestPluginExampleQuickMatrixPasses(t *testing.T) {
-	so := buildPlugin(t, exampleHost)
-	for _, np := range []int{2, 3} {
+	withHelpers := buildPlugin(t, exampleHost)
+	without := buildPlugin(t, exampleHost, "-DEXAMPLE_NO_DEVICE_INFO")
+	for _, tc := range []struct {
+		so     string
+		np     int
+		checks string
+	}{
+		{withHelpers, 2, "trace check, device deadlines"},
+		{withHelpers, 3, "trace check, device deadlines"},
+		{without, 2, "no trace check, host watchdog only"},
+	} {
 		js := filepath.Join(t.TempDir(), "r.json")
-		o := mpirun(t, np, 3*time.Minute, "--plugin", so, "--variant", "example:oneshot", "--quick", "--json", js)
-		require.Equal(t, 0, o.code, "np %d\n%s\n%s", np, o.stdout, o.stderr)
-		require.Contains(t, o.stdout, "example:oneshot: no trace check, host watchdog only")
+		o := mpirun(t, tc.np, 3*time.Minute, "--plugin", tc.so, "--variant", "example:oneshot", "--quick", "--json", js)
+		require.Equal(t, 0, o.code, "np %d\n%s\n%s", tc.np, o.stdout, o.stderr)
+		require.Contains(t, o.stdout, "example:oneshot: "+tc.checks+"\n")
 		rep := readReport(t, js)
 		require.Len(t, rep.Header.Plugins, 1)
-		require.Equal(t, so, rep.Header.Plugins[0].Path)
+		require.Equal(t, tc.so, rep.Header.Plugins[0].Path)
 		require.Len(t, rep.Header.Plugins[0].SHA256, 64)
+		require.Equal(t, tc.checks, rep.Header.Plugins[0].Checks)
+		require.Equal(t, []string{tc.checks}, rep.Header.Plugins[0].VariantChecks)
 		require.NotEmpty(t, rep.Cases)
 		for _, c := range rep.Cases {
 			require.Equal(t, "example:oneshot", c.Variant)
@@ -61,9 +75,13 @@ func TestPluginPlantedBugsAreCaught(t *testing.T) {
 	for _, tc := range []struct {
 		bug  string
 		args []string
+		kind string // the failure kind every failing case shows
+		text string // in its detail
 	}{
-		{"skip-last", []string{"--quick"}},
-		{"no-end-barrier", []string{"--stress", "300", "--dtype", "f32"}},
+		{"skip-last", []string{"--quick"}, "mismatch", ""},
+		{"no-end-barrier", []string{"--stress", "300", "--dtype", "f32"}, "mismatch", ""},
+		// The trace check: right values, but the kernel did not say it ran.
+		{"no-trace", []string{"--quick", "--dtype", "f32"}, "trace", "the case names example:oneshot (id 0x8336b82b) but no kernel wrote the trace word"},
 	} {
 		t.Run(tc.bug, func(t *testing.T) {
 			dir := t.TempDir()
@@ -76,15 +94,15 @@ func TestPluginPlantedBugsAreCaught(t *testing.T) {
 			require.Equal(t, 1, o.code, "%s\n%s", o.stdout, o.stderr)
 			noGoTrace(t, o)
 			rep := readReport(t, js)
-			mismatches := 0
+			found := 0
 			for _, c := range rep.Cases {
 				for _, f := range c.Failures {
-					if f.Kind == "mismatch" {
-						mismatches++
+					if f.Kind == tc.kind && strings.Contains(f.Detail, tc.text) {
+						found++
 					}
 				}
 			}
-			require.Positive(t, mismatches, "the planted bug shows as wrong values")
+			require.Positive(t, found, "the planted bug shows as a %s failure", tc.kind)
 			// The repro bundle names the plugin and its sum; its rerun
 			// line loads it again.
 			bundles, err := filepath.Glob(filepath.Join(dir, "artest-repro-*.json"))
@@ -94,6 +112,61 @@ func TestPluginPlantedBugsAreCaught(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, rep.Header.Plugins, b.Header.Plugins)
 			require.Contains(t, b.Command, "--plugin "+so)
+		})
+	}
+}
+
+// The planted hang: the last rank never tells its peers it reached the
+// start barrier. With the device helpers its peers give up at
+// --device-timeout, and the diagnosis names the block, the wait point and
+// the rank (exit 3) long before the host watchdog; without them (the
+// example built with -DEXAMPLE_NO_DEVICE_INFO) only the host watchdog
+// ends it, naming the call.
+func TestPluginHangIsDiagnosed(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		defines []string
+		args    []string
+		within  time.Duration
+		want    []string // regular expressions
+		not     string
+	}{
+		{"device deadline", nil, []string{"--device-timeout", "1s", "--timeout", "60s"}, 30 * time.Second,
+			[]string{`hang in case example:oneshot/f32/sum/4B/oop-reg-plain/np2: on rank 0, a kernel block of .* gave up waiting after the device timeout 1s`,
+				`rank 0 block 0 gave up after \d+\.\ds in example:oneshot at "start barrier" waiting for rank 1 \(word 0, want 1\)`},
+			"has not returned"},
+		{"host watchdog", []string{"-DEXAMPLE_NO_DEVICE_INFO"}, []string{"--device-timeout", "1s", "--timeout", "3s"}, 60 * time.Second,
+			[]string{`hang in case example:oneshot/f32/sum/4B/oop-reg-plain/np2: rank 0 saw no completion of .* within 3s`,
+				`plugin example \(.*\): allreduce of example:oneshot \(f32 sum, 1 elements\) has not returned`},
+			"gave up"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			so := buildPlugin(t, exampleHost, tc.defines...)
+			dir := t.TempDir()
+			jl := filepath.Join(dir, "r.jsonl")
+			full := []string{"-np", "2", "--oversubscribe", "-x", "ARTEST_EXAMPLE_BUG=hang",
+				binary(t), "--backend", "host", "--repro-dir", dir, "--plugin", so, "--variant", "example:oneshot",
+				"--quick", "--dtype", "f32", "--op", "sum", "--jsonl", jl}
+			start := time.Now()
+			o := run(t, 2*time.Minute, "mpirun", append(full, tc.args...)...)
+			took := time.Since(start)
+			require.Equal(t, 3, o.code, "%s\n%s", o.stdout, o.stderr)
+			require.Less(t, took, tc.within)
+			noGoTrace(t, o)
+			for _, w := range tc.want {
+				require.Regexp(t, w, o.stderr)
+			}
+			require.NotContains(t, o.stderr, tc.not)
+			// The hung case is in the report, with the diagnosis.
+			f, err := os.Open(jl)
+			require.NoError(t, err)
+			defer f.Close()
+			rep, _, err := report.ReadJSONL(f)
+			require.NoError(t, err)
+			require.NotEmpty(t, rep.Cases)
+			hung := rep.Cases[len(rep.Cases)-1]
+			require.Equal(t, report.Hung, hung.Verdict)
+			require.Regexp(t, tc.want[len(tc.want)-1], hung.Reason)
 		})
 	}
 }
