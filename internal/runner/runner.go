@@ -555,22 +555,26 @@ func indent(s string) string {
 }
 
 // sync waits for the stream; on a timeout, or when a kernel block of this
-// rank gave up waiting (its diag words say so), it does not return.
+// rank gave up waiting (its diag words say so), it does not return. A
+// give-up wins over an error the stream reported with it (a plugin's call
+// that returned an error status after its wait gave up): the error is the
+// give-up's consequence, and the record says where it started.
 func (r *run) sync(c cases.Case, what string, blocks int) error {
 	err := r.b.Sync(r.cfg.Timeout)
 	if errors.Is(err, backend.ErrTimeout) {
 		r.hang(c, what, blocks, false)
 	}
-	if err == nil && r.gaveUp() {
+	if r.gaveUp() {
 		r.hang(c, what, blocks, true)
 	}
 	return err
 }
 
 // gaveUp reports whether a kernel block of this rank gave up waiting: its
-// SignalBlock's diag words hold a give-up record. Read after every
-// successful sync (the stream is idle, so the copy is consistent); a read
-// error is left to the next step that touches the backend.
+// SignalBlock's diag words hold a give-up record. Read after every sync
+// (the stream is idle, so the copy is consistent); a read error (a context
+// a failed launch left unusable) is left to the next step that touches the
+// backend.
 func (r *run) gaveUp() bool {
 	s, err := r.b.ReadSignal(r.c.Rank())
 	if err != nil {
