@@ -82,8 +82,15 @@ func TestPluginPlantedBugsAreCaught(t *testing.T) {
 		{"no-end-barrier", []string{"--stress", "300", "--dtype", "f32"}, "mismatch", ""},
 		// The trace check: right values, but the kernel did not say it ran.
 		{"no-trace", []string{"--quick", "--dtype", "f32"}, "trace", "the case names example:oneshot (id 0x8336b82b) but no kernel wrote the trace word"},
+		// No bug planted: artest's wrong-kernel switch runs its own oneshot
+		// in the plugin variant's place, with the same values.
+		{"", []string{"--quick", "--dtype", "f32", "--op", "sum", "--inject", "wrong-kernel"}, "trace", "but the kernel that ran wrote oneshot (id 0x51)"},
 	} {
-		t.Run(tc.bug, func(t *testing.T) {
+		name := tc.bug
+		if name == "" {
+			name = "inject wrong-kernel"
+		}
+		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			js := filepath.Join(dir, "r.json")
 			full := []string{"-np", "2", "--oversubscribe", "-x", "ARTEST_EXAMPLE_BUG=" + tc.bug,
