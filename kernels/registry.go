@@ -42,7 +42,7 @@ func (n Needs) String() string {
 // Variant is one allreduce implementation under test.
 type Variant struct {
 	Name    string
-	ID      uint32 // written into the trace word by every launch; 0: writes none (nccl)
+	ID      uint32 // written into the trace word by every launch; 0: writes none (nccl, a plugin's without the device helpers)
 	Summary string
 
 	DTypes   []reference.DType

@@ -34,7 +34,8 @@
  *         waiting for rank 3 (word 6, want 7)
  *
  * Version ARTEST_DEVICE_VERSION (1): the diag word layout below is shared
- * with artest (signal/layout.go), which tests that they agree.
+ * with artest (signal/layout.go), which tests that they agree. Names that
+ * end in an underscore are the header's own, not for plugins.
  */
 #ifndef ARTEST_DEVICE_H
 #define ARTEST_DEVICE_H
