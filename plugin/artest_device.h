@@ -3,10 +3,11 @@
  * can check which kernel ran and how often (the trace word) and end a hang
  * with a diagnosis instead of a watchdog (device-side deadlines).
  *
- * Include it after artest_plugin.h's contract is met (it includes it), in
- * CUDA C++ (the functions are __host__ __device__) or in plain C11 or C++ on
- * the host backend. Declare the variants that use it in
- * artest_device_info_v1 (artest_plugin.h); then, per call:
+ * Include it instead of artest_plugin.h (it includes it), in CUDA C++ (the
+ * functions are __host__ __device__) or in plain C11 or C++ on the host
+ * backend (GCC or Clang: it uses their __atomic builtins). Declare the
+ * variants that use it in artest_device_info_v1 (artest_plugin.h); then,
+ * per call:
  *
  *     artest_device d = artest_device_of(call);   // host side, pass d to the kernel
  *     ...
@@ -28,7 +29,9 @@
  * timeout_ns from its first failed poll it records the give-up in the
  * diag words (the first give-up of the rank wins) and returns 0, and so
  * does every later wait of the rank, at once: nothing after a give-up is
- * trusted. artest then ends the job with exit code 3 and a line such as
+ * trusted; the call should then end (on cuda the whole block leaves) and
+ * may return ARTEST_OK. artest ends the job with exit code 3 and a line
+ * such as
  *
  *     rank 0 block 0 gave up after 1.0s in example:oneshot at "start barrier"
  *         waiting for rank 3 (word 6, want 7)
