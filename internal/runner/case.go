@@ -8,6 +8,7 @@ import (
 
 	"github.com/artest/artest/cases"
 	"github.com/artest/artest/internal/backend"
+	"github.com/artest/artest/internal/comm"
 	"github.com/artest/artest/internal/report"
 	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/reference"
@@ -57,7 +58,7 @@ func (r *run) runCase(c cases.Case) (res rankResult) {
 	if reason == "" && r.cfg.Inject.WrongKernel && v.Custom && wrongKernel(v) == nil {
 		reason = "wrong-kernel injection needs a second custom variant"
 	}
-	agreed, err := r.agreeSkip(reason)
+	agreed, err := comm.AgreeReason(r.c, reason)
 	if err != nil {
 		res.Fatal = fmt.Sprintf("agree on skip: %v", err)
 		return res
@@ -73,7 +74,7 @@ func (r *run) runCase(c cases.Case) (res rankResult) {
 	}
 	// Nobody launches unless everybody is ready, or the ready ones would
 	// wait at the start barrier for ever.
-	notReady, err := r.agreeSkip(errText(prepErr))
+	notReady, err := comm.AgreeReason(r.c, errText(prepErr))
 	if err != nil {
 		res.Fatal = fmt.Sprintf("agree on readiness: %v", err)
 		return res
@@ -321,12 +322,16 @@ func (r *run) checkAndTime(s *caseState, res *rankResult) {
 	// Every rank learns whether every rank's checked call was right: a
 	// rank whose output was wrong stops here, and the others must not go
 	// on to time calls (collectives) it never joins.
-	allOK, err := r.allOK(r.verify(s, s.out, 0, res, ""))
+	wrong := ""
+	if !r.verify(s, s.out, 0, res, "") {
+		wrong = "the checked call's result is wrong"
+	}
+	someWrong, err := comm.AgreeReason(r.c, wrong)
 	if err != nil {
 		res.Fatal = fmt.Sprintf("agreeing on the checked call: %v", err)
 		return
 	}
-	if !allOK || r.cfg.Iters <= 0 || r.cfg.Reps <= 0 {
+	if someWrong != "" || r.cfg.Iters <= 0 || r.cfg.Reps <= 0 {
 		return
 	}
 

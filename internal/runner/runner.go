@@ -343,46 +343,6 @@ func ranksFailing(fs []report.RankFailure) int {
 	return len(set)
 }
 
-// allOK reports whether ok holds on every rank (one Allgather, which is
-// also the barrier the callers need).
-func (r *run) allOK(ok bool) (bool, error) {
-	b := []byte{0}
-	if ok {
-		b[0] = 1
-	}
-	all, err := r.c.Allgather(b)
-	if err != nil {
-		return false, err
-	}
-	for _, x := range all {
-		if x == 0 {
-			return false, nil
-		}
-	}
-	return true, nil
-}
-
-// agreeSkip makes every rank skip a case when any rank must, so that no
-// rank waits at a barrier for a peer that never launches.
-func (r *run) agreeSkip(reason string) (string, error) {
-	blob := make([]byte, 256)
-	copy(blob, reason)
-	all, err := r.c.Allgather(blob)
-	if err != nil {
-		return "", err
-	}
-	for i := 0; i < r.c.Size(); i++ {
-		s := strings.TrimRight(string(all[i*256:(i+1)*256]), "\x00")
-		if s != "" {
-			if i != r.c.Rank() && reason == "" {
-				return fmt.Sprintf("rank %d: %s", i, s), nil
-			}
-			return s, nil
-		}
-	}
-	return "", nil
-}
-
 // writeReports writes the table, draws the plot (AfterReports), writes the
 // Go benchmark file, then closes the JSON Lines stream and writes the JSON
 // and JUnit files, in that
