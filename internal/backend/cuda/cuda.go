@@ -442,15 +442,14 @@ const handleBytes = 64
 
 // The handle exchange at set-up: one record per rank of the IPC handles of
 // its SignalBlock, input, staging and control region (the last all zeros
-// when no External variant needs one), its control region's size, its
-// device identity and its setup error, if any.
+// when no External variant needs one), its control region's size and its
+// device identity.
 const (
 	nShared      = 4
 	offCtlBytes  = nShared * handleBytes
 	offIdent     = offCtlBytes + 8
 	identBytes   = 64
-	offSetupErr  = offIdent + identBytes
-	setupRecord  = offSetupErr + setupErrBytes
+	setupRecord  = offIdent + identBytes
 	sharedSignal = 0
 	sharedInput  = 1
 	sharedStage  = 2
@@ -463,29 +462,23 @@ const (
 // pair of GPUs, creates the NCCL communicator and sets up every plugin.
 func (b *Backend) Setup(c comm.Comm, capacity int64) (*backend.World, error) {
 	// Every step up to the first collective may fail on one rank only; the
-	// failure travels in the handle exchange, so that every rank stops at
-	// the same collective instead of the others waiting in it.
+	// ranks agree on it first, so that every rank stops there instead of
+	// the others waiting in the handle exchange.
 	ctlBytes := kernels.ExternalControlBytes()
 	handles, prepErr := b.allocShared(c, capacity, ctlBytes)
+	if err := comm.Agree(c, prepErr); err != nil {
+		return nil, err
+	}
 	me := make([]byte, setupRecord)
 	copy(me, handles)
 	binary.LittleEndian.PutUint64(me[offCtlBytes:], uint64(ctlBytes))
 	bus, _ := b.d.DevicePCIBusID(b.dev)
 	ident := fmt.Sprintf("%d|%s|%s", b.ordinal, bus, b.name)
 	copy(me[offIdent:offIdent+identBytes], ident)
-	if prepErr != nil {
-		copy(me[offSetupErr:], prepErr.Error())
-	}
 	// Exchange handles and device identities in one collective.
 	all, err := c.Allgather(me)
 	if err != nil {
 		return nil, fmt.Errorf("exchange IPC handles: %w", err)
-	}
-	if prepErr != nil {
-		return nil, prepErr
-	}
-	if err := firstSetupError(all, setupRecord, offSetupErr); err != nil {
-		return nil, err
 	}
 	if err := sameControlBytes(all, ctlBytes); err != nil {
 		return nil, err
@@ -529,7 +522,7 @@ func (b *Backend) Setup(c comm.Comm, capacity int64) (*backend.World, error) {
 		}
 	}
 	// Opening may fail on some ranks only, and collectives follow.
-	if err := agreeSetup(c, openErr); err != nil {
+	if err := comm.Agree(c, openErr); err != nil {
 		return nil, err
 	}
 	b.p2pReason = b.checkP2P(ordinals)
@@ -569,9 +562,6 @@ func sameControlBytes(all []byte, mine int64) error {
 	}
 	return nil
 }
-
-// setupErrBytes is room for one rank's setup error in a collective.
-const setupErrBytes = 256
 
 // allocShared allocates, clears and exports this rank's SignalBlock,
 // input and staging buffers and, when ctlBytes > 0, the control region of
@@ -618,34 +608,6 @@ func (b *Backend) allocShared(c comm.Comm, capacity, ctlBytes int64) ([]byte, er
 	return handles, nil
 }
 
-// firstSetupError reads the error fields (at off in each stride-byte
-// record) of a gathered setup exchange and returns the first rank's.
-func firstSetupError(all []byte, stride, off int) error {
-	for r := 0; r*stride < len(all); r++ {
-		field := all[r*stride+off : (r+1)*stride]
-		if msg := strings.TrimRight(string(field), "\x00"); msg != "" {
-			return exitcode.Envf("rank %d: %s", r, msg)
-		}
-	}
-	return nil
-}
-
-// agreeSetup makes every rank return an error when any rank's err is set.
-func agreeSetup(c comm.Comm, err error) error {
-	me := make([]byte, setupErrBytes)
-	if err != nil {
-		copy(me, err.Error())
-	}
-	all, gerr := c.Allgather(me)
-	if gerr != nil {
-		return fmt.Errorf("agree on setup: %w", gerr)
-	}
-	if err != nil {
-		return err
-	}
-	return firstSetupError(all, setupErrBytes, 0)
-}
-
 // checkP2P says why some pair of GPUs cannot reach each other ("" if all can).
 // Every rank computes the same answer from the same gathered ordinals.
 func (b *Backend) checkP2P(ordinals []int) string {
@@ -683,21 +645,19 @@ func (b *Backend) setupNCCL(c comm.Comm, ordinals []int) error {
 		}
 		seen[o] = r
 	}
-	ok := []byte{0}
-	if b.nccl != nil {
-		ok[0] = 1
+	missing := ""
+	if b.nccl == nil {
+		missing = "could not load libnccl.so.2"
 	}
-	all, err := c.Allgather(ok)
+	agreed, err := comm.AgreeReason(c, missing)
 	if err != nil {
 		return err
 	}
-	for r, x := range all {
-		if x == 0 {
-			if b.ncclReason == "" {
-				b.ncclReason = fmt.Sprintf("rank %d could not load libnccl.so.2", r)
-			}
-			return nil
+	if agreed != "" {
+		if b.ncclReason == "" {
+			b.ncclReason = agreed
 		}
+		return nil
 	}
 	var id nccl.UniqueID
 	if c.Rank() == 0 {

@@ -3,7 +3,6 @@ package cuda
 import (
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/internal/comm"
@@ -98,7 +97,7 @@ func (b *Backend) setupMulticast(c comm.Comm, capacity int64, w *backend.World, 
 			seen[o] = r
 		}
 	}
-	if agreed, err := agreeReason(c, reason); err != nil {
+	if agreed, err := comm.AgreeReason(c, reason); err != nil {
 		return fmt.Errorf("agree on multicast: %w", err)
 	} else if agreed != "" {
 		if b.mc.decision.Open {
@@ -127,27 +126,6 @@ func (b *Backend) setupMulticast(c comm.Comm, capacity int64, w *backend.World, 
 		w.Staging[r] = backend.Ptr(seg.Peers[r]) + backend.Ptr(half)
 	}
 	return nil
-}
-
-// agreeReason gathers every rank's reason; the first non-empty one wins, and
-// names its rank when it is another rank's.
-func agreeReason(c comm.Comm, reason string) (string, error) {
-	const n = 512
-	msg := make([]byte, n)
-	copy(msg, reason)
-	all, err := c.Allgather(msg)
-	if err != nil {
-		return "", err
-	}
-	if reason != "" {
-		return reason, nil
-	}
-	for r := 0; r < c.Size(); r++ {
-		if s := strings.TrimRight(string(all[r*n:(r+1)*n]), "\x00"); s != "" {
-			return fmt.Sprintf("rank %d: %s", r, s), nil
-		}
-	}
-	return "", nil
 }
 
 // multicastArgs gives a launch of a multicast variant its delta, after
