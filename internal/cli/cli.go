@@ -477,10 +477,9 @@ func (o *Options) hash() string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// hello is what each rank tells rank 0 before anything collective happens.
+// hello is what each rank tells rank 0 once every rank parsed its flags
+// and opened its backend.
 type hello struct {
-	Err  string `json:"err,omitempty"`
-	Code int    `json:"code,omitempty"`
 	Hash string `json:"hash,omitempty"`
 	Host string `json:"host"`
 	// Flags are the flags given, as "--name value", so that ranks started
@@ -510,17 +509,14 @@ func Main(e Env) int {
 		}
 	}
 	me := hello{Host: c.Hostname()}
-	if perr != nil {
-		me.Err, me.Code = perr.Error(), exitcode.Of(perr)
-	} else {
+	startErr := perr
+	if perr == nil {
 		me.Hash = o.hash()
 		me.Flags = o.givenText()
 		if c.Rank() == 0 && !o.Help && !o.Version && !o.List {
 			// Rank 0 writes the reports: a path it cannot write is found
 			// now, not after the whole run.
-			if err := o.checkReportPaths(); err != nil {
-				me.Err, me.Code = err.Error(), exitcode.Of(err)
-			}
+			startErr = o.checkReportPaths()
 		}
 	}
 	// Choose the backend before agreeing, so ranks that disagree say so.
@@ -530,22 +526,15 @@ func Main(e Env) int {
 	if perr == nil && !o.Help && !o.Version {
 		var berr error
 		be, me.Backend, berr = openBackend(e, o)
-		if berr != nil {
-			me.Err, me.Code = berr.Error(), exitcode.Of(berr)
-			if me.Code == exitcode.Wrong {
-				me.Code = exitcode.Env
-			}
+		if berr != nil && startErr == nil {
+			startErr = envError(berr)
 		}
 	}
-	hellos, code, msg, err := agree(c, me)
+	hellos, err := agree(c, me, startErr)
 	if err != nil {
 		say("%v", err)
-		return exitcode.Env
-	}
-	if code != exitcode.OK {
-		say("%s", msg)
 		closeBackend(be, e.Stderr)
-		return code
+		return agreedCode(err)
 	}
 	if o.Help {
 		if c.Rank() == 0 {
@@ -597,19 +586,12 @@ func Main(e Env) int {
 
 	w, err := be.Setup(c, runner.Capacity(cs))
 	// Setup is collective; its failure on any rank must stop every rank.
-	me2 := hello{Host: me.Host}
 	if err != nil {
-		me2.Err, me2.Code = fmt.Sprintf("rank %d: %v", c.Rank(), err), exitcode.Of(err)
-		if me2.Code == exitcode.Wrong {
-			me2.Code = exitcode.Env
-		}
+		err = envError(fmt.Errorf("rank %d: %w", c.Rank(), err))
 	}
-	if _, code, msg, aerr := agree(c, me2); aerr != nil || code != exitcode.OK {
-		if aerr != nil {
-			msg, code = aerr.Error(), exitcode.Env
-		}
-		say("%s", msg)
-		return code
+	if err := comm.Agree(c, err); err != nil {
+		say("%v", err)
+		return agreedCode(err)
 	}
 
 	info := be.Info()
@@ -738,70 +720,74 @@ func missingFrom(a, b []string) []string {
 	return out
 }
 
-// agree gathers every rank's hello on rank 0, which decides; the decision is
-// broadcast so that every rank returns the same code.
-func agree(c comm.Comm, me hello) ([]hello, int, string, error) {
+// agree is where every rank learns whether the run can start. First
+// whether every rank parsed its flags and opened its backend (startErr):
+// the first failing rank's error reaches every rank. Then rank 0 compares
+// every rank's hello with its own, and its verdict reaches every rank the
+// same way. It returns every rank's hello on rank 0 (nil on the others),
+// or the error every rank stops with (agreedCode is its exit code).
+func agree(c comm.Comm, me hello, startErr error) ([]hello, error) {
+	if err := comm.Agree(c, startErr); err != nil {
+		return nil, err
+	}
 	blob, _ := json.Marshal(me)
 	all, err := c.Gather(blob, 0)
 	if err != nil {
-		return nil, 0, "", fmt.Errorf("gather configuration: %w", err)
+		return nil, fmt.Errorf("gather configuration: %w", err)
 	}
 	var hellos []hello
-	decision := struct {
-		Code int    `json:"code"`
-		Msg  string `json:"msg"`
-	}{}
+	var verdict error
 	if c.Rank() == 0 {
-		hellos = make([]hello, len(all))
-		for i, b := range all {
-			if err := json.Unmarshal(b, &hellos[i]); err != nil {
-				return nil, 0, "", fmt.Errorf("rank %d configuration: %w", i, err)
+		hellos, verdict = compareHellos(all)
+	}
+	if err := comm.Agree(c, verdict); err != nil {
+		return nil, err
+	}
+	return hellos, nil
+}
+
+// compareHellos (rank 0) decodes every rank's hello and says how the
+// first rank that differs from rank 0 differs: its flags (a usage error)
+// or its backend (an environment error).
+func compareHellos(all [][]byte) ([]hello, error) {
+	hellos := make([]hello, len(all))
+	for i, b := range all {
+		if err := json.Unmarshal(b, &hellos[i]); err != nil {
+			return nil, exitcode.Envf("rank %d configuration: %v", i, err)
+		}
+	}
+	for i, h := range hellos {
+		if h.Hash != hellos[0].Hash {
+			if d := flagDiff(h.Flags, hellos[0].Flags); d != "" {
+				return nil, exitcode.Usagef("ranks were started with different flags: rank %d has %s, rank 0 %s", i, d, flagDiffOther(h.Flags, hellos[0].Flags))
 			}
+			return nil, exitcode.Usagef("ranks were started with different flags: rank %d's configuration differs from rank 0's (hash %s vs %s)", i, h.Hash, hellos[0].Hash)
 		}
-		for i, h := range hellos {
-			if h.Err != "" {
-				decision.Code, decision.Msg = h.Code, h.Err
-				if i != 0 && !strings.HasPrefix(h.Err, "rank ") {
-					decision.Msg = fmt.Sprintf("rank %d: %s", i, h.Err)
-				}
-				break
-			}
-		}
-		if decision.Code == exitcode.OK {
-			for i, h := range hellos {
-				if h.Hash != hellos[0].Hash {
-					decision.Code = exitcode.Usage
-					decision.Msg = fmt.Sprintf("ranks were started with different flags: rank %d's configuration differs from rank 0's (hash %s vs %s)", i, h.Hash, hellos[0].Hash)
-					if d := flagDiff(h.Flags, hellos[0].Flags); d != "" {
-						decision.Msg = fmt.Sprintf("ranks were started with different flags: rank %d has %s, rank 0 %s", i, d, flagDiffOther(h.Flags, hellos[0].Flags))
-					}
-					break
-				}
-				if h.Backend != hellos[0].Backend {
-					decision.Code = exitcode.Env
-					decision.Msg = fmt.Sprintf("ranks chose different backends: rank 0 %s, rank %d %s (pass --backend)", hellos[0].Backend, i, h.Backend)
-					break
-				}
-			}
+		if h.Backend != hellos[0].Backend {
+			return nil, exitcode.Envf("ranks chose different backends: rank 0 %s, rank %d %s (pass --backend)", hellos[0].Backend, i, h.Backend)
 		}
 	}
-	// Broadcast the decision as a fixed-size block.
-	buf := make([]byte, 4096)
-	if c.Rank() == 0 {
-		d, _ := json.Marshal(decision)
-		if len(d) > len(buf) {
-			decision.Msg = decision.Msg[:2048]
-			d, _ = json.Marshal(decision)
-		}
-		copy(buf, d)
+	return hellos, nil
+}
+
+// agreedCode is the exit code of an agreement's error: the failing rank's,
+// or exitcode.Env when the collectives themselves failed.
+func agreedCode(err error) int {
+	var re *comm.RankError
+	if errors.As(err, &re) {
+		return re.Code
 	}
-	if err := c.Bcast(buf, 0); err != nil {
-		return nil, 0, "", fmt.Errorf("broadcast decision: %w", err)
+	return exitcode.Env
+}
+
+// envError makes an error without an exit code of its own (a wrong result
+// would be exit 1) an environment error: opening or setting up a backend
+// failed.
+func envError(err error) error {
+	if exitcode.Of(err) == exitcode.Wrong {
+		return &exitcode.Error{Code: exitcode.Env, Err: err}
 	}
-	if err := json.Unmarshal([]byte(strings.TrimRight(string(buf), "\x00")), &decision); err != nil {
-		return nil, 0, "", fmt.Errorf("decision: %w", err)
-	}
-	return hellos, decision.Code, decision.Msg, nil
+	return err
 }
 
 func openBackend(e Env, o *Options) (backend.Backend, string, error) {
