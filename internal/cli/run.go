@@ -1,7 +1,10 @@
-// Package cli is artest's command line: flags to a plan, the agreement
-// between ranks that they were all started the same way, backend selection,
-// and the run. cmd/artest only initialises MPI and calls Main, so tests can
-// drive the whole program in process over comm.NewLocal.
+// Package cli is artest's command line. cmd/artest only calls Run, which
+// starts MPI and runs Main on this rank; tests drive Main in process over
+// comm.NewLocal. One job per file: run.go (Run, Main), flags.go (the flags
+// and their checks), params.go (--param), agree.go (the ranks agree that
+// they were started alike), plan.go (the backend and the runner's
+// configuration), repro.go (rerun lines and repro bundles), and the
+// subcommands and modes bench.go, tune.go, compare.go, plugin.go.
 package cli
 
 import (
@@ -10,14 +13,14 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
-	"time"
 
 	"github.com/artest/artest/cases"
 	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/internal/comm"
 	"github.com/artest/artest/internal/exitcode"
-	"github.com/artest/artest/internal/report"
+	"github.com/artest/artest/internal/mps"
 	"github.com/artest/artest/internal/runner"
+	"github.com/artest/artest/mpi"
 )
 
 // Version is artest's release.
@@ -40,9 +43,43 @@ type Env struct {
 	OpenCUDA func(o *Options, c comm.Comm) (backend.Backend, error)
 }
 
-// Main runs artest on this rank and returns the exit code (the same on every
-// rank, except when a rank could not even agree, in which case each returns
-// what rank 0 decided).
+// mpsWord is the subcommand that runs a job under its own MPS daemon.
+const mpsWord = "mps"
+
+// Run is the artest program: args without the program name, its output
+// and its exit code. Call it from the main goroutine: MPI's funneled
+// threading and CUDA's current context are per OS thread, so Run locks the
+// goroutine to its thread and makes every MPI and CUDA call from it.
+func Run(stdout, stderr io.Writer, args []string) int {
+	runtime.LockOSThread()
+	// Comparing two reports needs no world: no MPI, no launcher.
+	if IsCompare(args) {
+		return CompareMain(args[1:], stdout, stderr, os.Getenv)
+	}
+	// `artest mps -- mpirun ...` runs outside the job it wraps.
+	if len(args) > 0 && args[0] == mpsWord {
+		return mps.Main(args[1:], stderr)
+	}
+	w, err := mpi.Init()
+	if err != nil {
+		// No usable MPI (or a launcher of another MPI): the environment.
+		fmt.Fprintf(stderr, "artest: %v\n", err)
+		return exitcode.Env
+	}
+	code := Main(Env{
+		Comm: w, Args: args, Stdout: stdout, Stderr: stderr,
+		MPIVersion: mpi.Version(), OpenCUDA: openCUDA,
+	})
+	if err := w.Finalize(); err != nil && code == exitcode.OK {
+		fmt.Fprintf(stderr, "artest: %v\n", err)
+		code = exitcode.Env
+	}
+	return code
+}
+
+// Main runs artest on this rank of e.Comm and returns the exit code, the
+// same on every rank: a failure on one rank before the cases run reaches
+// every rank through an agreement (agree.go).
 func Main(e Env) int {
 	if e.Getenv == nil {
 		e.Getenv = os.Getenv
@@ -101,19 +138,7 @@ func Main(e Env) int {
 		return exitcode.OK
 	}
 	if be.Name() == "host" {
-		if len(o.sel.Sizes) == 0 && len(o.sel.IDs) == 0 {
-			o.sel.MaxBytes, _ = cases.ParseSize(o.HostMax)
-		}
-		o.fewTimedCalls()
-		// Host "kernels" are goroutines the OS may starve: on 2 loaded
-		// cores a barrier wait took 17.8 s once. The host watchdog
-		// (--timeout) still ends a real hang; the device deadline only
-		// adds the give-up record, so it is generous here.
-		if !o.set["device-timeout"] {
-			o.DeviceTimeout, o.deviceTimeout = "30s", 30*time.Second
-		}
-		o.benchOnHost()
-		o.tuneOnHost()
+		o.onHost()
 	}
 	cs, err := cases.Build(o.sel, c.Size())
 	if err != nil {
@@ -147,54 +172,13 @@ func Main(e Env) int {
 	}
 
 	info := be.Info()
-	if info.Sharing != "" && (o.Bench || o.Tune.On) && !o.AllowSharedTiming {
+	if err := o.sharing(info); err != nil {
 		// Every rank sees the same sharing, so every rank stops here.
-		what := "bench"
-		if o.Tune.On {
-			what = "tune"
-		}
-		say("%s times nothing useful while ranks share GPUs (%s): run one rank per GPU, or pass --allow-shared-timing to run anyway", what, info.Sharing)
-		return exitcode.Usage
+		say("%v", err)
+		return exitcode.Of(err)
 	}
-	if info.Sharing != "" && !o.Bench && !o.Tune.On {
-		// Shared GPUs are for protocol coverage (the default matrix at 8
-		// ranks on one H100 did 1961 of its 6594 cases in 270 s with the
-		// full timing of 5 + 5 x 20 calls per case).
-		o.fewTimedCalls()
-	}
-
-	hosts := make([]string, len(hellos))
-	for i, h := range hellos {
-		hosts[i] = h.Host
-	}
-	versions := map[string]string{"artest": Version, "go": runtime.Version()}
-	if e.MPIVersion != "" {
-		versions["mpi"] = e.MPIVersion
-	}
-	for k, v := range info.Versions {
-		versions[k] = v
-	}
-	cfg := &runner.Config{
-		Cases: cs, Seed: o.Seed, Input: o.input,
-		Warmup: o.Warmup, Iters: o.Iters, Reps: o.Reps, Stress: o.Stress,
-		Timeout: o.timeout, DeviceTimeout: o.deviceTimeout, Inject: o.inject, Schedules: o.sched,
-		Blocks: o.Blocks, Threads: o.Threads, Params: o.params,
-		Stdout: e.Stdout, Stderr: e.Stderr, JSONPath: o.JSON, JUnitPath: o.JUnit,
-		JSONLPath: o.JSONL, GoBenchPath: o.GoBench, Progress: o.Progress, FullTable: o.Table == "full",
-		Agg: o.agg, Bench: o.Bench, AfterReports: o.afterReports(e.Stderr), PDL: o.PDL,
-		Header: report.Header{
-			Tool: "artest", Version: Version, GitRevision: gitRevision(),
-			Command: append([]string{"artest"}, e.Args...), Start: time.Now().UTC(),
-			Hosts: hosts, Ranks: c.Size(), Backend: be.Name(), Seed: o.Seed, Input: o.input.String(),
-			Iters: o.Iters, Warmup: o.Warmup, Stress: o.Stress, Inject: o.inject.Specs(),
-			Reps: o.Reps, Agg: string(o.agg), Bench: o.Bench, PDL: o.PDL,
-			Versions: versions, Devices: info.Devices, Topology: info.Topology,
-			SharedGPUs: info.Sharing, Plugins: o.pluginInfo(),
-		},
-	}
+	cfg := o.runConfig(e, be.Name(), info, cs, hellos)
 	defer o.teardownPlugins()
-	cfg.OnFail = o.onFail(e.Stderr, c.Size(), be.Name(), &cfg.Header)
-	o.applyTuned(cfg, be.Name())
 	if o.Tune.On {
 		return runTune(e, o, c, be, w, cfg)
 	}
