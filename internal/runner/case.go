@@ -55,6 +55,9 @@ func (r *run) runCase(c cases.Case) (res rankResult) {
 	if reason == "" && r.cfg.PDL {
 		reason = r.pdlSkipReason(v)
 	}
+	if reason == "" {
+		reason = r.scenarioSkipReason(v, c)
+	}
 	if reason == "" && r.cfg.Inject.WrongKernel && v.Custom && wrongKernel(v) == nil {
 		reason = "wrong-kernel injection needs a second custom variant"
 	}

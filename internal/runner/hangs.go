@@ -70,8 +70,12 @@ func (r *run) concurrentCall(s *caseState, l *backend.Launch) error {
 	if !r.cfg.Inject.TwoStreams || s.c.Mode.Graph || !l.Variant.Custom {
 		return nil
 	}
+	cl, ok := r.b.(backend.ConcurrentLauncher)
+	if !ok {
+		return fmt.Errorf("launch %s on a second stream: %w", l.Variant.Name, backend.ErrUnsupported)
+	}
 	second := *l
-	if err := r.b.AllreduceConcurrent(&second); err != nil {
+	if err := cl.AllreduceConcurrent(&second); err != nil {
 		return fmt.Errorf("launch %s on a second stream: %w", l.Variant.Name, err)
 	}
 	s.calls++
@@ -93,7 +97,12 @@ func (r *run) reregister(s *caseState, g backend.Graph, one func() error) (backe
 		_ = g.Destroy()
 		return nil, fmt.Errorf("reregister:rank=%d: the world has %d ranks", owner, r.w.Size)
 	}
-	if err := r.b.ReregisterInput(r.c, owner); err != nil {
+	rr, ok := r.b.(backend.Reregisterer)
+	if !ok {
+		_ = g.Destroy()
+		return nil, fmt.Errorf("re-register rank %d's input: %w", owner, backend.ErrUnsupported)
+	}
+	if err := rr.ReregisterInput(r.c, owner); err != nil {
 		_ = g.Destroy()
 		return nil, fmt.Errorf("re-register rank %d's input: %w", owner, err)
 	}
@@ -116,6 +125,24 @@ func (r *run) reregister(s *caseState, g backend.Graph, one func() error) (backe
 	}
 	s.calls-- // the first capture counted the call already
 	return ng, nil
+}
+
+// scenarioSkipReason says why case c of variant v cannot run the injected
+// hang scenario on this backend ("" if it can): the backend lacks the
+// optional interface the scenario needs. Only the cases the scenario
+// touches are skipped.
+func (r *run) scenarioSkipReason(v *kernels.Variant, c cases.Case) string {
+	in := &r.cfg.Inject
+	if !v.Custom {
+		return ""
+	}
+	if _, ok := r.b.(backend.Reregisterer); in.Reregister && c.Mode.Graph && !ok {
+		return fmt.Sprintf("--inject reregister: the %s backend cannot re-register an input buffer", r.b.Name())
+	}
+	if _, ok := r.b.(backend.ConcurrentLauncher); in.TwoStreams && !c.Mode.Graph && !ok {
+		return fmt.Sprintf("--inject two-streams: the %s backend has no second stream", r.b.Name())
+	}
+	return ""
 }
 
 // gaveUpMessage heads the diagnosis when a kernel block of this rank gave

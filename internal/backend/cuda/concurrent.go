@@ -9,6 +9,11 @@ import (
 	"github.com/artest/artest/internal/exitcode"
 )
 
+var (
+	_ backend.ConcurrentLauncher = (*Backend)(nil)
+	_ backend.Reregisterer       = (*Backend)(nil)
+)
+
 // AllreduceConcurrent launches l on a second non-blocking stream, not
 // ordered with the first: two allreduces of this rank in flight on one
 // SignalBlock at once. The launch path is Allreduce's own, with the second

@@ -24,6 +24,11 @@ func launchThreads(l *backend.Launch) int {
 	return l.Variant.Threads
 }
 
+var (
+	_ backend.ConcurrentLauncher = (*Backend)(nil)
+	_ backend.Reregisterer       = (*Backend)(nil)
+)
+
 // AllreduceConcurrent enqueues l on the second stream, which runs beside
 // the first as a second CUDA stream does: the launch runs on its own
 // goroutine, concurrently with whatever the first stream runs. The
