@@ -351,14 +351,12 @@ func (b *Backend) Setup(c comm.Comm, capacity int64) (*backend.World, error) {
 		w.Staging = append(w.Staging, base+uint64(sigBytes+ctlBytes+capBytes))
 		b.signals[r] = signal.Block(mem[:signal.Size])
 	}
-	// Everyone has mapped (or failed): the names can go.
-	berr := c.Barrier()
+	// Everyone has mapped (or failed, and every rank learns who did): the
+	// names can go.
+	aerr := comm.Agree(c, openErr)
 	os.Remove(name)
-	if openErr != nil {
-		return nil, openErr
-	}
-	if berr != nil {
-		return nil, fmt.Errorf("barrier after mapping segments: %w", berr)
+	if aerr != nil {
+		return nil, aerr
 	}
 	b.signals[c.Rank()].Init(c.Rank(), c.Size())
 	if err := c.Barrier(); err != nil {
