@@ -47,7 +47,7 @@ import (
 	"syscall"
 
 	"github.com/artest/artest/internal/comm"
-	cu "github.com/artest/artest/internal/cuda"
+	cu "github.com/artest/artest/internal/cudadrv"
 	"github.com/artest/artest/internal/multicast/gate"
 )
 

@@ -31,7 +31,7 @@ var layers = []struct {
 		"internal/topo", "internal/report", "mpi/internal/chunk", "docker",
 	}},
 	{"the kernels' registry, the ranks' collectives, the CUDA driver, repro bundles", []string{
-		"kernels", "internal/comm", "internal/cuda", "internal/repro",
+		"kernels", "internal/comm", "internal/cudadrv", "internal/repro",
 	}},
 	{"built on those: host models, the case matrix, MPI, NCCL, plugins, MPS, the backend seam", []string{
 		"kernels/hostmodel", "cases", "mpi", "internal/nccl", "internal/multicast/gate",

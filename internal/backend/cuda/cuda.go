@@ -20,7 +20,7 @@ import (
 
 	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/internal/comm"
-	cu "github.com/artest/artest/internal/cuda"
+	cu "github.com/artest/artest/internal/cudadrv"
 	"github.com/artest/artest/internal/exitcode"
 	"github.com/artest/artest/internal/mps"
 	"github.com/artest/artest/internal/nccl"

@@ -13,13 +13,13 @@ import (
 
 	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/internal/comm"
-	cu "github.com/artest/artest/internal/cuda"
+	cu "github.com/artest/artest/internal/cudadrv"
 	"github.com/artest/artest/internal/multicast/gate"
 	"github.com/artest/artest/internal/plugin"
 	"github.com/artest/artest/kernels"
 )
 
-// The backend on internal/cuda's fake driver (testdata/fakecuda.c there),
+// The backend on internal/cudadrv's fake driver (testdata/fakecuda.c there),
 // built with cc: its "device memory" is host memory and an IPC handle
 // carries the address, so ranks played by goroutines of one process open
 // each other's buffers at the very addresses their owners allocated.
@@ -67,7 +67,7 @@ func fakeDriver(t *testing.T) *cu.Driver {
 		t.Skip("no C compiler to build the fake driver")
 	}
 	fakeDrv.once.Do(func() {
-		lib := cc(t, "libcuda.so.1", "../../cuda/testdata/fakecuda.c")
+		lib := cc(t, "libcuda.so.1", "../../cudadrv/testdata/fakecuda.c")
 		fakeDrv.d, fakeDrv.err = cu.LoadFrom(lib)
 	})
 	require.NoError(t, fakeDrv.err)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/internal/comm"
-	cu "github.com/artest/artest/internal/cuda"
+	cu "github.com/artest/artest/internal/cudadrv"
 	"github.com/artest/artest/internal/exitcode"
 	"github.com/artest/artest/internal/multicast"
 	"github.com/artest/artest/internal/multicast/gate"
@@ -21,7 +21,7 @@ import (
 // segment's delta in its arguments.
 //
 // With the gate closed nothing here calls the driver: no multicast entry
-// point is resolved (internal/cuda refuses without a permit), every
+// point is resolved (internal/cudadrv refuses without a permit), every
 // multimem case is skipped with the gate's reason, and a multimem launch is
 // refused before it reaches the driver.
 type mcState struct {

@@ -1,6 +1,6 @@
 //go:build gpu
 
-package cuda
+package cudadrv
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-// Package cuda is artest's binding to the CUDA driver API.
+// Package cudadrv is artest's binding to the CUDA driver API.
 //
 // libcuda.so.1 is opened at run time (package dl) and every entry point is
 // called through a C trampoline (trampolines.h), so the binary needs no CUDA
@@ -20,4 +20,4 @@
 // needs a MulticastPermit, granted only by the safety gate
 // (internal/multicast/gate); before that every multicast method fails
 // without calling the driver (vmm.go).
-package cuda
+package cudadrv

@@ -1,4 +1,4 @@
-package cuda
+package cudadrv
 
 import (
 	"fmt"
