@@ -383,7 +383,7 @@ func Parse(args []string) (*Options, error) {
 		o.sched = runner.AllSchedules()
 	}
 	if o.Blocks > 256 {
-		return nil, exitcode.Usagef("--blocks %d: at most 256 (signal.MaxBlocks)", o.Blocks)
+		return nil, exitcode.Usagef("--blocks %d: at most 256 (sigblock.MaxBlocks)", o.Blocks)
 	}
 	if o.Threads != 0 && (o.Threads%32 != 0 || o.Threads > kernels.MaxThreads) {
 		return nil, exitcode.Usagef("--threads %d: want a multiple of 32 up to %d", o.Threads, kernels.MaxThreads)

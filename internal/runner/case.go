@@ -12,7 +12,7 @@ import (
 	"github.com/artest/artest/internal/report"
 	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/reference"
-	"github.com/artest/artest/signal"
+	"github.com/artest/artest/sigblock"
 )
 
 // caseState is one rank's buffers and launch for one case.
@@ -249,7 +249,7 @@ func (r *run) readTrace(s *caseState) error {
 	if err != nil {
 		return fmt.Errorf("read trace word: %w", err)
 	}
-	s.trace0 = signal.Snapshot(sig).Word(signal.OffTraceCount)
+	s.trace0 = sigblock.Snapshot(sig).Word(sigblock.OffTraceCount)
 	return nil
 }
 
@@ -473,8 +473,8 @@ func (r *run) verifyTrace(s *caseState, res *rankResult) bool {
 		res.Failures = append(res.Failures, report.RankFailure{Kind: "error", Detail: "read trace word: " + err.Error()})
 		return false
 	}
-	snap := signal.Snapshot(sig)
-	id, count := snap.Word(signal.OffTraceVariant), snap.Word(signal.OffTraceCount)
+	snap := sigblock.Snapshot(sig)
+	id, count := snap.Word(sigblock.OffTraceVariant), snap.Word(sigblock.OffTraceCount)
 	want := s.trace0 + s.calls
 	switch {
 	case id != s.v.ID:

@@ -9,7 +9,7 @@ import (
 	"github.com/artest/artest/cases"
 	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/kernels"
-	"github.com/artest/artest/signal"
+	"github.com/artest/artest/sigblock"
 )
 
 // The hang scenarios that must be diagnosed, not hung (--inject):
@@ -151,11 +151,11 @@ func (r *run) scenarioSkipReason(v *kernels.Variant, c cases.Case) string {
 func (r *run) gaveUpMessage(c cases.Case, what, diag string) string {
 	why := fmt.Sprintf("gave up waiting after the device timeout %s", r.cfg.DeviceTimeout)
 	if raw, err := r.b.ReadSignal(r.c.Rank()); err == nil {
-		if g, ok := signal.Snapshot(raw).GiveUp(); ok {
+		if g, ok := sigblock.Snapshot(raw).GiveUp(); ok {
 			switch g.Kind {
-			case signal.DiagKindTagMismatch:
+			case sigblock.DiagKindTagMismatch:
 				why = "gave up at a barrier: a peer's launch is not the call this launch made (launch tags differ)"
-			case signal.DiagKindClaimed:
+			case sigblock.DiagKindClaimed:
 				why = "gave up at its start: another launch of this rank was using its SignalBlock"
 			}
 		}

@@ -23,7 +23,7 @@ import (
 	"github.com/artest/artest/internal/report"
 	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/reference"
-	"github.com/artest/artest/signal"
+	"github.com/artest/artest/sigblock"
 )
 
 // Config is one run.
@@ -421,25 +421,25 @@ func attachNCCL(cs []report.Case) {
 // which blocks gave up where and who waits for whom, and aborts the job with
 // exit code 3. Rank 0 writes the reports of every finished case first.
 func (r *run) hang(c cases.Case, what string, blocks int, gaveUp bool) {
-	var snaps []signal.Snapshot
+	var snaps []sigblock.Snapshot
 	for p := 0; p < r.w.Size; p++ {
 		s, err := r.b.ReadSignal(p)
 		if err != nil {
 			fmt.Fprintf(r.cfg.Stderr, "artest: rank %d: read rank %d SignalBlock: %v\n", r.c.Rank(), p, err)
 			continue
 		}
-		snaps = append(snaps, signal.Snapshot(s))
+		snaps = append(snaps, sigblock.Snapshot(s))
 	}
 	diag := ""
 	if len(snaps) == r.w.Size {
-		diag = signal.Summarize(signal.Diagnose(snaps, blocks))
+		diag = sigblock.Summarize(sigblock.Diagnose(snaps, blocks))
 		// The kernels' own account comes first: which block gave up at
 		// which barrier or slot, waiting for whom.
-		if g := signal.SummarizeGiveUps(signal.GiveUps(snaps)); g != "" {
+		if g := sigblock.SummarizeGiveUps(sigblock.GiveUps(snaps)); g != "" {
 			diag = strings.TrimSuffix(g+"\n"+diag, "\n")
 		}
 		// A ring launch waits on slot sequences and credits, not barriers.
-		if ring := signal.SummarizeRing(signal.DiagnoseRing(snaps)); ring != "" {
+		if ring := sigblock.SummarizeRing(sigblock.DiagnoseRing(snaps)); ring != "" {
 			diag = strings.TrimPrefix(diag+"\n"+ring, "\n")
 		}
 	}
@@ -516,7 +516,7 @@ func (r *run) gaveUp() bool {
 	if err != nil {
 		return false
 	}
-	_, ok := signal.Snapshot(s).GiveUp()
+	_, ok := sigblock.Snapshot(s).GiveUp()
 	return ok
 }
 

@@ -27,7 +27,7 @@ var layers = []struct {
 	pkgs []string
 }{
 	{"leaves: numerics, the SignalBlock layout, exit codes, dlopen, reports", []string{
-		"reference", "signal", "internal/exitcode", "internal/dl", "internal/coresident",
+		"reference", "sigblock", "internal/exitcode", "internal/dl", "internal/coresident",
 		"internal/topo", "internal/report", "mpi/internal/chunk", "docker",
 	}},
 	{"the kernels' registry, the ranks' collectives, the CUDA driver, repro bundles", []string{

@@ -26,7 +26,7 @@ import (
 	"github.com/artest/artest/internal/nccl"
 	"github.com/artest/artest/internal/topo"
 	"github.com/artest/artest/kernels"
-	"github.com/artest/artest/signal"
+	"github.com/artest/artest/sigblock"
 )
 
 // Options are the flags the cuda backend takes.
@@ -431,7 +431,7 @@ func (b *Backend) ReadSignal(r int) ([]byte, error) {
 	if b.world == nil || r < 0 || r >= len(b.world.Signal) {
 		return nil, fmt.Errorf("no SignalBlock for rank %d", r)
 	}
-	out := make([]byte, signal.Size)
+	out := make([]byte, sigblock.Size)
 	if err := b.d.MemcpyDtoH(out, cu.DevicePtr(b.world.Signal[r])); err != nil {
 		return nil, err
 	}
@@ -569,12 +569,12 @@ func sameControlBytes(all []byte, mine int64) error {
 // and returns their IPC handles, nShared of them (a missing control
 // region's all zeros).
 func (b *Backend) allocShared(c comm.Comm, capacity, ctlBytes int64) ([]byte, error) {
-	need := uint64(2*capacity + signal.Size + ctlBytes)
+	need := uint64(2*capacity + sigblock.Size + ctlBytes)
 	free, total, err := b.d.MemGetInfo()
 	if err == nil && need > free {
 		return nil, exitcode.Envf("GPU %d has %d MiB free of %d MiB; the cases need %d MiB of shared buffers: choose smaller --size", b.ordinal, free>>20, total>>20, need>>20)
 	}
-	sizes := []int64{signal.Size, capacity, capacity}
+	sizes := []int64{sigblock.Size, capacity, capacity}
 	if ctlBytes > 0 {
 		sizes = append(sizes, ctlBytes)
 	}
@@ -598,8 +598,8 @@ func (b *Backend) allocShared(c comm.Comm, capacity, ctlBytes int64) ([]byte, er
 		return nil, err
 	}
 	hdr := make([]byte, 16)
-	binary.LittleEndian.PutUint32(hdr[0:], signal.Magic)
-	binary.LittleEndian.PutUint32(hdr[4:], signal.Version)
+	binary.LittleEndian.PutUint32(hdr[0:], sigblock.Magic)
+	binary.LittleEndian.PutUint32(hdr[4:], sigblock.Version)
 	binary.LittleEndian.PutUint32(hdr[8:], uint32(c.Rank()))
 	binary.LittleEndian.PutUint32(hdr[12:], uint32(c.Size()))
 	if err := b.d.MemcpyHtoD(b.own[0], hdr); err != nil {

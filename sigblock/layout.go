@@ -1,4 +1,4 @@
-// Package signal is the start/mid/end barrier protocol that every custom
+// Package sigblock is the start/mid/end barrier protocol that every custom
 // variant uses: the memory layout of a rank's SignalBlock, shared byte for
 // byte with kernels/signal.cuh, the epoch rules, the host (CPU)
 // implementation of arrive and wait, and the decoding of a block's flags into
@@ -22,7 +22,7 @@
 // epoch) and cleared by the same store that writes the new epoch at its
 // end, so a second launch of this rank that finds the claim held is using
 // the same block's state concurrently (two streams) and says so.
-package signal
+package sigblock
 
 import "fmt"
 
@@ -70,7 +70,7 @@ const (
 // first 64 bytes; the credit, written by the right neighbour, and the slot
 // sequences, written by the left neighbour, have lines of their own (the
 // host backend's ranks are processes on one CPU, where a shared line would
-// bounce between cores). signal/ring.go says what each word means.
+// bounce between cores). sigblock/ring.go says what each word means.
 const (
 	RingMaxLanes  = 32                   // lanes a ring launch can use (blocks)
 	RingMaxSlots  = 64                   // slots a lane's ring can have
