@@ -1,6 +1,7 @@
 // Package layering checks the module's package graph: every package sits
-// in one layer of the table below, and imports only packages of lower
-// layers.
+// in one layer of the table below and imports only packages of lower
+// layers, and no two packages share a name (nor a package and a standard
+// library package the module imports).
 package layering
 
 import (
@@ -52,6 +53,7 @@ var layers = []struct {
 // pkg is what the check needs of `go list -json`.
 type pkg struct {
 	ImportPath string
+	Name       string
 	Imports    []string
 }
 
@@ -90,6 +92,47 @@ func check(pkgs []pkg, layerOf map[string]int) []string {
 	}
 	sort.Strings(bad)
 	return bad
+}
+
+// checkNames returns every package name that two of pkgs share (commands,
+// all named main, aside), or that one shares with a standard-library
+// package any of pkgs imports: a file that needs both must rename one.
+func checkNames(pkgs []pkg) []string {
+	byName := map[string][]string{}
+	std := map[string]string{}
+	for _, p := range pkgs {
+		if p.Name != "main" {
+			byName[p.Name] = append(byName[p.Name], p.ImportPath)
+		}
+		for _, imp := range p.Imports {
+			if first, _, _ := strings.Cut(imp, "/"); !strings.Contains(first, ".") {
+				std[stdName(imp)] = imp
+			}
+		}
+	}
+	var bad []string
+	for name, paths := range byName {
+		sort.Strings(paths)
+		if len(paths) > 1 {
+			bad = append(bad, fmt.Sprintf("packages %s share the name %s", strings.Join(paths, ", "), name))
+		}
+		if s, ok := std[name]; ok {
+			bad = append(bad, fmt.Sprintf("package %s has the name of the standard library's %s", paths[0], s))
+		}
+	}
+	sort.Strings(bad)
+	return bad
+}
+
+// stdName is the name of standard-library package path: its last element,
+// or the one before a major version (math/rand/v2 is rand).
+func stdName(path string) string {
+	parts := strings.Split(path, "/")
+	last := parts[len(parts)-1]
+	if len(parts) > 1 && len(last) > 1 && last[0] == 'v' && strings.Trim(last[1:], "0123456789") == "" {
+		return parts[len(parts)-2]
+	}
+	return last
 }
 
 // layerIndex maps each package to its layer; a package in two layers is
@@ -134,7 +177,44 @@ func goList(t *testing.T) []pkg {
 func TestLayering(t *testing.T) {
 	idx, err := layerIndex()
 	require.NoError(t, err)
-	require.Empty(t, check(goList(t), idx))
+	pkgs := goList(t)
+	require.Empty(t, check(pkgs, idx))
+	require.Empty(t, checkNames(pkgs))
+}
+
+// The name check finds what it is there to find.
+func TestNamesCheckFails(t *testing.T) {
+	tests := []struct {
+		name string
+		pkgs []pkg
+		want []string
+	}{
+		{"distinct names", []pkg{
+			{ImportPath: module + "/internal/cudadrv", Name: "cudadrv"},
+			{ImportPath: module + "/internal/backend/cuda", Name: "cuda", Imports: []string{"fmt", "math/rand/v2"}},
+		}, nil},
+		{"commands share main", []pkg{
+			{ImportPath: module + "/cmd/artest", Name: "main"},
+			{ImportPath: module + "/mpi/internal/mpicheck", Name: "main"},
+		}, nil},
+		{"two packages named cuda", []pkg{
+			{ImportPath: module + "/internal/cuda", Name: "cuda"},
+			{ImportPath: module + "/internal/backend/cuda", Name: "cuda"},
+		}, []string{"packages " + module + "/internal/backend/cuda, " + module + "/internal/cuda share the name cuda"}},
+		{"a package named as an imported standard package", []pkg{
+			{ImportPath: module + "/signal", Name: "signal"},
+			{ImportPath: module + "/internal/mps", Name: "mps", Imports: []string{"os/signal"}},
+		}, []string{"package " + module + "/signal has the name of the standard library's os/signal"}},
+		{"a major version is not the name", []pkg{
+			{ImportPath: module + "/rand", Name: "rand"},
+			{ImportPath: module + "/x", Name: "x", Imports: []string{"math/rand/v2"}},
+		}, []string{"package " + module + "/rand has the name of the standard library's math/rand/v2"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.want, checkNames(tt.pkgs))
+		})
+	}
 }
 
 // The check finds what it is there to find.
