@@ -1,6 +1,6 @@
 package kernels
 
-import "github.com/artest/artest/signal"
+import "github.com/artest/artest/sigblock"
 
 // Args is the one parameter every custom kernel takes, by value. Its layout is
 // the C struct ArtestArgs in kernels/common.cuh; abi_test.go checks sizes and
@@ -12,9 +12,9 @@ type Args struct {
 	// staging buffer and r's SignalBlock, as addresses valid in this process
 	// (device addresses of opened IPC handles on cuda, synthetic addresses
 	// on host).
-	PeerIn     [signal.MaxRanks]uint64
-	PeerStage  [signal.MaxRanks]uint64
-	PeerSignal [signal.MaxRanks]uint64
+	PeerIn     [sigblock.MaxRanks]uint64
+	PeerStage  [sigblock.MaxRanks]uint64
+	PeerSignal [sigblock.MaxRanks]uint64
 	Out        uint64 // this rank's output (may equal PeerIn[Rank]: in-place)
 	Count      uint64 // elements
 	Rank       uint32
@@ -32,10 +32,10 @@ type Args struct {
 	// WaitTimeoutNs bounds every wait of the launch (barriers, ring slots
 	// and credits), counted from the wait's first failed poll: a block
 	// that waits longer records where in its rank's SignalBlock diag words
-	// (signal.Diag*) and exits, so no kernel hangs the GPU for ever. 0:
+	// (sigblock.Diag*) and exits, so no kernel hangs the GPU for ever. 0:
 	// unbounded.
 	WaitTimeoutNs uint64
-	// Launch tags (signal/tag.go, kernels/tag.go): PeerTag[p] is what this
+	// Launch tags (sigblock/tag.go, kernels/tag.go): PeerTag[p] is what this
 	// launch expects in the high word of peer p's barrier flags, SelfTag
 	// what it stores in the high word of its own. Both hash the call
 	// (variant, dtype, op, count, grid, flags, parameters) with the
@@ -46,7 +46,7 @@ type Args struct {
 	// still holds a re-registered peer's old pointers, is diagnosed at the
 	// first barrier instead of hanging or reading stale memory. The
 	// backends set them (SetTags) once the grid is known.
-	PeerTag [signal.MaxRanks]uint32
+	PeerTag [sigblock.MaxRanks]uint32
 	SelfTag uint32
 	Spare   uint32 // keeps the struct a multiple of 8 bytes without implicit padding
 }

@@ -22,7 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/artest/artest/reference"
-	"github.com/artest/artest/signal"
+	"github.com/artest/artest/sigblock"
 )
 
 // The CUDA side of the kernel ABI lives in two headers; this file checks them
@@ -150,7 +150,7 @@ func hasAnyPrefix(s string, prefixes []string) bool {
 func goABIConstants(t *testing.T) map[string]uint64 {
 	t.Helper()
 	want := map[string]uint64{}
-	sig, err := goConstants(filepath.Join("..", "signal", "layout.go"))
+	sig, err := goConstants(filepath.Join("..", "sigblock", "layout.go"))
 	require.NoError(t, err)
 	require.NotEmpty(t, sig)
 	for name, v := range sig {
@@ -173,8 +173,8 @@ func goABIConstants(t *testing.T) map[string]uint64 {
 		want["OP_"+strings.ToUpper(o.String())] = uint64(o)
 	}
 	// Spot checks that the derived names point at the right Go values.
-	require.Equal(t, uint64(signal.OffFlags), want["SIG_OFF_FLAGS"])
-	require.Equal(t, uint64(signal.OffNRanks), want["SIG_OFF_NRANKS"])
+	require.Equal(t, uint64(sigblock.OffFlags), want["SIG_OFF_FLAGS"])
+	require.Equal(t, uint64(sigblock.OffNRanks), want["SIG_OFF_NRANKS"])
 	require.Equal(t, uint64(InjectNoMidBarrier), want["INJECT_NO_MID_BARRIER"])
 	require.Equal(t, uint64(FlagInPlace), want["FLAG_IN_PLACE"])
 	return want
@@ -472,19 +472,19 @@ func TestHeadersWithHostCompiler(t *testing.T) {
 			require.True(t, ok, "C field %s has no Go field", f[1])
 			require.Equal(t, uint64(g.Offset), num(2), "offset of %s", f[1])
 		case "flag":
-			require.Equal(t, uint64(signal.FlagOffset(int(num(1)), int(num(2)), int(num(3)))), num(4), "flag offset %v", f[1:4])
+			require.Equal(t, uint64(sigblock.FlagOffset(int(num(1)), int(num(2)), int(num(3)))), num(4), "flag offset %v", f[1:4])
 			flags++
 		case "epoch":
-			require.Equal(t, uint64(signal.EpochOffset(int(num(1)))), num(2), "epoch offset of block %s", f[1])
+			require.Equal(t, uint64(sigblock.EpochOffset(int(num(1)))), num(2), "epoch offset of block %s", f[1])
 			epochs++
 		case "reached":
-			require.Equal(t, signal.Reached(uint32(num(1)), uint32(num(2))), num(3) == 1, "reached(%s, %s)", f[1], f[2])
+			require.Equal(t, sigblock.Reached(uint32(num(1)), uint32(num(2))), num(3) == 1, "reached(%s, %s)", f[1], f[2])
 			reached++
 		default:
 			t.Fatalf("unexpected line %q", sc.Text())
 		}
 	}
-	require.Equal(t, signal.NumPhases*signal.MaxBlocks*signal.MaxRanks, flags)
-	require.Equal(t, signal.MaxBlocks, epochs)
+	require.Equal(t, sigblock.NumPhases*sigblock.MaxBlocks*sigblock.MaxRanks, flags)
+	require.Equal(t, sigblock.MaxBlocks, epochs)
 	require.Equal(t, 64, reached)
 }

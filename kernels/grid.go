@@ -1,6 +1,6 @@
 package kernels
 
-import "github.com/artest/artest/signal"
+import "github.com/artest/artest/sigblock"
 
 // MaxThreads is the largest block the kernels are compiled for
 // (__launch_bounds__ in common.cuh: at 1024 threads the 16-bit kernels
@@ -26,7 +26,7 @@ func ChunkElems(count int64, n int, elem int64) int64 {
 // grid, which the per-block barriers require.
 func Grid(v *Variant, a *Args, elem int64, maxBlocks, threads int) int {
 	if v.GridFunc != nil {
-		return max(1, min(v.GridFunc(a, elem, maxBlocks, threads), signal.MaxBlocks))
+		return max(1, min(v.GridFunc(a, elem, maxBlocks, threads), sigblock.MaxBlocks))
 	}
 	count, nranks := int64(a.Count), int(a.NRanks)
 	part := count
@@ -35,5 +35,5 @@ func Grid(v *Variant, a *Args, elem int64, maxBlocks, threads int) int {
 	}
 	vecs := (part*elem + VecBytes - 1) / VecBytes
 	g := int((vecs + int64(threads) - 1) / int64(threads))
-	return max(1, min(g, maxBlocks, signal.MaxBlocks))
+	return max(1, min(g, maxBlocks, sigblock.MaxBlocks))
 }

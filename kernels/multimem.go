@@ -1,6 +1,6 @@
 package kernels
 
-import "github.com/artest/artest/signal"
+import "github.com/artest/artest/sigblock"
 
 // Launch parameters of multimem (kernels/multimem.cu).
 //
@@ -49,7 +49,7 @@ func MultimemGrid(a *Args, elem int64, maxBlocks, threads int) int {
 	}
 	vecs := (part*elem + VecBytes - 1) / VecBytes
 	g := int((vecs + int64(threads) - 1) / int64(threads))
-	return max(1, min(g, maxBlocks, signal.MaxBlocks))
+	return max(1, min(g, maxBlocks, sigblock.MaxBlocks))
 }
 
 // SetMulticastDelta stores what a kernel adds to an address in this rank's

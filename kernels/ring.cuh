@@ -6,7 +6,7 @@
 //
 // The protocol and the reasons for it are written down once, in
 // kernels/ring.go; the SignalBlock words it uses are in signal.cuh
-// (SIG_RING_*) and signal/ring.go. In short:
+// (SIG_RING_*) and sigblock/ring.go. In short:
 //
 //   lane l of the message -> one block per rank; ring of S slots of
 //   slot_bytes in the receiver's staging (16-byte aligned start, lanes one

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 
-	"github.com/artest/artest/signal"
+	"github.com/artest/artest/sigblock"
 )
 
 // The ring variant (kernels/ring.cu, its host model kernels/hostmodel/ring.go):
@@ -19,7 +19,7 @@ import (
 // receiver's SignalBlock (release); the receiver waits for that sequence
 // (acquire), reads the slot locally, and stores the credit (the sequence it
 // consumed) into the producer's SignalBlock (release). The words and their
-// meaning: signal/ring.go.
+// meaning: sigblock/ring.go.
 //
 // Lanes: lane l owns elements [l*L, (l+1)*L) of the message (L = the lane
 // share rounded up to RingUnit) and has its own ring, block and counters.
@@ -99,11 +99,11 @@ const (
 	// Slots per lane: powers of two. Two is the fewest the deadlock
 	// argument allows (Q <= S-1); the maximum is the SignalBlock's.
 	RingMinSlots     = 2
-	RingMaxSlots     = signal.RingMaxSlots
+	RingMaxSlots     = sigblock.RingMaxSlots
 	RingDefaultSlots = 8 // a guess until measured on H200
 	// RingMaxLanes is the most lanes (blocks) of a launch: the SignalBlock
 	// holds this many lane records.
-	RingMaxLanes = signal.RingMaxLanes
+	RingMaxLanes = sigblock.RingMaxLanes
 	// The auto lane rule (RingAutoLanes), provisional until a sweep of
 	// --param lanes=1,2,4,8,16 on H200: one lane per RingAutoBytesPerLane
 	// of message, a power of two, at most RingAutoMaxLanes.

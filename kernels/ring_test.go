@@ -13,7 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/artest/artest/signal"
+	"github.com/artest/artest/sigblock"
 )
 
 const ringHeader = "ring.cuh"
@@ -67,8 +67,8 @@ func TestRingHeaderMatchesGo(t *testing.T) {
 	require.ErrorContains(t, checkRingHeader(strings.Replace(text, "RING_UNIT = 4u", "RING_UNIT = 8u", 1), ringCConstants()), "RING_UNIT")
 	require.ErrorContains(t, checkRingHeader(text+"\nconstexpr uint32_t RING_BOGUS = 1u;\n", ringCConstants()), "RING_BOGUS")
 	// The SignalBlock's ring region is the one the Go constants describe.
-	require.Equal(t, signal.RingMaxLanes, RingMaxLanes)
-	require.Equal(t, signal.RingMaxSlots, RingMaxSlots)
+	require.Equal(t, sigblock.RingMaxLanes, RingMaxLanes)
+	require.Equal(t, sigblock.RingMaxSlots, RingMaxSlots)
 }
 
 // ringPlanTable is launches to compare between Go and C: world sizes,

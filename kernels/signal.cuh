@@ -1,5 +1,5 @@
 // The SignalBlock: one per rank, in memory every peer can write. This header
-// repeats signal/layout.go byte for byte; kernels/abi_test.go parses the
+// repeats sigblock/layout.go byte for byte; kernels/abi_test.go parses the
 // constants below and fails when a value or a name differs from the Go side,
 // so change both together.
 //
@@ -32,7 +32,7 @@ constexpr uint32_t SIG_PHASE_MID = 1u;    // this block's first half is done
 constexpr uint32_t SIG_PHASE_END = 2u;    // this block no longer reads peers
 constexpr uint32_t SIG_NUM_PHASES = 3u;
 
-// The ring variant's region (signal/layout.go, signal/ring.go, ring.cuh): one
+// The ring variant's region (sigblock/layout.go, sigblock/ring.go, ring.cuh): one
 // record of SIG_RING_LANE_BYTES per lane at SIG_OFF_RING + lane *
 // SIG_RING_LANE_BYTES. The words the lane's own block writes share the first
 // 64 bytes; the credit (written by the right neighbour) and the slot
@@ -66,14 +66,14 @@ constexpr uint32_t SIG_DIAG_WORDS = 16u;
 constexpr uint32_t SIG_OFF_EPOCH = 256u;  // uint64_t[SIG_MAX_BLOCKS]: epoch | claim << 32
 constexpr uint32_t SIG_OFF_FLAGS = SIG_OFF_EPOCH + 8u * SIG_MAX_BLOCKS;
 // uint64_t[SIG_NUM_PHASES][SIG_MAX_BLOCKS][SIG_MAX_RANKS] from SIG_OFF_FLAGS:
-// epoch | launch tag << 32, written in one store (signal/layout.go).
+// epoch | launch tag << 32, written in one store (sigblock/layout.go).
 constexpr uint32_t SIG_OFF_RING = SIG_OFF_FLAGS + 8u * SIG_NUM_PHASES * SIG_MAX_BLOCKS * SIG_MAX_RANKS;
 constexpr uint32_t SIG_SIZE = SIG_OFF_RING + SIG_RING_MAX_LANES * SIG_RING_LANE_BYTES;
 // The epoch word's high half while a launch runs the block (epoch_begin
 // ORs it in, epoch_end's store of the plain epoch clears it).
 constexpr uint32_t SIG_EPOCH_CLAIM = 1u;
 
-// The diagnostic words (signal/layout.go documents each): word i
+// The diagnostic words (sigblock/layout.go documents each): word i
 // at SIG_OFF_DIAG + 4 * i of the rank's own SignalBlock, written once by the
 // first block of the rank that gives up waiting (claimed with atomicCAS on
 // SIG_DIAG_STATE, completed by a release store of SIG_DIAG_GAVE_UP).

@@ -5,7 +5,7 @@ import (
 	"hash/fnv"
 
 	"github.com/artest/artest/reference"
-	"github.com/artest/artest/signal"
+	"github.com/artest/artest/sigblock"
 )
 
 // CallHash is what every rank must agree on for one launch, hashed: the
@@ -15,7 +15,7 @@ import (
 // words, which may carry per-rank values such as multimem's address
 // delta). Buffers and the deadline are not in it: they differ between
 // ranks by nature. FNV-1a over the little-endian words, folded to the
-// tag's 24 call bits (signal.MakeTag).
+// tag's 24 call bits (sigblock.MakeTag).
 func CallHash(v *Variant, d reference.DType, o reference.Op, a *Args, blocks, threads int) uint32 {
 	words := []uint64{uint64(v.ID), uint64(d), uint64(o), a.Count, uint64(a.NRanks), uint64(blocks),
 		uint64(threads), uint64(a.Flags)}
@@ -29,7 +29,7 @@ func CallHash(v *Variant, d reference.DType, o reference.Op, a *Args, blocks, th
 		h.Write(buf[:])
 	}
 	s := h.Sum32()
-	return (s ^ s>>signal.TagGenShift) & signal.TagCallMask
+	return (s ^ s>>sigblock.TagGenShift) & sigblock.TagCallMask
 }
 
 // SetTags writes the launch tags into a: SelfTag from this rank's own
@@ -42,11 +42,11 @@ func SetTags(a *Args, call uint32, gens []uint32) {
 		}
 		return 0
 	}
-	a.SelfTag = signal.MakeTag(call, gen(int(a.Rank)))
-	for p := 0; p < signal.MaxRanks; p++ {
+	a.SelfTag = sigblock.MakeTag(call, gen(int(a.Rank)))
+	for p := 0; p < sigblock.MaxRanks; p++ {
 		a.PeerTag[p] = 0
 		if p < int(a.NRanks) {
-			a.PeerTag[p] = signal.MakeTag(call, gen(p))
+			a.PeerTag[p] = sigblock.MakeTag(call, gen(p))
 		}
 	}
 }

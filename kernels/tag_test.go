@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/artest/artest/reference"
-	"github.com/artest/artest/signal"
+	"github.com/artest/artest/sigblock"
 )
 
 func tagArgs(count uint64) *Args {
@@ -21,7 +21,7 @@ func TestCallHashCoversTheCall(t *testing.T) {
 		return one, reference.F32, reference.Sum, tagArgs(1024), 1, 512
 	}
 	ref := CallHash(base())
-	require.Zero(t, ref&^uint32(signal.TagCallMask), "the hash fits the tag's call bits")
+	require.Zero(t, ref&^uint32(sigblock.TagCallMask), "the hash fits the tag's call bits")
 	for _, tc := range []struct {
 		name   string
 		mutate func(v **Variant, d *reference.DType, o *reference.Op, a *Args, blocks, threads *int)
@@ -70,7 +70,7 @@ func TestSetTagsUsesEachRanksGeneration(t *testing.T) {
 	a := tagArgs(1024)
 	a.PeerTag[7] = 0xdead // beyond NRanks: cleared
 	SetTags(a, 0x00abcdef, []uint32{1, 1, 2, 1})
-	require.Equal(t, signal.MakeTag(0xabcdef, 1), a.SelfTag, "rank 1's own generation")
+	require.Equal(t, sigblock.MakeTag(0xabcdef, 1), a.SelfTag, "rank 1's own generation")
 	require.Equal(t, [4]uint32{0x01abcdef, 0x01abcdef, 0x02abcdef, 0x01abcdef}, [4]uint32(a.PeerTag[:4]))
 	require.Zero(t, a.PeerTag[7])
 	// Rank 2 computing the same call expects from rank 1 what rank 1 stores.

@@ -96,6 +96,27 @@ type Waiter interface {
 	Waiting() string
 }
 
+// Reregisterer is a backend that can give a rank a new registered input
+// buffer: the reregister hang scenario (--inject reregister:rank=R).
+type Reregisterer interface {
+	// ReregisterInput is collective: rank owner replaces its registered
+	// input buffer with a new allocation of the same capacity and shares
+	// it again; every rank opens the new one and updates World.Input[owner]
+	// and World.Gen[owner]. The old buffer stays allocated and mapped until
+	// Close, so a graph that still holds its address faults nothing (the
+	// launch tags stop it at its first barrier).
+	ReregisterInput(c comm.Comm, owner int) error
+}
+
+// ConcurrentLauncher is a backend with a second stream: the two-streams
+// hang scenario (--inject two-streams).
+type ConcurrentLauncher interface {
+	// AllreduceConcurrent enqueues l on a second stream of this rank,
+	// not ordered with the first: two allreduces in flight on one
+	// SignalBlock. Sync waits for both.
+	AllreduceConcurrent(l *Launch) error
+}
+
 // Delayer is a backend that can hold its stream for a time, ordered with
 // the rest of its work: what follows starts d later than it would have.
 // Stress's skew schedule uses it to make one rank late. The host backend
@@ -142,7 +163,9 @@ type Event interface {
 
 // Backend executes allreduces for one rank. Every method is called from the
 // runner's goroutine (locked to its OS thread), except ReadSignal, which
-// the watchdog may also call.
+// the watchdog may also call. What only some backends do (Sharer, Waiter,
+// Delayer, Reregisterer, ConcurrentLauncher) are separate interfaces the
+// runner checks for.
 type Backend interface {
 	Name() string
 	Info() Info
@@ -184,17 +207,5 @@ type Backend interface {
 	// ReadSignal copies rank r's SignalBlock, even while a launch hangs.
 	ReadSignal(r int) ([]byte, error)
 
-	// ReregisterInput is collective: rank owner replaces its registered
-	// input buffer with a new allocation of the same capacity and shares
-	// it again; every rank opens the new one and updates World.Input[owner]
-	// and World.Gen[owner]. The old buffer stays allocated and mapped until
-	// Close, so a graph that still holds its address faults nothing (the
-	// launch tags stop it at its first barrier). The reregister hang
-	// scenario.
-	ReregisterInput(c comm.Comm, owner int) error
-	// AllreduceConcurrent enqueues l on a second stream of this rank,
-	// not ordered with the first: two allreduces in flight on one
-	// SignalBlock (the two-streams hang scenario). Sync waits for both.
-	AllreduceConcurrent(l *Launch) error
 	Close() error
 }

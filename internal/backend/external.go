@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/artest/artest/kernels"
-	"github.com/artest/artest/signal"
+	"github.com/artest/artest/sigblock"
 )
 
 // ExternalCall builds the call of an External variant from l: real is how
@@ -57,11 +57,11 @@ func externalDevice(l *Launch, w *World, real func(Ptr) (uintptr, error)) (*kern
 		return nil, fmt.Errorf("%s: no SignalBlock for rank %d", l.Variant.Name, rank)
 	}
 	sig := w.Signal[rank]
-	trace, err := real(sig + signal.OffTraceVariant)
+	trace, err := real(sig + sigblock.OffTraceVariant)
 	if err != nil {
 		return nil, fmt.Errorf("%s: trace words: %w", l.Variant.Name, err)
 	}
-	diag, err := real(sig + signal.OffDiag)
+	diag, err := real(sig + sigblock.OffDiag)
 	if err != nil {
 		return nil, fmt.Errorf("%s: diagnosis words: %w", l.Variant.Name, err)
 	}

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/artest/artest/internal/comm"
 )
 
 // FDRequest names one descriptor to fetch: the one rank Rank offers as Name.
@@ -59,35 +61,29 @@ func (x SocketExchange) Exchange(c Comm, offer map[string]int, want []FDRequest)
 	}
 	name := func(r int) string { return fmt.Sprintf("@artest-fd-%s-%d", hex.EncodeToString(job), r) }
 
-	// Listen, then tell everyone our pid and whether we listen.
+	// Listen, then tell everyone our pid, and whether every rank listens.
 	ln, lerr := net.ListenUnix("unix", &net.UnixAddr{Name: name(c.Rank()), Net: "unix"})
-	hello := make([]byte, 8+statusBytes)
-	binary.LittleEndian.PutUint64(hello, uint64(os.Getpid()))
-	if lerr != nil {
-		hello[8] = 1
-		copy(hello[9:], lerr.Error())
-	}
-	all, err := c.Allgather(hello)
+	pid := make([]byte, 8)
+	binary.LittleEndian.PutUint64(pid, uint64(os.Getpid()))
+	all, err := c.Allgather(pid)
 	if err != nil {
 		if ln != nil {
 			ln.Close()
 		}
 		return nil, fmt.Errorf("exchange pids: %w", err)
 	}
-	pids := map[int]bool{}
-	var peerErr error
-	for r := 0; r < c.Size(); r++ {
-		h := all[r*len(hello) : (r+1)*len(hello)]
-		pids[int(binary.LittleEndian.Uint64(h))] = true
-		if h[8] == 1 && peerErr == nil {
-			peerErr = fmt.Errorf("rank %d cannot listen: %s", r, strings.TrimRight(string(h[9:]), "\x00"))
-		}
+	if lerr != nil {
+		lerr = fmt.Errorf("cannot listen: %w", lerr)
 	}
-	if peerErr != nil {
+	if err := comm.Agree(c, lerr); err != nil {
 		if ln != nil {
 			ln.Close()
 		}
-		return nil, peerErr
+		return nil, err
+	}
+	pids := map[int]bool{}
+	for r := 0; r < c.Size(); r++ {
+		pids[int(binary.LittleEndian.Uint64(all[r*8:]))] = true
 	}
 
 	srv := &fdServer{ln: ln, offer: offer, pids: pids, uid: os.Getuid(), timeout: timeout}
@@ -105,10 +101,13 @@ func (x SocketExchange) Exchange(c Comm, offer map[string]int, want []FDRequest)
 		got[req] = fd
 	}
 	// Nobody stops serving while a peer may still be fetching.
-	agreeErr := agree(c, "fetch descriptors", fetchErr)
+	agreeErr := comm.Agree(c, fetchErr)
 	ln.Close()
 	srv.wg.Wait()
-	return got, agreeErr
+	if agreeErr != nil {
+		return got, fmt.Errorf("fetch descriptors: %w", agreeErr)
+	}
+	return got, nil
 }
 
 // refusal starts the server's reply when it sends no descriptor.

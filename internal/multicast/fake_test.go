@@ -8,7 +8,7 @@ import (
 	"sync"
 	"syscall"
 
-	cu "github.com/artest/artest/internal/cuda"
+	cu "github.com/artest/artest/internal/cudadrv"
 	"github.com/artest/artest/internal/multicast/gate"
 )
 

@@ -18,8 +18,8 @@
 // needs ptrace rights over the peer, which Yama's default ptrace_scope=1
 // (Ubuntu, Debian) denies between sibling MPI ranks.
 //
-// The sequence, with an agreement between ranks (an Allgather of each
-// rank's error) after every step that can fail, so that a failure anywhere
+// The sequence, with an agreement between ranks (comm.Agree: the first
+// failing rank's error reaches every rank) after every step that can fail, so that a failure anywhere
 // makes every rank tear down what it built, in reverse order, instead of
 // waiting for ever in a call that blocks until all ranks arrive
 // (cuMulticastBindMem and the multicast cuMemMap block until every device
@@ -44,10 +44,10 @@ package multicast
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"syscall"
 
-	cu "github.com/artest/artest/internal/cuda"
+	"github.com/artest/artest/internal/comm"
+	cu "github.com/artest/artest/internal/cudadrv"
 	"github.com/artest/artest/internal/multicast/gate"
 )
 
@@ -76,7 +76,8 @@ type Driver interface {
 
 var _ Driver = (*cu.Driver)(nil)
 
-// Comm is the part of the communicator the setup uses; comm.Comm has it.
+// Comm is the part of the communicator the setup uses (comm.Peers, which
+// comm.Comm has).
 // Every rank of the communicator must run on one node: the handles are file
 // descriptors, and NVLS multicast does not cross nodes here.
 type Comm interface {
@@ -144,8 +145,8 @@ func Setup(d Driver, c Comm, cfg Config) (seg *Segment, err error) {
 	}
 	// Agree before the first driver call: a rank whose gate is closed makes
 	// every rank stop here, having called nothing.
-	if err := agree(c, "safety gate", permitErr); err != nil {
-		return nil, fmt.Errorf("multicast setup: %w", err)
+	if err := comm.Agree(c, permitErr); err != nil {
+		return nil, fmt.Errorf("multicast setup: safety gate: %w", err)
 	}
 	if cfg.Exchange == nil {
 		cfg.Exchange = SocketExchange{}
@@ -176,8 +177,8 @@ func Setup(d Driver, c Comm, cfg Config) (seg *Segment, err error) {
 		{"bind and map the multicast object", b.bind},
 	}
 	for _, st := range steps {
-		if err := agree(c, st.name, st.fn()); err != nil {
-			return nil, fmt.Errorf("multicast setup: %w", err)
+		if err := comm.Agree(c, st.fn()); err != nil {
+			return nil, fmt.Errorf("multicast setup: %s: %w", st.name, err)
 		}
 	}
 	return b.seg, nil
@@ -412,38 +413,6 @@ func (b *builder) bind() error {
 	var err error
 	b.seg.Multicast, err = b.mapHere(mc, "the multicast object")
 	return err
-}
-
-// statusBytes is the room for one rank's error text in an agreement.
-const statusBytes = 512
-
-// agree tells every rank whether every rank's step succeeded. It returns
-// this rank's own error, or else the first failing rank's, so that every
-// rank stops at the same step.
-func agree(c Comm, step string, err error) error {
-	msg := make([]byte, statusBytes)
-	if err != nil {
-		text := err.Error()
-		if len(text) > statusBytes-1 {
-			text = text[:statusBytes-4] + "..."
-		}
-		msg[0] = 1
-		copy(msg[1:], text)
-	}
-	all, gerr := c.Allgather(msg)
-	if gerr != nil {
-		return fmt.Errorf("%s: agree with the other ranks: %w", step, gerr)
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", step, err)
-	}
-	for r := 0; r < c.Size(); r++ {
-		m := all[r*statusBytes : (r+1)*statusBytes]
-		if m[0] == 1 {
-			return fmt.Errorf("%s: rank %d: %s", step, r, strings.TrimRight(string(m[1:]), "\x00"))
-		}
-	}
-	return nil
 }
 
 // undoStack is the teardown, run last step first.

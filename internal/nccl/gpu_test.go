@@ -11,7 +11,7 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/artest/artest/internal/cuda"
+	"github.com/artest/artest/internal/cudadrv"
 	"github.com/stretchr/testify/require"
 )
 
@@ -19,15 +19,15 @@ import (
 // machines where it sits somewhere unusual). ci/gpu.sh runs them with
 // `go test -tags gpu`.
 
-func setup(t *testing.T, dev int) (*cuda.Driver, *Lib) {
+func setup(t *testing.T, dev int) (*cudadrv.Driver, *Lib) {
 	t.Helper()
 	runtime.LockOSThread()
 	t.Cleanup(runtime.UnlockOSThread)
-	d, err := cuda.Load()
+	d, err := cudadrv.Load()
 	require.NoError(t, err)
-	_, err = d.MakeCurrent(cuda.Device(dev))
+	_, err = d.MakeCurrent(cudadrv.Device(dev))
 	require.NoError(t, err)
-	t.Cleanup(func() { d.PrimaryCtxRelease(cuda.Device(dev)) })
+	t.Cleanup(func() { d.PrimaryCtxRelease(cudadrv.Device(dev)) })
 
 	path, tried, err := Find("")
 	require.NoError(t, err, "tried %v", tried)
@@ -39,10 +39,10 @@ func setup(t *testing.T, dev int) (*cuda.Driver, *Lib) {
 
 // allreduce runs a float32 sum over count elements where rank r holds
 // value(r, i), and checks the result against the exact sum.
-func allreduce(t *testing.T, d *cuda.Driver, l *Lib, comm Comm, rank, nranks, count int) {
+func allreduce(t *testing.T, d *cudadrv.Driver, l *Lib, comm Comm, rank, nranks, count int) {
 	t.Helper()
 	value := func(r, i int) float32 { return float32((r+1)*(i%13) - 6) }
-	s, err := d.StreamCreate(cuda.StreamNonBlocking)
+	s, err := d.StreamCreate(cudadrv.StreamNonBlocking)
 	require.NoError(t, err)
 	defer d.StreamDestroy(s)
 

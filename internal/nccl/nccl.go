@@ -11,7 +11,7 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/artest/artest/internal/cuda"
+	"github.com/artest/artest/internal/cudadrv"
 	"github.com/artest/artest/internal/dl"
 )
 
@@ -159,7 +159,7 @@ func (l *Lib) CommInitRank(nranks int, id UniqueID, rank int) (Comm, error) {
 
 // AllReduce queues an allreduce of count elements from send into recv (the
 // same address for in place) on stream.
-func (l *Lib) AllReduce(send, recv cuda.DevicePtr, count uint64, dt DataType, op RedOp, comm Comm, stream cuda.Stream) error {
+func (l *Lib) AllReduce(send, recv cudadrv.DevicePtr, count uint64, dt DataType, op RedOp, comm Comm, stream cudadrv.Stream) error {
 	return l.check(&l.allReduce, comm, C.art_ncclAllReduce(l.allReduce.ptr, C.uintptr_t(send), C.uintptr_t(recv),
 		C.size_t(count), C.int(dt), C.int(op), C.uintptr_t(comm), C.uintptr_t(stream)))
 }

@@ -28,7 +28,7 @@ import (
 	"github.com/artest/artest/internal/exitcode"
 	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/reference"
-	"github.com/artest/artest/signal"
+	"github.com/artest/artest/sigblock"
 )
 
 // ABIVersion is the artest_plugin.h version this artest speaks.
@@ -305,7 +305,7 @@ func (p *Plugin) variant(i int) (kernels.Variant, error) {
 	case cv.nparams > C.ARTEST_MAX_PARAMS:
 		return v, fmt.Errorf("%s: %d parameters, at most %d", name, uint32(cv.nparams), C.ARTEST_MAX_PARAMS)
 	}
-	v.MaxRanks = min(v.MaxRanks, signal.MaxRanks)
+	v.MaxRanks = min(v.MaxRanks, sigblock.MaxRanks)
 	v.Order = reference.OrderUnknown
 	if cv.order == C.ARTEST_ORDER_RANKS_ASCENDING_F32 {
 		v.Order = reference.OrderRankAscendingF32

@@ -15,7 +15,7 @@ import (
 	"github.com/artest/artest/internal/exitcode"
 	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/reference"
-	"github.com/artest/artest/signal"
+	"github.com/artest/artest/sigblock"
 )
 
 // build compiles testdata/bad.c (or src) with the given -D flags into a
@@ -149,14 +149,14 @@ func TestCallsReportStatus(t *testing.T) {
 // read by the same code as artest's kernels'.
 func TestDeviceHeaderMatchesSignal(t *testing.T) {
 	require.Equal(t, map[string]int{
-		"state": signal.DiagState, "variant": signal.DiagVariant, "block": signal.DiagBlock,
-		"kind": signal.DiagKind, "where": signal.DiagWhere, "peer": signal.DiagPeer,
-		"want": signal.DiagWant, "seen": signal.DiagSeen, "waited_ms": signal.DiagWaitedMs,
-		"lane": signal.DiagLane, "rank": signal.DiagRank, "timeout_ms": signal.DiagTimeoutMs,
-		"words": signal.DiagWords, "claimed": int(signal.DiagClaimed), "gave_up": int(signal.DiagGaveUp),
-		"kind_plugin_wait": signal.DiagKindPluginWait,
+		"state": sigblock.DiagState, "variant": sigblock.DiagVariant, "block": sigblock.DiagBlock,
+		"kind": sigblock.DiagKind, "where": sigblock.DiagWhere, "peer": sigblock.DiagPeer,
+		"want": sigblock.DiagWant, "seen": sigblock.DiagSeen, "waited_ms": sigblock.DiagWaitedMs,
+		"lane": sigblock.DiagLane, "rank": sigblock.DiagRank, "timeout_ms": sigblock.DiagTimeoutMs,
+		"words": sigblock.DiagWords, "claimed": int(sigblock.DiagClaimed), "gave_up": int(sigblock.DiagGaveUp),
+		"kind_plugin_wait": sigblock.DiagKindPluginWait,
 	}, headerDiagWords())
-	require.Equal(t, signal.OffTraceVariant+4, signal.OffTraceCount, "artest_device.trace[1] is the count")
+	require.Equal(t, sigblock.OffTraceVariant+4, sigblock.OffTraceCount, "artest_device.trace[1] is the count")
 }
 
 func TestLoadRefusesBadDeviceInfo(t *testing.T) {
@@ -224,15 +224,15 @@ func TestDeviceHelpersOnTheHost(t *testing.T) {
 	p, err := Load(build(t, "testdata/device.c"))
 	require.NoError(t, err)
 	traced, plain := &p.Variants[0], &p.Variants[1]
-	in, st, ctl, sig := mapped(t, 4096), mapped(t, 4096), mapped(t, 4096), mapped(t, signal.Size)
-	sb := signal.Block(sig)
+	in, st, ctl, sig := mapped(t, 4096), mapped(t, 4096), mapped(t, 4096), mapped(t, sigblock.Size)
+	sb := sigblock.Block(sig)
 	w := &kernels.ExternalWorld{Size: 1, Device: -1, Backend: "host",
 		Input: []uintptr{addr(in)}, Staging: []uintptr{addr(st)}, Control: []uintptr{addr(ctl)},
 		InputBytes: 4096, StagingBytes: 4096, ControlBytes: 4096}
 	require.NoError(t, traced.External.Setup(w))
 	out := mapped(t, 4096)
 	const timeout = 50 * time.Millisecond
-	dev := &kernels.ExternalDevice{Trace: addr(sig) + signal.OffTraceVariant, Diag: addr(sig) + signal.OffDiag,
+	dev := &kernels.ExternalDevice{Trace: addr(sig) + sigblock.OffTraceVariant, Diag: addr(sig) + sigblock.OffDiag,
 		TimeoutNs: uint64(timeout.Nanoseconds()), TraceID: traced.ID, Rank: 0}
 	call := func(v *kernels.Variant, wait uint32, d *kernels.ExternalDevice) []uint64 {
 		c := &kernels.ExternalCall{Variant: v, DType: reference.F32, Count: 16, In: addr(in), Out: addr(out),
@@ -247,24 +247,24 @@ func TestDeviceHelpersOnTheHost(t *testing.T) {
 
 	rec := call(plain, 0, nil)
 	require.Equal(t, []uint64{uint64(callRegistered), 0, 0, 0, 0, 0}, rec, "no device fields without the flag")
-	require.Zero(t, sb.Load(signal.OffTraceCount), "nothing traced")
+	require.Zero(t, sb.Load(sigblock.OffTraceCount), "nothing traced")
 
 	for i := 1; i <= 2; i++ {
 		rec = call(traced, 0, dev)
 		require.Equal(t, []uint64{uint64(callRegistered | callDevice), uint64(dev.Trace), uint64(dev.Diag),
 			dev.TimeoutNs, uint64(traced.ID), 0}, rec)
-		require.Equal(t, traced.ID, sb.Load(signal.OffTraceVariant))
-		require.Equal(t, uint32(i), sb.Load(signal.OffTraceCount))
+		require.Equal(t, traced.ID, sb.Load(sigblock.OffTraceVariant))
+		require.Equal(t, uint32(i), sb.Load(sigblock.OffTraceCount))
 	}
 	require.False(t, sb.GaveUp())
 
 	start := time.Now()
 	call(traced, 1, dev)
 	require.GreaterOrEqual(t, time.Since(start), timeout, "it waited the deadline out")
-	require.Equal(t, uint32(2), sb.Load(signal.OffTraceCount), "a call that gave up traces nothing")
-	g, ok := signal.Snapshot(sig).GiveUp()
+	require.Equal(t, uint32(2), sb.Load(sigblock.OffTraceCount), "a call that gave up traces nothing")
+	g, ok := sigblock.Snapshot(sig).GiveUp()
 	require.True(t, ok)
-	require.Equal(t, signal.GiveUp{Rank: 0, Variant: traced.ID, Block: 0, Kind: signal.DiagKindPluginWait, Where: 1,
+	require.Equal(t, sigblock.GiveUp{Rank: 0, Variant: traced.ID, Block: 0, Kind: sigblock.DiagKindPluginWait, Where: 1,
 		Peer: 0, Want: 1, Seen: 0, Waited: g.Waited, Lane: 0, Timeout: timeout}, g)
 	require.GreaterOrEqual(t, g.Waited, timeout)
 
@@ -273,7 +273,7 @@ func TestDeviceHelpersOnTheHost(t *testing.T) {
 	noDeadline := *dev
 	noDeadline.TimeoutNs = 0
 	call(traced, 1, &noDeadline)
-	again, ok := signal.Snapshot(sig).GiveUp()
+	again, ok := sigblock.Snapshot(sig).GiveUp()
 	require.True(t, ok)
 	require.Equal(t, g, again, "the first give-up's record stays")
 }

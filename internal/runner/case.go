@@ -8,10 +8,11 @@ import (
 
 	"github.com/artest/artest/cases"
 	"github.com/artest/artest/internal/backend"
+	"github.com/artest/artest/internal/comm"
 	"github.com/artest/artest/internal/report"
 	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/reference"
-	"github.com/artest/artest/signal"
+	"github.com/artest/artest/sigblock"
 )
 
 // caseState is one rank's buffers and launch for one case.
@@ -54,10 +55,13 @@ func (r *run) runCase(c cases.Case) (res rankResult) {
 	if reason == "" && r.cfg.PDL {
 		reason = r.pdlSkipReason(v)
 	}
+	if reason == "" {
+		reason = r.scenarioSkipReason(v, c)
+	}
 	if reason == "" && r.cfg.Inject.WrongKernel && v.Custom && wrongKernel(v) == nil {
 		reason = "wrong-kernel injection needs a second custom variant"
 	}
-	agreed, err := r.agreeSkip(reason)
+	agreed, err := comm.AgreeReason(r.c, reason)
 	if err != nil {
 		res.Fatal = fmt.Sprintf("agree on skip: %v", err)
 		return res
@@ -73,7 +77,7 @@ func (r *run) runCase(c cases.Case) (res rankResult) {
 	}
 	// Nobody launches unless everybody is ready, or the ready ones would
 	// wait at the start barrier for ever.
-	notReady, err := r.agreeSkip(errText(prepErr))
+	notReady, err := comm.AgreeReason(r.c, errText(prepErr))
 	if err != nil {
 		res.Fatal = fmt.Sprintf("agree on readiness: %v", err)
 		return res
@@ -245,7 +249,7 @@ func (r *run) readTrace(s *caseState) error {
 	if err != nil {
 		return fmt.Errorf("read trace word: %w", err)
 	}
-	s.trace0 = signal.Snapshot(sig).Word(signal.OffTraceCount)
+	s.trace0 = sigblock.Snapshot(sig).Word(sigblock.OffTraceCount)
 	return nil
 }
 
@@ -321,12 +325,16 @@ func (r *run) checkAndTime(s *caseState, res *rankResult) {
 	// Every rank learns whether every rank's checked call was right: a
 	// rank whose output was wrong stops here, and the others must not go
 	// on to time calls (collectives) it never joins.
-	allOK, err := r.allOK(r.verify(s, s.out, 0, res, ""))
+	wrong := ""
+	if !r.verify(s, s.out, 0, res, "") {
+		wrong = "the checked call's result is wrong"
+	}
+	someWrong, err := comm.AgreeReason(r.c, wrong)
 	if err != nil {
 		res.Fatal = fmt.Sprintf("agreeing on the checked call: %v", err)
 		return
 	}
-	if !allOK || r.cfg.Iters <= 0 || r.cfg.Reps <= 0 {
+	if someWrong != "" || r.cfg.Iters <= 0 || r.cfg.Reps <= 0 {
 		return
 	}
 
@@ -466,8 +474,8 @@ func (r *run) verifyTrace(s *caseState, res *rankResult) bool {
 		res.Failures = append(res.Failures, report.RankFailure{Kind: "error", Detail: "read trace word: " + err.Error()})
 		return false
 	}
-	snap := signal.Snapshot(sig)
-	id, count := snap.Word(signal.OffTraceVariant), snap.Word(signal.OffTraceCount)
+	snap := sigblock.Snapshot(sig)
+	id, count := snap.Word(sigblock.OffTraceVariant), snap.Word(sigblock.OffTraceCount)
 	want := s.trace0 + s.calls
 	switch {
 	case id == 0 && count == s.trace0 && s.calls > 0:

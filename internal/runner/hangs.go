@@ -9,7 +9,7 @@ import (
 	"github.com/artest/artest/cases"
 	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/kernels"
-	"github.com/artest/artest/signal"
+	"github.com/artest/artest/sigblock"
 )
 
 // The hang scenarios that must be diagnosed, not hung (--inject):
@@ -70,8 +70,12 @@ func (r *run) concurrentCall(s *caseState, l *backend.Launch) error {
 	if !r.cfg.Inject.TwoStreams || s.c.Mode.Graph || !l.Variant.Custom {
 		return nil
 	}
+	cl, ok := r.b.(backend.ConcurrentLauncher)
+	if !ok {
+		return fmt.Errorf("launch %s on a second stream: %w", l.Variant.Name, backend.ErrUnsupported)
+	}
 	second := *l
-	if err := r.b.AllreduceConcurrent(&second); err != nil {
+	if err := cl.AllreduceConcurrent(&second); err != nil {
 		return fmt.Errorf("launch %s on a second stream: %w", l.Variant.Name, err)
 	}
 	s.calls++
@@ -93,7 +97,12 @@ func (r *run) reregister(s *caseState, g backend.Graph, one func() error) (backe
 		_ = g.Destroy()
 		return nil, fmt.Errorf("reregister:rank=%d: the world has %d ranks", owner, r.w.Size)
 	}
-	if err := r.b.ReregisterInput(r.c, owner); err != nil {
+	rr, ok := r.b.(backend.Reregisterer)
+	if !ok {
+		_ = g.Destroy()
+		return nil, fmt.Errorf("re-register rank %d's input: %w", owner, backend.ErrUnsupported)
+	}
+	if err := rr.ReregisterInput(r.c, owner); err != nil {
 		_ = g.Destroy()
 		return nil, fmt.Errorf("re-register rank %d's input: %w", owner, err)
 	}
@@ -118,17 +127,35 @@ func (r *run) reregister(s *caseState, g backend.Graph, one func() error) (backe
 	return ng, nil
 }
 
+// scenarioSkipReason says why case c of variant v cannot run the injected
+// hang scenario on this backend ("" if it can): the backend lacks the
+// optional interface the scenario needs. Only the cases the scenario
+// touches are skipped.
+func (r *run) scenarioSkipReason(v *kernels.Variant, c cases.Case) string {
+	in := &r.cfg.Inject
+	if !v.Custom {
+		return ""
+	}
+	if _, ok := r.b.(backend.Reregisterer); in.Reregister && c.Mode.Graph && !ok {
+		return fmt.Sprintf("--inject reregister: the %s backend cannot re-register an input buffer", r.b.Name())
+	}
+	if _, ok := r.b.(backend.ConcurrentLauncher); in.TwoStreams && !c.Mode.Graph && !ok {
+		return fmt.Sprintf("--inject two-streams: the %s backend has no second stream", r.b.Name())
+	}
+	return ""
+}
+
 // gaveUpMessage heads the diagnosis when a kernel block of this rank gave
 // up: after the deadline, or at once for a launch-tag mismatch or a
 // claimed SignalBlock.
 func (r *run) gaveUpMessage(c cases.Case, what, diag string) string {
 	why := fmt.Sprintf("gave up waiting after the device timeout %s", r.cfg.DeviceTimeout)
 	if raw, err := r.b.ReadSignal(r.c.Rank()); err == nil {
-		if g, ok := signal.Snapshot(raw).GiveUp(); ok {
+		if g, ok := sigblock.Snapshot(raw).GiveUp(); ok {
 			switch g.Kind {
-			case signal.DiagKindTagMismatch:
+			case sigblock.DiagKindTagMismatch:
 				why = "gave up at a barrier: a peer's launch is not the call this launch made (launch tags differ)"
-			case signal.DiagKindClaimed:
+			case sigblock.DiagKindClaimed:
 				why = "gave up at its start: another launch of this rank was using its SignalBlock"
 			}
 		}

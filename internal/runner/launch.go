@@ -1,11 +1,10 @@
 package runner
 
 import (
-	"encoding/binary"
 	"fmt"
-	"strings"
 
 	"github.com/artest/artest/internal/backend"
+	"github.com/artest/artest/internal/comm"
 	"github.com/artest/artest/internal/report"
 	"github.com/artest/artest/kernels"
 )
@@ -72,7 +71,7 @@ func (r *run) fitGrid(s *caseState) (string, error) {
 	if err != nil {
 		blocks, from = 0, fmt.Sprintf("rank %d: %v", r.w.Rank, err)
 	}
-	if blocks, from, err = r.agreeMin(blocks, from); err != nil {
+	if blocks, from, err = comm.AgreeMin(r.c, blocks, from); err != nil {
 		return "", err
 	}
 	s.capBlocks, s.capFrom = blocks, from
@@ -81,28 +80,6 @@ func (r *run) fitGrid(s *caseState) (string, error) {
 	}
 	l.Blocks = min(l.Blocks, blocks)
 	return "", nil
-}
-
-// agreeMin gathers every rank's (n, why) and returns the pair with the
-// smallest n (the lowest rank's on a tie).
-func (r *run) agreeMin(n int, why string) (int, string, error) {
-	const size = 512
-	blob := make([]byte, size)
-	binary.LittleEndian.PutUint64(blob, uint64(int64(n)))
-	copy(blob[8:], why)
-	all, err := r.c.Allgather(blob)
-	if err != nil {
-		return 0, "", err
-	}
-	best, bestWhy := n, why
-	for i := 0; i < r.c.Size(); i++ {
-		b := all[i*size : (i+1)*size]
-		v := int(int64(binary.LittleEndian.Uint64(b)))
-		if i == 0 || v < best {
-			best, bestWhy = v, strings.TrimRight(string(b[8:]), "\x00")
-		}
-	}
-	return best, bestWhy, nil
 }
 
 // caseLaunch is what one rank launched in a case, for the report (every

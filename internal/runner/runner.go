@@ -23,7 +23,7 @@ import (
 	"github.com/artest/artest/internal/report"
 	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/reference"
-	"github.com/artest/artest/signal"
+	"github.com/artest/artest/sigblock"
 )
 
 // Config is one run.
@@ -343,46 +343,6 @@ func ranksFailing(fs []report.RankFailure) int {
 	return len(set)
 }
 
-// allOK reports whether ok holds on every rank (one Allgather, which is
-// also the barrier the callers need).
-func (r *run) allOK(ok bool) (bool, error) {
-	b := []byte{0}
-	if ok {
-		b[0] = 1
-	}
-	all, err := r.c.Allgather(b)
-	if err != nil {
-		return false, err
-	}
-	for _, x := range all {
-		if x == 0 {
-			return false, nil
-		}
-	}
-	return true, nil
-}
-
-// agreeSkip makes every rank skip a case when any rank must, so that no
-// rank waits at a barrier for a peer that never launches.
-func (r *run) agreeSkip(reason string) (string, error) {
-	blob := make([]byte, 256)
-	copy(blob, reason)
-	all, err := r.c.Allgather(blob)
-	if err != nil {
-		return "", err
-	}
-	for i := 0; i < r.c.Size(); i++ {
-		s := strings.TrimRight(string(all[i*256:(i+1)*256]), "\x00")
-		if s != "" {
-			if i != r.c.Rank() && reason == "" {
-				return fmt.Sprintf("rank %d: %s", i, s), nil
-			}
-			return s, nil
-		}
-	}
-	return "", nil
-}
-
 // writeReports writes the table, draws the plot (AfterReports), writes the
 // Go benchmark file, then closes the JSON Lines stream and writes the JSON
 // and JUnit files, in that
@@ -461,25 +421,25 @@ func attachNCCL(cs []report.Case) {
 // which blocks gave up where and who waits for whom, and aborts the job with
 // exit code 3. Rank 0 writes the reports of every finished case first.
 func (r *run) hang(c cases.Case, what string, blocks int, gaveUp bool) {
-	var snaps []signal.Snapshot
+	var snaps []sigblock.Snapshot
 	for p := 0; p < r.w.Size; p++ {
 		s, err := r.b.ReadSignal(p)
 		if err != nil {
 			fmt.Fprintf(r.cfg.Stderr, "artest: rank %d: read rank %d SignalBlock: %v\n", r.c.Rank(), p, err)
 			continue
 		}
-		snaps = append(snaps, signal.Snapshot(s))
+		snaps = append(snaps, sigblock.Snapshot(s))
 	}
 	diag := ""
 	if len(snaps) == r.w.Size {
-		diag = signal.Summarize(signal.Diagnose(snaps, blocks))
+		diag = sigblock.Summarize(sigblock.Diagnose(snaps, blocks))
 		// The kernels' own account comes first: which block gave up at
 		// which barrier or slot, waiting for whom.
-		if g := signal.SummarizeGiveUps(nameGiveUps(signal.GiveUps(snaps))); g != "" {
+		if g := sigblock.SummarizeGiveUps(nameGiveUps(sigblock.GiveUps(snaps))); g != "" {
 			diag = strings.TrimSuffix(g+"\n"+diag, "\n")
 		}
 		// A ring launch waits on slot sequences and credits, not barriers.
-		if ring := signal.SummarizeRing(signal.DiagnoseRing(snaps)); ring != "" {
+		if ring := sigblock.SummarizeRing(sigblock.DiagnoseRing(snaps)); ring != "" {
 			diag = strings.TrimPrefix(diag+"\n"+ring, "\n")
 		}
 	}
@@ -530,10 +490,10 @@ func (r *run) hang(c cases.Case, what string, blocks int, gaveUp bool) {
 // nameGiveUps fills in the variant and wait point of plugin give-ups
 // (their words hold the trace id and the point's index) from the
 // variant's declaration.
-func nameGiveUps(gs []signal.GiveUp) []signal.GiveUp {
+func nameGiveUps(gs []sigblock.GiveUp) []sigblock.GiveUp {
 	for i := range gs {
 		g := &gs[i]
-		if g.Kind != signal.DiagKindPluginWait {
+		if g.Kind != sigblock.DiagKindPluginWait {
 			continue
 		}
 		if v := kernels.ByID(g.Variant); v != nil && v.External != nil {
@@ -580,7 +540,7 @@ func (r *run) gaveUp() bool {
 	if err != nil {
 		return false
 	}
-	_, ok := signal.Snapshot(s).GiveUp()
+	_, ok := sigblock.Snapshot(s).GiveUp()
 	return ok
 }
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/reference"
-	"github.com/artest/artest/signal"
+	"github.com/artest/artest/sigblock"
 )
 
 // The wrong-kernel injection plays a dispatcher that silently runs another
@@ -68,16 +68,16 @@ func TestNameGiveUps(t *testing.T) {
 	id := kernels.ExternalTraceID("ex:x")
 	kernels.Registry = append(append([]kernels.Variant(nil), saved...),
 		kernels.Variant{Name: "ex:x", ID: id, Custom: true, External: testExternal{}, WaitPoints: []string{"start barrier", "end barrier"}})
-	gs := nameGiveUps([]signal.GiveUp{
-		{Kind: signal.DiagKindPluginWait, Variant: id, Where: 1},
-		{Kind: signal.DiagKindPluginWait, Variant: id, Where: 5},
-		{Kind: signal.DiagKindPluginWait, Variant: 0x80000002, Where: 0},
-		{Kind: signal.DiagKindBarrier, Variant: kernels.IDOneshot, Where: signal.PhaseEnd},
+	gs := nameGiveUps([]sigblock.GiveUp{
+		{Kind: sigblock.DiagKindPluginWait, Variant: id, Where: 1},
+		{Kind: sigblock.DiagKindPluginWait, Variant: id, Where: 5},
+		{Kind: sigblock.DiagKindPluginWait, Variant: 0x80000002, Where: 0},
+		{Kind: sigblock.DiagKindBarrier, Variant: kernels.IDOneshot, Where: sigblock.PhaseEnd},
 	})
-	require.Equal(t, []signal.GiveUp{
-		{Kind: signal.DiagKindPluginWait, Variant: id, Where: 1, Name: "ex:x", Point: "end barrier"},
-		{Kind: signal.DiagKindPluginWait, Variant: id, Where: 5, Name: "ex:x"},
-		{Kind: signal.DiagKindPluginWait, Variant: 0x80000002, Where: 0},
-		{Kind: signal.DiagKindBarrier, Variant: kernels.IDOneshot, Where: signal.PhaseEnd},
+	require.Equal(t, []sigblock.GiveUp{
+		{Kind: sigblock.DiagKindPluginWait, Variant: id, Where: 1, Name: "ex:x", Point: "end barrier"},
+		{Kind: sigblock.DiagKindPluginWait, Variant: id, Where: 5, Name: "ex:x"},
+		{Kind: sigblock.DiagKindPluginWait, Variant: 0x80000002, Where: 0},
+		{Kind: sigblock.DiagKindBarrier, Variant: kernels.IDOneshot, Where: sigblock.PhaseEnd},
 	}, gs)
 }

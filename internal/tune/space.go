@@ -18,7 +18,7 @@ import (
 
 	"github.com/artest/artest/cases"
 	"github.com/artest/artest/kernels"
-	"github.com/artest/artest/signal"
+	"github.com/artest/artest/sigblock"
 )
 
 // Space is the launch parameters to try for one variant. An empty axis
@@ -32,7 +32,7 @@ type Space struct {
 }
 
 // The default axes. Blocks: 132 is H200's SM count, 256 the SignalBlock's
-// limit (signal.MaxBlocks); the rest spread between 8 and it. Threads:
+// limit (sigblock.MaxBlocks); the rest spread between 8 and it. Threads:
 // every warp multiple from 128 up to the kernels' __launch_bounds__
 // (kernels.MaxThreads); fewer than 128 leaves too few loads in flight per
 // SM to matter. Which of these win is for measurements on H200 to say.
@@ -132,8 +132,8 @@ func ParseOverrides(blocks, threads string, params []string) (Overrides, error) 
 			return o, fmt.Errorf("--tune-blocks: %w", err)
 		}
 		for _, b := range o.Blocks {
-			if b < 1 || b > signal.MaxBlocks {
-				return o, fmt.Errorf("--tune-blocks %d: want 1..%d (signal.MaxBlocks)", b, signal.MaxBlocks)
+			if b < 1 || b > sigblock.MaxBlocks {
+				return o, fmt.Errorf("--tune-blocks %d: want 1..%d (sigblock.MaxBlocks)", b, sigblock.MaxBlocks)
 			}
 		}
 	}

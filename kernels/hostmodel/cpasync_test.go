@@ -9,7 +9,7 @@ import (
 
 	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/reference"
-	"github.com/artest/artest/signal"
+	"github.com/artest/artest/sigblock"
 )
 
 // fakeMemory gives every buffer its own 4 GiB window of a synthetic address
@@ -53,8 +53,8 @@ func newWorld(n int, d reference.DType, count int64, inPlace bool) *world {
 		w.in = append(w.in, w.mem.alloc(bytes+w.elem))
 		w.stage = append(w.stage, w.mem.alloc(bytes))
 		w.out = append(w.out, w.mem.alloc(bytes+w.elem))
-		w.sig = append(w.sig, w.mem.alloc(signal.Size))
-		signal.Block(w.mem.Bytes(w.sig[r], signal.Size)).Init(r, n)
+		w.sig = append(w.sig, w.mem.alloc(sigblock.Size))
+		sigblock.Block(w.mem.Bytes(w.sig[r], sigblock.Size)).Init(r, n)
 	}
 	return w
 }
@@ -104,7 +104,7 @@ func (w *world) result(r int) []byte {
 }
 
 func (w *world) trace(r int) (id, count uint32) {
-	return signal.Block(w.mem.Bytes(w.sig[r], signal.Size)).Trace()
+	return sigblock.Block(w.mem.Bytes(w.sig[r], sigblock.Size)).Trace()
 }
 
 func lookup(t *testing.T, name string) *kernels.Variant {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/reference"
-	"github.com/artest/artest/signal"
+	"github.com/artest/artest/sigblock"
 )
 
 // testWaitTimeout is the deadline of the give-up tests: short, so the tests
@@ -50,8 +50,8 @@ func (w *world) launchSome(t *testing.T, v *kernels.Variant, inject uint32, rank
 	return errs, time.Since(start)
 }
 
-func (w *world) snapshot(r int) signal.Snapshot {
-	return append(signal.Snapshot(nil), w.mem.Bytes(w.sig[r], signal.Size)...)
+func (w *world) snapshot(r int) sigblock.Snapshot {
+	return append(sigblock.Snapshot(nil), w.mem.Bytes(w.sig[r], sigblock.Size)...)
 }
 
 // A barrier whose peer never arrives gives up after the launch's deadline:
@@ -71,8 +71,8 @@ func TestBarrierGivesUpAfterTheDeadline(t *testing.T) {
 				g, ok := w.snapshot(r).GiveUp()
 				require.True(t, ok, "rank %d recorded no give-up", r)
 				require.Equal(t, r, g.Rank)
-				require.Equal(t, signal.DiagKindBarrier, g.Kind)
-				require.Equal(t, signal.PhaseStart, g.Where)
+				require.Equal(t, sigblock.DiagKindBarrier, g.Kind)
+				require.Equal(t, sigblock.PhaseStart, g.Where)
 				require.Equal(t, 2, g.Peer, "rank 2 never launched")
 				require.Equal(t, uint32(1), g.Want, "the first launch's epoch")
 				require.Equal(t, uint32(0), g.Seen)
@@ -101,7 +101,7 @@ func TestRingWaitGivesUpAfterTheDeadline(t *testing.T) {
 	require.Less(t, took, 40*testWaitTimeout)
 	g, ok := w.snapshot(0).GiveUp()
 	require.True(t, ok)
-	require.Equal(t, signal.DiagKindRingData, g.Kind)
+	require.Equal(t, sigblock.DiagKindRingData, g.Kind)
 	require.Equal(t, 2, g.Peer)
 	require.Equal(t, uint32(1), g.Want, "the first piece's sequence")
 	require.Equal(t, uint32(0), g.Seen)

@@ -15,7 +15,7 @@ import (
 
 	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/reference"
-	"github.com/artest/artest/signal"
+	"github.com/artest/artest/sigblock"
 )
 
 // Memory resolves backend addresses to host bytes.
@@ -56,16 +56,16 @@ var errGaveUp = errors.New("host block gave up waiting")
 // when the kernel completes).
 func Run(mem Memory, l *Launch) error {
 	a := l.Args
-	if l.Blocks < 1 || l.Blocks > signal.MaxBlocks {
-		return fmt.Errorf("host %s: %d blocks, want 1..%d", l.Variant.Name, l.Blocks, signal.MaxBlocks)
+	if l.Blocks < 1 || l.Blocks > sigblock.MaxBlocks {
+		return fmt.Errorf("host %s: %d blocks, want 1..%d", l.Variant.Name, l.Blocks, sigblock.MaxBlocks)
 	}
-	if a.NRanks < 1 || a.NRanks > signal.MaxRanks || a.Rank >= a.NRanks {
+	if a.NRanks < 1 || a.NRanks > sigblock.MaxRanks || a.Rank >= a.NRanks {
 		return fmt.Errorf("host %s: rank %d of %d", l.Variant.Name, a.Rank, a.NRanks)
 	}
 	k := &kernel{l: l, mem: mem, elem: int64(l.DType.Size())}
-	k.sig = make([]signal.Block, a.NRanks)
+	k.sig = make([]sigblock.Block, a.NRanks)
 	for r := range k.sig {
-		k.sig[r] = signal.Block(mem.Bytes(a.PeerSignal[r], signal.Size))
+		k.sig[r] = sigblock.Block(mem.Bytes(a.PeerSignal[r], sigblock.Size))
 	}
 	var body func(b int) error
 	switch l.Variant.ID {
@@ -134,14 +134,14 @@ func Has(id uint32) bool {
 type kernel struct {
 	l    *Launch
 	mem  Memory
-	sig  []signal.Block
+	sig  []sigblock.Block
 	elem int64
 
 	llOnce   sync.Once // oneshot-ll: the launch's sequence, read once (ll.go)
 	llSeqVal uint32
 }
 
-func (k *kernel) own() signal.Block { return k.sig[k.l.Args.Rank] }
+func (k *kernel) own() sigblock.Block { return k.sig[k.l.Args.Rank] }
 
 func (k *kernel) injected(bit uint32) bool { return k.l.Args.Inject&bit != 0 }
 
@@ -151,16 +151,16 @@ func (k *kernel) injected(bit uint32) bool { return k.l.Args.Inject&bit != 0 }
 // peer's flag of this epoch carries the tag expected of it.
 func (k *kernel) barrier(ph, b int, epoch uint32) error {
 	a := k.l.Args
-	signal.Arrive(k.sig, ph, b, int(a.Rank), a.SelfTag, epoch)
-	res := signal.WaitBounded(k.own(), ph, b, int(a.NRanks), epoch, a.PeerTag[:a.NRanks], k.l.Stop, k.timeout())
+	sigblock.Arrive(k.sig, ph, b, int(a.Rank), a.SelfTag, epoch)
+	res := sigblock.WaitBounded(k.own(), ph, b, int(a.NRanks), epoch, a.PeerTag[:a.NRanks], k.l.Stop, k.timeout())
 	switch res.Outcome {
-	case signal.WaitStopped:
+	case sigblock.WaitStopped:
 		return ErrStopped
-	case signal.WaitTimedOut:
-		return k.giveUp(signal.GiveUp{Block: b, Kind: signal.DiagKindBarrier, Where: ph, Peer: res.Peer,
+	case sigblock.WaitTimedOut:
+		return k.giveUp(sigblock.GiveUp{Block: b, Kind: sigblock.DiagKindBarrier, Where: ph, Peer: res.Peer,
 			Want: epoch, Seen: res.Seen, Waited: res.Waited, Lane: b})
-	case signal.WaitTagMismatch:
-		return k.giveUp(signal.GiveUp{Block: b, Kind: signal.DiagKindTagMismatch, Where: ph, Peer: res.Peer,
+	case sigblock.WaitTagMismatch:
+		return k.giveUp(sigblock.GiveUp{Block: b, Kind: sigblock.DiagKindTagMismatch, Where: ph, Peer: res.Peer,
 			Want: res.Want, Seen: res.Seen, Lane: b})
 	}
 	return nil
@@ -173,7 +173,7 @@ func (k *kernel) barrier(ph, b int, epoch uint32) error {
 func (k *kernel) epochBegin(b int) (uint32, error) {
 	epoch, held, claim := k.own().ClaimEpoch(b)
 	if held {
-		return epoch, k.giveUp(signal.GiveUp{Block: b, Kind: signal.DiagKindClaimed, Peer: int(k.l.Args.Rank),
+		return epoch, k.giveUp(sigblock.GiveUp{Block: b, Kind: sigblock.DiagKindClaimed, Peer: int(k.l.Args.Rank),
 			Want: epoch, Seen: claim, Lane: b})
 	}
 	return epoch, nil
@@ -189,7 +189,7 @@ func (k *kernel) timeout() time.Duration { return time.Duration(k.l.Args.WaitTim
 // giveUp records g (completed with the launch's rank, variant and deadline)
 // in this rank's diag words, unless another block already did, and returns
 // errGaveUp for the block to leave with.
-func (k *kernel) giveUp(g signal.GiveUp) error {
+func (k *kernel) giveUp(g sigblock.GiveUp) error {
 	a := k.l.Args
 	g.Rank, g.Variant, g.Timeout = int(a.Rank), a.VariantID, k.timeout()
 	k.own().RecordGiveUp(g)
@@ -283,7 +283,7 @@ func (k *kernel) oneshot(b int) error {
 		return err
 	}
 	if !k.injected(kernels.InjectNoStartBarrier) {
-		if err := k.barrier(signal.PhaseStart, b, epoch); err != nil {
+		if err := k.barrier(sigblock.PhaseStart, b, epoch); err != nil {
 			return err
 		}
 	}
@@ -294,7 +294,7 @@ func (k *kernel) oneshot(b int) error {
 		stage := k.mem.Bytes(a.PeerStage[a.Rank], count*k.elem)
 		k.reduceInto(stage, lo, hi)
 		if !k.injected(kernels.InjectNoMidBarrier) {
-			if err := k.barrier(signal.PhaseMid, b, epoch); err != nil {
+			if err := k.barrier(sigblock.PhaseMid, b, epoch); err != nil {
 				return err
 			}
 		}
@@ -303,7 +303,7 @@ func (k *kernel) oneshot(b int) error {
 		k.reduceInto(k.mem.Bytes(a.Out, count*k.elem), lo, k.outEnd(hi))
 		k.overrun(lo, hi)
 		if !k.injected(kernels.InjectNoEndBarrier) {
-			if err := k.barrier(signal.PhaseEnd, b, epoch); err != nil {
+			if err := k.barrier(sigblock.PhaseEnd, b, epoch); err != nil {
 				return err
 			}
 		}
@@ -332,7 +332,7 @@ func (k *kernel) twoshot(b int) error {
 		return clo + l, clo + h
 	}
 	if !k.injected(kernels.InjectNoStartBarrier) {
-		if err := k.barrier(signal.PhaseStart, b, epoch); err != nil {
+		if err := k.barrier(sigblock.PhaseStart, b, epoch); err != nil {
 			return err
 		}
 	}
@@ -343,7 +343,7 @@ func (k *kernel) twoshot(b int) error {
 	}
 	k.reduceInto(k.mem.Bytes(a.PeerStage[a.Rank], count*k.elem), lo, hi)
 	if !k.injected(kernels.InjectNoMidBarrier) {
-		if err := k.barrier(signal.PhaseMid, b, epoch); err != nil {
+		if err := k.barrier(sigblock.PhaseMid, b, epoch); err != nil {
 			return err
 		}
 	}
@@ -352,7 +352,7 @@ func (k *kernel) twoshot(b int) error {
 		k.writeOut(k.mem.Bytes(a.PeerStage[p], count*k.elem), lo, hi)
 	}
 	if !k.injected(kernels.InjectNoEndBarrier) {
-		if err := k.barrier(signal.PhaseEnd, b, epoch); err != nil {
+		if err := k.barrier(sigblock.PhaseEnd, b, epoch); err != nil {
 			return err
 		}
 	}
@@ -379,7 +379,7 @@ func (k *kernel) twoshotPush(b int, epoch uint32, lo, hi int64, chunkSpan func(i
 	}
 	k.writeOut(stage, lo, hi)
 	if !k.injected(kernels.InjectNoMidBarrier) {
-		if err := k.barrier(signal.PhaseMid, b, epoch); err != nil {
+		if err := k.barrier(sigblock.PhaseMid, b, epoch); err != nil {
 			return err
 		}
 	}
@@ -398,14 +398,14 @@ var errTimedOut = errors.New("host wait passed the launch's deadline")
 
 // pollUntil polls ready (after a failed first poll at start) until it
 // holds: ErrStopped when the backend closes, errTimedOut (with the time
-// waited) past the launch's deadline. signal.Backoff yields the core to
+// waited) past the launch's deadline. sigblock.Backoff yields the core to
 // other processes (ranks), but a goroutine spinning in it keeps its P, and
 // the peer a wait is for is often another goroutine of this process (a
 // lane or block of the same rank, or, in tests, another rank); these waits
 // come once per piece or slot, not once per launch, so each poll lets this
 // process's other goroutines run first.
 func (k *kernel) pollUntil(start time.Time, ready func() bool) (time.Duration, error) {
-	var bo signal.Backoff
+	var bo sigblock.Backoff
 	for !ready() {
 		runtime.Gosched()
 		if !bo.Pause() {

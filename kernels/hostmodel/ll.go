@@ -8,7 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/artest/artest/kernels"
-	"github.com/artest/artest/signal"
+	"github.com/artest/artest/sigblock"
 )
 
 // oneshotLL is the host form of kernels/oneshot_ll.cu (read its comment for
@@ -79,9 +79,9 @@ func (k *kernel) oneshotLL(b int) error {
 			}
 		}
 	}
-	if own.Add(signal.OffLlDone, 1) == uint32(k.l.Blocks) {
-		own.Store(signal.OffLlDone, 0)
-		own.Store(signal.OffLlSeq, seq)
+	if own.Add(sigblock.OffLlDone, 1) == uint32(k.l.Blocks) {
+		own.Store(sigblock.OffLlDone, 0)
+		own.Store(sigblock.OffLlSeq, seq)
 	}
 	return nil
 }
@@ -91,7 +91,7 @@ func (k *kernel) oneshotLL(b int) error {
 // block to ask), so that no block can see the value the last block of this
 // launch writes.
 func (k *kernel) llSeq() uint32 {
-	k.llOnce.Do(func() { k.llSeqVal = k.own().Load(signal.OffLlSeq) + 1 })
+	k.llOnce.Do(func() { k.llSeqVal = k.own().Load(sigblock.OffLlSeq) + 1 })
 	return k.llSeqVal
 }
 
@@ -121,7 +121,7 @@ func (k *kernel) llWait(stage []byte, at uint64, seq uint32, b, slot, src int, d
 		return ok
 	})
 	if errors.Is(err, errTimedOut) {
-		return k.giveUp(signal.GiveUp{Block: b, Kind: signal.DiagKindLlData, Where: slot, Peer: src,
+		return k.giveUp(sigblock.GiveUp{Block: b, Kind: sigblock.DiagKindLlData, Where: slot, Peer: src,
 			Want: seq, Seen: seen, Waited: waited, Lane: b})
 	}
 	return err

@@ -5,7 +5,7 @@ import (
 
 	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/reference"
-	"github.com/artest/artest/signal"
+	"github.com/artest/artest/sigblock"
 )
 
 // Multicast is what a Memory implements to model multicast addresses, as
@@ -63,7 +63,7 @@ func (k *kernel) multimem(b int) error {
 		return err
 	}
 	if !k.injected(kernels.InjectNoStartBarrier) {
-		if err := k.barrier(signal.PhaseStart, b, m.epoch); err != nil {
+		if err := k.barrier(sigblock.PhaseStart, b, m.epoch); err != nil {
 			return err
 		}
 	}
@@ -230,7 +230,7 @@ func (m *mcModel) twoShot(inPlace bool) error {
 	}
 	if !inPlace {
 		if !k.injected(kernels.InjectNoMidBarrier) {
-			if err := m.barrier(signal.PhaseMid); err != nil {
+			if err := m.barrier(sigblock.PhaseMid); err != nil {
 				return err
 			}
 		}
@@ -250,7 +250,7 @@ func (m *mcModel) twoShot(inPlace bool) error {
 		}
 	}
 	if !k.injected(kernels.InjectNoEndBarrier) {
-		return m.barrier(signal.PhaseEnd)
+		return m.barrier(sigblock.PhaseEnd)
 	}
 	return nil
 }
@@ -283,12 +283,12 @@ func (m *mcModel) oneShot(inPlace bool) error {
 	}
 	if !inPlace {
 		if !k.injected(kernels.InjectNoEndBarrier) {
-			return m.barrier(signal.PhaseEnd)
+			return m.barrier(sigblock.PhaseEnd)
 		}
 		return nil
 	}
 	if !k.injected(kernels.InjectNoMidBarrier) {
-		if err := m.barrier(signal.PhaseMid); err != nil {
+		if err := m.barrier(sigblock.PhaseMid); err != nil {
 			return err
 		}
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/reference"
-	"github.com/artest/artest/signal"
+	"github.com/artest/artest/sigblock"
 )
 
 // mcMemory is a world of ranks in one process, laid out as the host backend
@@ -26,7 +26,7 @@ type mcMemory struct {
 }
 
 const (
-	mcSigBytes = (signal.Size + 4095) / 4096 * 4096 // rounded up to a page, as the host backend does
+	mcSigBytes = (sigblock.Size + 4095) / 4096 * 4096 // rounded up to a page, as the host backend does
 	mcWindow   = uint64(64) << 40
 	guard      = 64 // bytes fenced on each side of an output
 	guardFill  = 0xA5
@@ -36,7 +36,7 @@ func newMCMemory(n int, stride int64) *mcMemory {
 	m := &mcMemory{n: n, stride: stride}
 	for r := 0; r < n; r++ {
 		seg := make([]byte, mcSigBytes+2*stride)
-		signal.Block(seg[:signal.Size]).Init(r, n)
+		sigblock.Block(seg[:sigblock.Size]).Init(r, n)
 		m.segs = append(m.segs, seg)
 		m.outs = append(m.outs, make([]byte, stride))
 	}
@@ -163,7 +163,7 @@ func runMultimem(t *testing.T, c mmCase) (outs [][]byte, guardsOK []bool) {
 		ok := bytes.Count(region[:lead], []byte{guardFill}) == int(lead) &&
 			bytes.Count(region[lead+c.count*elem:], []byte{guardFill}) == int(stride-lead-c.count*elem)
 		guardsOK = append(guardsOK, ok)
-		sig := signal.Block(m.segs[r][:signal.Size])
+		sig := sigblock.Block(m.segs[r][:sigblock.Size])
 		id, count := sig.Trace()
 		require.Equal(t, kernels.IDMultimem, id, "trace word")
 		require.Equal(t, uint32(1), count)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/reference"
-	"github.com/artest/artest/signal"
+	"github.com/artest/artest/sigblock"
 )
 
 // ring is the host model of the ring kernel (kernels/ring.cu), block b
@@ -28,7 +28,7 @@ func (k *kernel) ring(b int) error {
 		return err
 	}
 	if !k.injected(kernels.InjectNoStartBarrier) {
-		if err := k.barrier(signal.PhaseStart, b, epoch); err != nil {
+		if err := k.barrier(sigblock.PhaseStart, b, epoch); err != nil {
 			return err
 		}
 	}
@@ -42,21 +42,21 @@ func (k *kernel) ring(b int) error {
 		// For diagnosis: the lane is in a launch until Head reaches
 		// Target (set before the injected delay, so a delayed rank shows
 		// as in the launch and waiting for nobody).
-		head := own.Load(signal.RingOffset(lane, signal.RingOffHead))
-		own.Store(signal.RingOffset(lane, signal.RingOffSlots), uint32(slots))
-		own.Store(signal.RingOffset(lane, signal.RingOffTarget), head+uint32(plans[lane].Pieces))
+		head := own.Load(sigblock.RingOffset(lane, sigblock.RingOffHead))
+		own.Store(sigblock.RingOffset(lane, sigblock.RingOffSlots), uint32(slots))
+		own.Store(sigblock.RingOffset(lane, sigblock.RingOffTarget), head+uint32(plans[lane].Pieces))
 	}
 	k.delay()
 	for lane := b; lane < int(lanes); lane += k.l.Blocks {
 		plan := plans[lane]
-		head := own.Load(signal.RingOffset(lane, signal.RingOffHead))
+		head := own.Load(sigblock.RingOffset(lane, sigblock.RingOffHead))
 		if n == 1 {
 			// No ring: the allreduce of one rank is a copy.
 			k.writeOut(k.mem.Bytes(a.PeerIn[rank], int64(a.Count)*k.elem), plan.Lo, plan.Hi)
 		} else if err := k.ringUnits(lane, &plan, head); err != nil {
 			return err
 		}
-		own.Store(signal.RingOffset(lane, signal.RingOffHead), head+uint32(plan.Pieces))
+		own.Store(sigblock.RingOffset(lane, sigblock.RingOffHead), head+uint32(plan.Pieces))
 	}
 	k.epochEnd(b, epoch)
 	return nil
@@ -91,13 +91,13 @@ func (k *kernel) ringUnits(lane int, plan *kernels.RingPlan, head uint32) error 
 		consume, produce := c >= 0, p < total
 		if consume {
 			s := int((int64(head) + c) & (slots - 1))
-			if err := k.ringWait(lane, signal.RingSeqOffset(lane, s), seq(c), signal.RingWaitData, s); err != nil {
+			if err := k.ringWait(lane, sigblock.RingSeqOffset(lane, s), seq(c), sigblock.RingWaitData, s); err != nil {
 				return err
 			}
 		}
 		if produce && !noCredit {
 			// Slot p%S held piece p-S: it must have been consumed.
-			if err := k.ringWait(lane, signal.RingOffset(lane, signal.RingOffCredit), seq(p)-uint32(slots), signal.RingWaitCredit, 0); err != nil {
+			if err := k.ringWait(lane, sigblock.RingOffset(lane, sigblock.RingOffCredit), seq(p)-uint32(slots), sigblock.RingWaitCredit, 0); err != nil {
 				return err
 			}
 		}
@@ -147,10 +147,10 @@ func (k *kernel) ringUnits(lane int, plan *kernels.RingPlan, head uint32) error 
 		}
 
 		if consume {
-			k.sig[left].Store(signal.RingOffset(lane, signal.RingOffCredit), seq(c))
+			k.sig[left].Store(sigblock.RingOffset(lane, sigblock.RingOffCredit), seq(c))
 		}
 		if produce {
-			k.sig[right].Store(signal.RingSeqOffset(lane, int((int64(head)+p)&(slots-1))), seq(p))
+			k.sig[right].Store(sigblock.RingSeqOffset(lane, int((int64(head)+p)&(slots-1))), seq(p))
 		}
 	}
 	return nil
@@ -161,33 +161,33 @@ func (k *kernel) ringUnits(lane int, plan *kernels.RingPlan, head uint32) error 
 // it does, for the hang diagnosis.
 func (k *kernel) ringWait(lane, off int, want uint32, kind, slot int) error {
 	own := k.own()
-	if signal.Reached(own.Load(off), want) {
+	if sigblock.Reached(own.Load(off), want) {
 		return nil
 	}
 	start := time.Now() // the deadline counts from the first failed poll, as on the GPU
-	own.Store(signal.RingOffset(lane, signal.RingOffWaitWant), want)
-	own.Store(signal.RingOffset(lane, signal.RingOffWaitSlot), uint32(slot))
-	own.Store(signal.RingOffset(lane, signal.RingOffWaitKind), uint32(kind))
+	own.Store(sigblock.RingOffset(lane, sigblock.RingOffWaitWant), want)
+	own.Store(sigblock.RingOffset(lane, sigblock.RingOffWaitSlot), uint32(slot))
+	own.Store(sigblock.RingOffset(lane, sigblock.RingOffWaitKind), uint32(kind))
 	var seen uint32
 	waited, err := k.pollUntil(start, func() bool {
 		seen = own.Load(off)
-		return signal.Reached(seen, want)
+		return sigblock.Reached(seen, want)
 	})
 	if errors.Is(err, errTimedOut) {
 		// The Wait* words stay set: the flag-based diagnosis still
 		// shows what the lane waited for.
 		n := int(k.l.Args.NRanks)
-		g := signal.GiveUp{Block: k.ringBlock(lane), Kind: signal.DiagKindRingCredit, Peer: (int(k.l.Args.Rank) + 1) % n,
+		g := sigblock.GiveUp{Block: k.ringBlock(lane), Kind: sigblock.DiagKindRingCredit, Peer: (int(k.l.Args.Rank) + 1) % n,
 			Want: want, Seen: seen, Waited: waited, Lane: lane}
-		if kind == signal.RingWaitData {
-			g.Kind, g.Where, g.Peer = signal.DiagKindRingData, slot, (int(k.l.Args.Rank)-1+n)%n
+		if kind == sigblock.RingWaitData {
+			g.Kind, g.Where, g.Peer = sigblock.DiagKindRingData, slot, (int(k.l.Args.Rank)-1+n)%n
 		}
 		return k.giveUp(g)
 	}
 	if err != nil {
 		return err
 	}
-	own.Store(signal.RingOffset(lane, signal.RingOffWaitKind), signal.RingWaitNone)
+	own.Store(sigblock.RingOffset(lane, sigblock.RingOffWaitKind), sigblock.RingWaitNone)
 	return nil
 }
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/reference"
-	"github.com/artest/artest/signal"
+	"github.com/artest/artest/sigblock"
 )
 
 // ringMem is a synthetic address space: buffer i lives in window i+1 of
@@ -74,8 +74,8 @@ func newRingWorld(n int, d reference.DType, count int64) *ringWorld {
 		w.in = append(w.in, w.mem.alloc(bytes+w.elem))
 		w.stage = append(w.stage, w.mem.alloc(int64(w.stageBytes)+ringStageSkew)+ringStageSkew)
 		w.out = append(w.out, w.mem.alloc(bytes+w.elem))
-		w.sig = append(w.sig, w.mem.alloc(signal.Size))
-		signal.Block(w.mem.Bytes(w.sig[r], signal.Size)).Init(r, n)
+		w.sig = append(w.sig, w.mem.alloc(sigblock.Size))
+		sigblock.Block(w.mem.Bytes(w.sig[r], sigblock.Size)).Init(r, n)
 	}
 	return w
 }
@@ -138,8 +138,8 @@ func (w *ringWorld) result(r int) []byte {
 	return append([]byte(nil), w.mem.Bytes(p, w.count*w.elem)...)
 }
 
-func (w *ringWorld) signal(r int) signal.Block {
-	return signal.Block(w.mem.Bytes(w.sig[r], signal.Size))
+func (w *ringWorld) signal(r int) sigblock.Block {
+	return sigblock.Block(w.mem.Bytes(w.sig[r], sigblock.Size))
 }
 
 // check runs one launch of iteration iter and checks every rank's output
@@ -244,9 +244,9 @@ func TestRingWrapsAroundAtEveryWorldSize(t *testing.T) {
 					// Head counted every piece of both launches, on every rank.
 					for r := 0; r < n; r++ {
 						s := w.signal(r)
-						require.Equal(t, uint32(2*plan.Pieces), s.Load(signal.RingOffset(0, signal.RingOffHead)))
-						require.Equal(t, uint32(2*plan.Pieces), s.Load(signal.RingOffset(0, signal.RingOffTarget)))
-						require.Equal(t, uint32(signal.RingWaitNone), s.Load(signal.RingOffset(0, signal.RingOffWaitKind)))
+						require.Equal(t, uint32(2*plan.Pieces), s.Load(sigblock.RingOffset(0, sigblock.RingOffHead)))
+						require.Equal(t, uint32(2*plan.Pieces), s.Load(sigblock.RingOffset(0, sigblock.RingOffTarget)))
+						require.Equal(t, uint32(sigblock.RingWaitNone), s.Load(sigblock.RingOffset(0, sigblock.RingOffWaitKind)))
 					}
 				})
 			}
@@ -386,12 +386,12 @@ func TestRingWaitIsDiagnosedAndStops(t *testing.T) {
 	done := make(chan []error)
 	go func() { done <- w.launch(t, reference.Sum) }()
 	time.Sleep(150 * time.Millisecond)
-	snaps := make([]signal.Snapshot, w.n)
+	snaps := make([]sigblock.Snapshot, w.n)
 	for r := range snaps {
-		snaps[r] = append(signal.Snapshot(nil), w.mem.Bytes(w.sig[r], signal.Size)...)
+		snaps[r] = append(sigblock.Snapshot(nil), w.mem.Bytes(w.sig[r], sigblock.Size)...)
 	}
-	waits, busy := signal.DiagnoseRing(snaps)
-	text := signal.SummarizeRing(waits, busy)
+	waits, busy := sigblock.DiagnoseRing(snaps)
+	text := sigblock.SummarizeRing(waits, busy)
 	require.Contains(t, text, "rank 2 lane 0 waits for slot 0 seq 1 from rank 1 (seen 0; lanes 0-1 wait alike)", text)
 	require.Contains(t, text, "rank 1 lanes 0-1 are in a ring launch and wait for no peer", text)
 	w.stop.Store(true)
@@ -399,7 +399,7 @@ func TestRingWaitIsDiagnosedAndStops(t *testing.T) {
 	for r, err := range errs { // the delayed rank too: it wakes to peers that gave up
 		require.ErrorIs(t, err, ErrStopped, "rank %d", r)
 	}
-	require.False(t, strings.Contains(signal.SummarizeRing(signal.DiagnoseRing([]signal.Snapshot{make(signal.Snapshot, signal.Size)})), "lane"))
+	require.False(t, strings.Contains(sigblock.SummarizeRing(sigblock.DiagnoseRing([]sigblock.Snapshot{make(sigblock.Snapshot, sigblock.Size)})), "lane"))
 }
 
 // Like the kernel's traps, the model refuses launches that break the

@@ -9,7 +9,7 @@ import (
 
 	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/reference"
-	"github.com/artest/artest/signal"
+	"github.com/artest/artest/sigblock"
 )
 
 // launchTagged runs v on every rank at once with launch tags set as the
@@ -71,8 +71,8 @@ func TestTagMismatchDiagnosesADifferentCall(t *testing.T) {
 			for r := 0; r < 3; r++ {
 				g, ok := w.snapshot(r).GiveUp()
 				require.True(t, ok, "rank %d recorded nothing", r)
-				require.Equal(t, signal.DiagKindTagMismatch, g.Kind)
-				require.Equal(t, signal.PhaseStart, g.Where)
+				require.Equal(t, sigblock.DiagKindTagMismatch, g.Kind)
+				require.Equal(t, sigblock.PhaseStart, g.Where)
 				if r != 1 {
 					require.Equal(t, 1, g.Peer, "rank %d must name rank 1", r)
 				}
@@ -99,14 +99,14 @@ func TestTagMismatchDiagnosesAReregisteredPeer(t *testing.T) {
 	for _, r := range []int{0, 2} {
 		g, ok := w.snapshot(r).GiveUp()
 		require.True(t, ok)
-		require.Equal(t, signal.DiagKindTagMismatch, g.Kind)
+		require.Equal(t, sigblock.DiagKindTagMismatch, g.Kind)
 		require.Equal(t, 1, g.Peer)
 		require.Contains(t, g.String(), "at the start barrier: rank 1 re-registered its buffers (generation 2) after this launch was captured (generation 1)")
 	}
 	g, ok := w.snapshot(1).GiveUp()
 	require.True(t, ok)
-	require.Equal(t, signal.DiagKindBarrier, g.Kind)
-	require.Equal(t, signal.PhaseEnd, g.Where)
+	require.Equal(t, sigblock.DiagKindBarrier, g.Kind)
+	require.Equal(t, sigblock.PhaseEnd, g.Where)
 }
 
 // A block whose epoch word is claimed by another launch of the same rank
@@ -116,7 +116,7 @@ func TestTagMismatchDiagnosesAReregisteredPeer(t *testing.T) {
 func TestClaimedBlockGivesUp(t *testing.T) {
 	w := newWorld(2, reference.F32, 1024, false)
 	w.fill(0)
-	own := signal.Block(w.mem.Bytes(w.sig[0], signal.Size))
+	own := sigblock.Block(w.mem.Bytes(w.sig[0], sigblock.Size))
 	_, held, _ := own.ClaimEpoch(0) // the other launch, in flight
 	require.False(t, held)
 	errs, _ := w.launchTagged(t, lookup(t, "oneshot"), []int64{1024, 1024}, sameGens(2, 1, 1), testWaitTimeout)
@@ -124,13 +124,13 @@ func TestClaimedBlockGivesUp(t *testing.T) {
 	require.NoError(t, errs[1])
 	g, ok := w.snapshot(0).GiveUp()
 	require.True(t, ok)
-	require.Equal(t, signal.DiagKindClaimed, g.Kind)
+	require.Equal(t, sigblock.DiagKindClaimed, g.Kind)
 	require.Equal(t, 0, g.Block)
 	require.Equal(t, uint32(1), g.Want, "the epoch it would have used")
 	require.Contains(t, g.String(), "rank 0 block 0 gave up before the start barrier: another launch of rank 0 was still using block 0's signal state")
 	g, ok = w.snapshot(1).GiveUp()
 	require.True(t, ok)
-	require.Equal(t, signal.DiagKindBarrier, g.Kind)
+	require.Equal(t, sigblock.DiagKindBarrier, g.Kind)
 	require.Equal(t, 0, g.Peer)
 }
 

@@ -2,12 +2,16 @@ package cuda
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/internal/comm"
-	cu "github.com/artest/artest/internal/cuda"
+	cu "github.com/artest/artest/internal/cudadrv"
 	"github.com/artest/artest/internal/exitcode"
+)
+
+var (
+	_ backend.ConcurrentLauncher = (*Backend)(nil)
+	_ backend.Reregisterer       = (*Backend)(nil)
 )
 
 // AllreduceConcurrent launches l on a second non-blocking stream, not
@@ -39,9 +43,9 @@ func (b *Backend) streamsIdle() (bool, error) {
 }
 
 // ReregisterInput gives rank owner a new input buffer of the world's
-// capacity: owner allocates, clears and exports it, the handle travels in
-// one collective (with owner's error, if any), every other rank opens it,
-// and all agree before World.Input[owner] changes. The old buffer stays
+// capacity: owner allocates, clears and exports it, the ranks agree that
+// it did, the handle travels in one collective, every other rank opens it,
+// and all agree again before World.Input[owner] changes. The old buffer stays
 // allocated and opened until Close: a captured graph may still hold its
 // address, and must fault nothing before its tags stop it.
 func (b *Backend) ReregisterInput(c comm.Comm, owner int) error {
@@ -49,36 +53,35 @@ func (b *Backend) ReregisterInput(c comm.Comm, owner int) error {
 	if w == nil || owner < 0 || owner >= w.Size {
 		return fmt.Errorf("re-register rank %d's input: no such rank in the world", owner)
 	}
-	me := make([]byte, handleBytes+setupErrBytes)
+	me := make([]byte, handleBytes)
 	var mine cu.DevicePtr
+	var newErr error
 	if c.Rank() == owner {
-		h, err := b.newInput(w.Capacity)
-		if err != nil {
-			copy(me[handleBytes:], err.Error())
-		} else {
+		var h newBuffer
+		if h, newErr = b.newInput(w.Capacity); newErr == nil {
 			mine = h.ptr
 			copy(me, h.handle[:])
 		}
+	}
+	if err := comm.Agree(c, newErr); err != nil {
+		return err
 	}
 	all, err := c.Allgather(me)
 	if err != nil {
 		return fmt.Errorf("exchange rank %d's new input handle: %w", owner, err)
 	}
-	if msg := strings.TrimRight(string(all[owner*len(me)+handleBytes:(owner+1)*len(me)]), "\x00"); msg != "" {
-		return exitcode.Envf("rank %d: %s", owner, msg)
-	}
 	p := mine
 	var openErr error
 	if c.Rank() != owner {
 		var h cu.IPCMemHandle
-		copy(h[:], all[owner*len(me):owner*len(me)+handleBytes])
+		copy(h[:], all[owner*handleBytes:(owner+1)*handleBytes])
 		if p, openErr = b.d.IpcOpenMemHandle(h); openErr != nil {
 			openErr = exitcode.Envf("open rank %d's new input handle: %v", owner, openErr)
 		} else {
 			b.opened = append(b.opened, p)
 		}
 	}
-	if err := agreeSetup(c, openErr); err != nil {
+	if err := comm.Agree(c, openErr); err != nil {
 		return err
 	}
 	w.Input[owner] = backend.Ptr(p)

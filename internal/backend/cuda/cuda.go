@@ -20,13 +20,13 @@ import (
 
 	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/internal/comm"
-	cu "github.com/artest/artest/internal/cuda"
+	cu "github.com/artest/artest/internal/cudadrv"
 	"github.com/artest/artest/internal/exitcode"
 	"github.com/artest/artest/internal/mps"
 	"github.com/artest/artest/internal/nccl"
 	"github.com/artest/artest/internal/topo"
 	"github.com/artest/artest/kernels"
-	"github.com/artest/artest/signal"
+	"github.com/artest/artest/sigblock"
 )
 
 // Options are the flags the cuda backend takes.
@@ -431,7 +431,7 @@ func (b *Backend) ReadSignal(r int) ([]byte, error) {
 	if b.world == nil || r < 0 || r >= len(b.world.Signal) {
 		return nil, fmt.Errorf("no SignalBlock for rank %d", r)
 	}
-	out := make([]byte, signal.Size)
+	out := make([]byte, sigblock.Size)
 	if err := b.d.MemcpyDtoH(out, cu.DevicePtr(b.world.Signal[r])); err != nil {
 		return nil, err
 	}
@@ -442,15 +442,14 @@ const handleBytes = 64
 
 // The handle exchange at set-up: one record per rank of the IPC handles of
 // its SignalBlock, input, staging and control region (the last all zeros
-// when no External variant needs one), its control region's size, its
-// device identity and its setup error, if any.
+// when no External variant needs one), its control region's size and its
+// device identity.
 const (
 	nShared      = 4
 	offCtlBytes  = nShared * handleBytes
 	offIdent     = offCtlBytes + 8
 	identBytes   = 64
-	offSetupErr  = offIdent + identBytes
-	setupRecord  = offSetupErr + setupErrBytes
+	setupRecord  = offIdent + identBytes
 	sharedSignal = 0
 	sharedInput  = 1
 	sharedStage  = 2
@@ -463,29 +462,23 @@ const (
 // pair of GPUs, creates the NCCL communicator and sets up every plugin.
 func (b *Backend) Setup(c comm.Comm, capacity int64) (*backend.World, error) {
 	// Every step up to the first collective may fail on one rank only; the
-	// failure travels in the handle exchange, so that every rank stops at
-	// the same collective instead of the others waiting in it.
+	// ranks agree on it first, so that every rank stops there instead of
+	// the others waiting in the handle exchange.
 	ctlBytes := kernels.ExternalControlBytes()
 	handles, prepErr := b.allocShared(c, capacity, ctlBytes)
+	if err := comm.Agree(c, prepErr); err != nil {
+		return nil, err
+	}
 	me := make([]byte, setupRecord)
 	copy(me, handles)
 	binary.LittleEndian.PutUint64(me[offCtlBytes:], uint64(ctlBytes))
 	bus, _ := b.d.DevicePCIBusID(b.dev)
 	ident := fmt.Sprintf("%d|%s|%s", b.ordinal, bus, b.name)
 	copy(me[offIdent:offIdent+identBytes], ident)
-	if prepErr != nil {
-		copy(me[offSetupErr:], prepErr.Error())
-	}
 	// Exchange handles and device identities in one collective.
 	all, err := c.Allgather(me)
 	if err != nil {
 		return nil, fmt.Errorf("exchange IPC handles: %w", err)
-	}
-	if prepErr != nil {
-		return nil, prepErr
-	}
-	if err := firstSetupError(all, setupRecord, offSetupErr); err != nil {
-		return nil, err
 	}
 	if err := sameControlBytes(all, ctlBytes); err != nil {
 		return nil, err
@@ -529,7 +522,7 @@ func (b *Backend) Setup(c comm.Comm, capacity int64) (*backend.World, error) {
 		}
 	}
 	// Opening may fail on some ranks only, and collectives follow.
-	if err := agreeSetup(c, openErr); err != nil {
+	if err := comm.Agree(c, openErr); err != nil {
 		return nil, err
 	}
 	b.p2pReason = b.checkP2P(ordinals)
@@ -570,21 +563,18 @@ func sameControlBytes(all []byte, mine int64) error {
 	return nil
 }
 
-// setupErrBytes is room for one rank's setup error in a collective.
-const setupErrBytes = 256
-
 // allocShared allocates, clears and exports this rank's SignalBlock,
 // input and staging buffers and, when ctlBytes > 0, the control region of
 // the External variants (zeroed here, once: artest never touches it again),
 // and returns their IPC handles, nShared of them (a missing control
 // region's all zeros).
 func (b *Backend) allocShared(c comm.Comm, capacity, ctlBytes int64) ([]byte, error) {
-	need := uint64(2*capacity + signal.Size + ctlBytes)
+	need := uint64(2*capacity + sigblock.Size + ctlBytes)
 	free, total, err := b.d.MemGetInfo()
 	if err == nil && need > free {
 		return nil, exitcode.Envf("GPU %d has %d MiB free of %d MiB; the cases need %d MiB of shared buffers: choose smaller --size", b.ordinal, free>>20, total>>20, need>>20)
 	}
-	sizes := []int64{signal.Size, capacity, capacity}
+	sizes := []int64{sigblock.Size, capacity, capacity}
 	if ctlBytes > 0 {
 		sizes = append(sizes, ctlBytes)
 	}
@@ -608,42 +598,14 @@ func (b *Backend) allocShared(c comm.Comm, capacity, ctlBytes int64) ([]byte, er
 		return nil, err
 	}
 	hdr := make([]byte, 16)
-	binary.LittleEndian.PutUint32(hdr[0:], signal.Magic)
-	binary.LittleEndian.PutUint32(hdr[4:], signal.Version)
+	binary.LittleEndian.PutUint32(hdr[0:], sigblock.Magic)
+	binary.LittleEndian.PutUint32(hdr[4:], sigblock.Version)
 	binary.LittleEndian.PutUint32(hdr[8:], uint32(c.Rank()))
 	binary.LittleEndian.PutUint32(hdr[12:], uint32(c.Size()))
 	if err := b.d.MemcpyHtoD(b.own[0], hdr); err != nil {
 		return nil, err
 	}
 	return handles, nil
-}
-
-// firstSetupError reads the error fields (at off in each stride-byte
-// record) of a gathered setup exchange and returns the first rank's.
-func firstSetupError(all []byte, stride, off int) error {
-	for r := 0; r*stride < len(all); r++ {
-		field := all[r*stride+off : (r+1)*stride]
-		if msg := strings.TrimRight(string(field), "\x00"); msg != "" {
-			return exitcode.Envf("rank %d: %s", r, msg)
-		}
-	}
-	return nil
-}
-
-// agreeSetup makes every rank return an error when any rank's err is set.
-func agreeSetup(c comm.Comm, err error) error {
-	me := make([]byte, setupErrBytes)
-	if err != nil {
-		copy(me, err.Error())
-	}
-	all, gerr := c.Allgather(me)
-	if gerr != nil {
-		return fmt.Errorf("agree on setup: %w", gerr)
-	}
-	if err != nil {
-		return err
-	}
-	return firstSetupError(all, setupErrBytes, 0)
 }
 
 // checkP2P says why some pair of GPUs cannot reach each other ("" if all can).
@@ -683,21 +645,19 @@ func (b *Backend) setupNCCL(c comm.Comm, ordinals []int) error {
 		}
 		seen[o] = r
 	}
-	ok := []byte{0}
-	if b.nccl != nil {
-		ok[0] = 1
+	missing := ""
+	if b.nccl == nil {
+		missing = "could not load libnccl.so.2"
 	}
-	all, err := c.Allgather(ok)
+	agreed, err := comm.AgreeReason(c, missing)
 	if err != nil {
 		return err
 	}
-	for r, x := range all {
-		if x == 0 {
-			if b.ncclReason == "" {
-				b.ncclReason = fmt.Sprintf("rank %d could not load libnccl.so.2", r)
-			}
-			return nil
+	if agreed != "" {
+		if b.ncclReason == "" {
+			b.ncclReason = agreed
 		}
+		return nil
 	}
 	var id nccl.UniqueID
 	if c.Rank() == 0 {

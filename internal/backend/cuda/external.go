@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/artest/artest/internal/backend"
@@ -75,9 +76,9 @@ func (b *Backend) setupExternals(c comm.Comm) error {
 		} else {
 			err = e.Setup(w)
 		}
-		agreed, aerr := agreeExternal(c, err)
-		if aerr != nil {
-			return fmt.Errorf("agree on the setup of %s: %w", owner, aerr)
+		agreed := comm.Agree(c, err)
+		if agreed != nil && !errors.As(agreed, new(*comm.RankError)) {
+			return fmt.Errorf("agree on the setup of %s: %w", owner, agreed)
 		}
 		b.ext.setup[owner] = agreed
 	}
@@ -99,24 +100,6 @@ func externalOwners(vs []kernels.Variant, size int) []kernels.External {
 		out = append(out, e)
 	}
 	return out
-}
-
-// agreeExternal gathers every rank's setup error of one External: this
-// rank's own when it has one, else the first other rank's, else nil. Only
-// the gather itself failing is returned as the second error.
-func agreeExternal(c comm.Comm, err error) (error, error) {
-	me := make([]byte, setupErrBytes)
-	if err != nil {
-		copy(me, err.Error())
-	}
-	all, gerr := c.Allgather(me)
-	if gerr != nil {
-		return nil, gerr
-	}
-	if err != nil {
-		return err, nil
-	}
-	return firstSetupError(all, setupErrBytes, 0), nil
 }
 
 // allreduceExternal enqueues one call of an External variant on the

@@ -14,14 +14,14 @@ import (
 
 	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/internal/comm"
-	cu "github.com/artest/artest/internal/cuda"
+	cu "github.com/artest/artest/internal/cudadrv"
 	"github.com/artest/artest/internal/multicast/gate"
 	"github.com/artest/artest/internal/plugin"
 	"github.com/artest/artest/kernels"
-	"github.com/artest/artest/signal"
+	"github.com/artest/artest/sigblock"
 )
 
-// The backend on internal/cuda's fake driver (testdata/fakecuda.c there),
+// The backend on internal/cudadrv's fake driver (testdata/fakecuda.c there),
 // built with cc: its "device memory" is host memory and an IPC handle
 // carries the address, so ranks played by goroutines of one process open
 // each other's buffers at the very addresses their owners allocated.
@@ -69,7 +69,7 @@ func fakeDriver(t *testing.T) *cu.Driver {
 		t.Skip("no C compiler to build the fake driver")
 	}
 	fakeDrv.once.Do(func() {
-		lib := cc(t, "libcuda.so.1", "../../cuda/testdata/fakecuda.c")
+		lib := cc(t, "libcuda.so.1", "../../cudadrv/testdata/fakecuda.c")
 		fakeDrv.d, fakeDrv.err = cu.LoadFrom(lib)
 	})
 	require.NoError(t, fakeDrv.err)
@@ -585,8 +585,8 @@ func TestExternalCallDeviceFields(t *testing.T) {
 					continue
 				}
 				require.Equal(t, &kernels.ExternalDevice{
-					Trace:     uintptr(ws[r].Signal[r]) + signal.OffTraceVariant,
-					Diag:      uintptr(ws[r].Signal[r]) + signal.OffDiag,
+					Trace:     uintptr(ws[r].Signal[r]) + sigblock.OffTraceVariant,
+					Diag:      uintptr(ws[r].Signal[r]) + sigblock.OffDiag,
 					TimeoutNs: 1500000000, TraceID: traced.ID, Rank: uint32(r),
 				}, c.Device)
 			}
@@ -630,24 +630,24 @@ func TestDevicePluginOnFakeDriver(t *testing.T) {
 		}
 		return rec
 	}
-	snap := func() signal.Snapshot {
+	snap := func() sigblock.Snapshot {
 		raw, err := b.ReadSignal(0)
 		require.NoError(t, err)
-		return signal.Snapshot(raw)
+		return sigblock.Snapshot(raw)
 	}
 
 	for i := uint32(1); i <= 2; i++ {
 		rec := call(0)
-		require.Equal(t, []uint64{2 /* REGISTERED */ | 4 /* DEVICE */, w.Signal[0] + signal.OffTraceVariant,
-			w.Signal[0] + signal.OffDiag, uint64(timeout.Nanoseconds()), uint64(v.ID), 0}, rec)
-		require.Equal(t, v.ID, snap().Word(signal.OffTraceVariant))
-		require.Equal(t, i, snap().Word(signal.OffTraceCount))
+		require.Equal(t, []uint64{2 /* REGISTERED */ | 4 /* DEVICE */, w.Signal[0] + sigblock.OffTraceVariant,
+			w.Signal[0] + sigblock.OffDiag, uint64(timeout.Nanoseconds()), uint64(v.ID), 0}, rec)
+		require.Equal(t, v.ID, snap().Word(sigblock.OffTraceVariant))
+		require.Equal(t, i, snap().Word(sigblock.OffTraceCount))
 	}
 	call(1)
 	g, ok := snap().GiveUp()
 	require.True(t, ok, "the wait gave up and recorded it")
-	require.Equal(t, uint32(2), snap().Word(signal.OffTraceCount), "a call that gave up traces nothing")
-	require.Equal(t, signal.DiagKindPluginWait, g.Kind)
+	require.Equal(t, uint32(2), snap().Word(sigblock.OffTraceCount), "a call that gave up traces nothing")
+	require.Equal(t, sigblock.DiagKindPluginWait, g.Kind)
 	require.Equal(t, v.ID, g.Variant)
 	require.Equal(t, 1, g.Where)
 	require.Equal(t, 0, g.Peer)

@@ -3,11 +3,10 @@ package cuda
 import (
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/internal/comm"
-	cu "github.com/artest/artest/internal/cuda"
+	cu "github.com/artest/artest/internal/cudadrv"
 	"github.com/artest/artest/internal/exitcode"
 	"github.com/artest/artest/internal/multicast"
 	"github.com/artest/artest/internal/multicast/gate"
@@ -22,7 +21,7 @@ import (
 // segment's delta in its arguments.
 //
 // With the gate closed nothing here calls the driver: no multicast entry
-// point is resolved (internal/cuda refuses without a permit), every
+// point is resolved (internal/cudadrv refuses without a permit), every
 // multimem case is skipped with the gate's reason, and a multimem launch is
 // refused before it reaches the driver.
 type mcState struct {
@@ -98,7 +97,7 @@ func (b *Backend) setupMulticast(c comm.Comm, capacity int64, w *backend.World, 
 			seen[o] = r
 		}
 	}
-	if agreed, err := agreeReason(c, reason); err != nil {
+	if agreed, err := comm.AgreeReason(c, reason); err != nil {
 		return fmt.Errorf("agree on multicast: %w", err)
 	} else if agreed != "" {
 		if b.mc.decision.Open {
@@ -127,27 +126,6 @@ func (b *Backend) setupMulticast(c comm.Comm, capacity int64, w *backend.World, 
 		w.Staging[r] = backend.Ptr(seg.Peers[r]) + backend.Ptr(half)
 	}
 	return nil
-}
-
-// agreeReason gathers every rank's reason; the first non-empty one wins, and
-// names its rank when it is another rank's.
-func agreeReason(c comm.Comm, reason string) (string, error) {
-	const n = 512
-	msg := make([]byte, n)
-	copy(msg, reason)
-	all, err := c.Allgather(msg)
-	if err != nil {
-		return "", err
-	}
-	if reason != "" {
-		return reason, nil
-	}
-	for r := 0; r < c.Size(); r++ {
-		if s := strings.TrimRight(string(all[r*n:(r+1)*n]), "\x00"); s != "" {
-			return fmt.Sprintf("rank %d: %s", r, s), nil
-		}
-	}
-	return "", nil
 }
 
 // multicastArgs gives a launch of a multicast variant its delta, after

@@ -5,7 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/artest/artest/internal/backend"
-	cu "github.com/artest/artest/internal/cuda"
+	cu "github.com/artest/artest/internal/cudadrv"
 	"github.com/artest/artest/kernels"
 )
 

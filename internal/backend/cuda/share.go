@@ -6,7 +6,7 @@ import (
 
 	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/internal/coresident"
-	cu "github.com/artest/artest/internal/cuda"
+	cu "github.com/artest/artest/internal/cudadrv"
 )
 
 // capKey is what a kernel's grid cap depends on.

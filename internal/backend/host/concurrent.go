@@ -24,6 +24,11 @@ func launchThreads(l *backend.Launch) int {
 	return l.Variant.Threads
 }
 
+var (
+	_ backend.ConcurrentLauncher = (*Backend)(nil)
+	_ backend.Reregisterer       = (*Backend)(nil)
+)
+
 // AllreduceConcurrent enqueues l on the second stream, which runs beside
 // the first as a second CUDA stream does: the launch runs on its own
 // goroutine, concurrently with whatever the first stream runs. The
@@ -108,24 +113,12 @@ func (b *Backend) ReregisterInput(c comm.Comm, owner int) error {
 		}
 	}
 	// Everyone learns whether everyone mapped it before anyone uses it.
-	ok := []byte{1}
-	if err != nil {
-		ok[0] = 0
-	}
-	oks, gerr := c.Allgather(ok)
+	aerr := comm.Agree(c, err)
 	if name != "" {
 		os.Remove(name)
 	}
-	if err != nil {
-		return err
-	}
-	if gerr != nil {
-		return fmt.Errorf("agree on rank %d's new input segment: %w", owner, gerr)
-	}
-	for r, v := range oks {
-		if v == 0 {
-			return fmt.Errorf("rank %d could not map rank %d's new input segment", r, owner)
-		}
+	if aerr != nil {
+		return aerr
 	}
 	w.Input[owner] = b.addRegion(&region{mem: mem, mapped: true})
 	w.BumpGen(owner)

@@ -23,7 +23,7 @@ import (
 	"github.com/artest/artest/internal/exitcode"
 	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/kernels/hostmodel"
-	"github.com/artest/artest/signal"
+	"github.com/artest/artest/sigblock"
 )
 
 // Synthetic addresses: region i lives at (i+1)<<regionShift, so any address
@@ -58,7 +58,7 @@ type Backend struct {
 	producer *hostmodel.Producer
 
 	world   *backend.World
-	signals []signal.Block
+	signals []sigblock.Block
 	mcBase  uint64  // the multicast window's address (multicast.go)
 	side    *stream // AllreduceConcurrent's second stream (concurrent.go), made on first use
 	ext     externals
@@ -271,8 +271,8 @@ func (b *Backend) ReadSignal(r int) ([]byte, error) {
 		return nil, fmt.Errorf("no SignalBlock for rank %d", r)
 	}
 	s := b.signals[r]
-	out := make([]byte, signal.Size)
-	for off := 0; off < signal.Size; off += 4 {
+	out := make([]byte, sigblock.Size)
+	for off := 0; off < sigblock.Size; off += 4 {
 		v := s.Load(off)
 		out[off], out[off+1], out[off+2], out[off+3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
 	}
@@ -303,7 +303,7 @@ func (b *Backend) Setup(c comm.Comm, capacity int64) (*backend.World, error) {
 	if err := c.Bcast(job, 0); err != nil {
 		return nil, fmt.Errorf("broadcast job id: %w", err)
 	}
-	sigBytes := alignUp(signal.Size, pageAlign)
+	sigBytes := alignUp(sigblock.Size, pageAlign)
 	capBytes := alignUp(capacity, pageAlign)
 	ctlBytes := alignUp(kernels.ExternalControlBytes(), pageAlign)
 	total := sigBytes + ctlBytes + 2*capBytes
@@ -327,7 +327,7 @@ func (b *Backend) Setup(c comm.Comm, capacity int64) (*backend.World, error) {
 		return nil, fmt.Errorf("exchange segment names: %w", gerr)
 	}
 	w := &backend.World{Rank: c.Rank(), Size: c.Size(), Capacity: capBytes, ControlBytes: ctlBytes}
-	b.signals = make([]signal.Block, c.Size())
+	b.signals = make([]sigblock.Block, c.Size())
 	var openErr error
 	for r := 0; r < c.Size(); r++ {
 		h := all[r*handleBytes : (r+1)*handleBytes]
@@ -349,16 +349,14 @@ func (b *Backend) Setup(c comm.Comm, capacity int64) (*backend.World, error) {
 		}
 		w.Input = append(w.Input, base+uint64(sigBytes+ctlBytes))
 		w.Staging = append(w.Staging, base+uint64(sigBytes+ctlBytes+capBytes))
-		b.signals[r] = signal.Block(mem[:signal.Size])
+		b.signals[r] = sigblock.Block(mem[:sigblock.Size])
 	}
-	// Everyone has mapped (or failed): the names can go.
-	berr := c.Barrier()
+	// Everyone has mapped (or failed, and every rank learns who did): the
+	// names can go.
+	aerr := comm.Agree(c, openErr)
 	os.Remove(name)
-	if openErr != nil {
-		return nil, openErr
-	}
-	if berr != nil {
-		return nil, fmt.Errorf("barrier after mapping segments: %w", berr)
+	if aerr != nil {
+		return nil, aerr
 	}
 	b.signals[c.Rank()].Init(c.Rank(), c.Size())
 	if err := c.Barrier(); err != nil {

@@ -4,9 +4,9 @@
 // whole node, and on shared machines it can take the host's GPUs out of
 // service. So no multicast entry point is resolved, let alone called, unless
 // Decide opened the gate; Decide is the only way to obtain a valid Permit
-// (it is the only caller of cuda.GrantMulticast, which
+// (it is the only caller of cudadrv.GrantMulticast, which
 // TestOnlyTheGateGrantsMulticast checks), and the CUDA wrapper
-// (internal/cuda, EnableMulticast) refuses to resolve the multicast entry
+// (internal/cudadrv, EnableMulticast) refuses to resolve the multicast entry
 // points without one.
 //
 // The gate opens only when all of these hold, checked in this order so that
@@ -29,7 +29,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/artest/artest/internal/cuda"
+	"github.com/artest/artest/internal/cudadrv"
 )
 
 // EnvNVLS is the NCCL variable users (and artest's Makefile, CI scripts and
@@ -50,11 +50,11 @@ type Inputs struct {
 	Supported func() (bool, error)
 }
 
-// Permit is the proof that the gate opened, what cuda.EnableMulticast
+// Permit is the proof that the gate opened, what cudadrv.EnableMulticast
 // takes. Its zero value is not valid, and only Decide makes a valid one.
-// The type is internal/cuda's, so that the CUDA wrapper needs nothing from
+// The type is internal/cudadrv's, so that the CUDA wrapper needs nothing from
 // this package above it.
-type Permit = cuda.MulticastPermit
+type Permit = cudadrv.MulticastPermit
 
 // Decision is the gate's answer.
 type Decision struct {
@@ -100,7 +100,7 @@ func Decide(in Inputs) Decision {
 	return Decision{
 		Open:   true,
 		Reason: fmt.Sprintf("%s given, %s not 0, device supports multicast", FlagName, EnvNVLS),
-		permit: cuda.GrantMulticast(),
+		permit: cudadrv.GrantMulticast(),
 	}
 }
 

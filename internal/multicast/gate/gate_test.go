@@ -77,7 +77,7 @@ func TestPermitZeroValueIsInvalid(t *testing.T) {
 	require.Error(t, err, "a decision built by hand has no permit")
 }
 
-// The permit's type is internal/cuda's (so that the CUDA wrapper imports
+// The permit's type is internal/cudadrv's (so that the CUDA wrapper imports
 // nothing above it), and so is the function that makes a valid one:
 // Decide must be its only caller in the tree, outside tests.
 func TestOnlyTheGateGrantsMulticast(t *testing.T) {
@@ -103,8 +103,8 @@ func TestOnlyTheGateGrantsMulticast(t *testing.T) {
 			return err
 		}
 		rel, _ := filepath.Rel(root, path)
-		// Every use, qualified (cuda.GrantMulticast) or not (inside
-		// internal/cuda), but not the declaration's own name.
+		// Every use, qualified (cudadrv.GrantMulticast) or not (inside
+		// internal/cudadrv), but not the declaration's own name.
 		ast.Inspect(f, func(n ast.Node) bool {
 			if id, ok := n.(*ast.Ident); ok && id.Name == "GrantMulticast" && !isDecl(f, id) {
 				callers = append(callers, rel)

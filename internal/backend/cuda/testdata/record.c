@@ -1,6 +1,6 @@
 /*
  * record.c: a plugin for the cuda backend's tests on the fake driver
- * (internal/cuda/testdata/fakecuda.c), whose "device memory" is host memory.
+ * (internal/cudadrv/testdata/fakecuda.c), whose "device memory" is host memory.
  * It reduces nothing: each call writes into its output what artest handed
  * it (the call, the stream, the world it was set up with), one uint64 per
  * field, so the test reads it back with Download. Two variants: "own"
