@@ -17,6 +17,7 @@
 #                   times mean nothing)
 #   GPU_BUDGET_S    start no step after this many seconds (default: no limit)
 #   STRESS          back-to-back iterations for the stress steps (default 10000)
+#   PLUGIN_STRESS   the same for the plugins' stress steps (default 2000)
 #   STRESS_ARGS     extra flags for the stress step, e.g. "--variant ring"
 #                   (note: --size replaces the small stress matrix with the
 #                   default matrix's modes and ops at those sizes: far more cases)
@@ -313,7 +314,25 @@ for np in $nps; do
 	step "plugin-planted-np$np" 1 180 mpirun -np "$np" -x ARTEST_EXAMPLE_BUG=skip-last "$bin" --plugin "$plugin" \
 		--variant example:oneshot --quick --json "$r/plugin-planted-np$np.json"
 	step "why-plugin-planted-np$np" 0 5 grep -q "mismatch" "$out/plugin-planted-np$np.log"
+	step "plugin-stress-np$np" 0 "${STRESS_TIMEOUT_S:-420}" mpirun -np "$np" "$bin" --plugin "$plugin" --variant example:oneshot \
+		--stress "${PLUGIN_STRESS:-2000}" --progress --jsonl "$r/plugin-stress-np$np.jsonl" --json "$r/plugin-stress-np$np.json"
+	# The example declares the device helpers (plugin/artest_device.h): its
+	# cases get the trace check and device deadlines.
+	step "why-plugin-checks-np$np" 0 5 grep -q "example:oneshot: trace check, device deadlines" "$out/plugin-quick-np$np.log"
 	if ((np > 1)); then
+		# A planted bug that skips the trace write: the trace check fails it.
+		step "plugin-no-trace-np$np" 1 180 mpirun -np "$np" -x ARTEST_EXAMPLE_BUG=no-trace "$bin" --plugin "$plugin" \
+			--variant example:oneshot --quick --dtype f32 --json "$r/plugin-no-trace-np$np.json"
+		step "why-plugin-no-trace-np$np" 0 5 grep -q "no kernel wrote the trace word" "$out/plugin-no-trace-np$np.log"
+		# The last rank never arrives at the start barrier: a block of rank 0
+		# gives up at the device deadline and says where and for whom.
+		step "plugin-hang-np$np" 3 60 mpirun -np "$np" -x ARTEST_EXAMPLE_BUG=hang "$bin" --plugin "$plugin" \
+			--variant example:oneshot --quick --dtype f32 --op sum --device-timeout 1s --timeout 30s
+		step "why-plugin-hang-np$np" 0 5 grep -q "rank 0 block .* gave up after .* in example:oneshot at \"start barrier\" waiting for rank $((np - 1))" \
+			"$out/plugin-hang-np$np.log"
+		step "plugin-wrong-kernel-np$np" 1 180 mpirun -np "$np" "$bin" --plugin "$plugin" --variant example:oneshot \
+			--quick --dtype f32 --op sum --inject wrong-kernel
+		step "why-plugin-wrong-kernel-np$np" 0 5 grep -q "but the kernel that ran wrote oneshot (id 0x51)" "$out/plugin-wrong-kernel-np$np.log"
 		step "plugin-no-end-barrier-np$np" 1 180 mpirun -np "$np" -x ARTEST_EXAMPLE_BUG=no-end-barrier "$bin" --plugin "$plugin" \
 			--variant example:oneshot --dtype f32 --stress 2000 --json "$r/plugin-no-end-barrier-np$np.json"
 		step "why-plugin-no-end-barrier-np$np" 0 5 grep -q "stress iterations wrong" "$out/plugin-no-end-barrier-np$np.log"
@@ -325,6 +344,8 @@ for np in $nps; do
 	if ((np % 2 == 0 && np <= 8)); then
 		step "vllm-quick-np$np" 0 180 mpirun -np "$np" "$bin" --plugin "$vllm" --variant vllm:custom --quick \
 			--json "$r/vllm-quick-np$np.json"
+		step "vllm-stress-np$np" 0 "${STRESS_TIMEOUT_S:-420}" mpirun -np "$np" "$bin" --plugin "$vllm" --variant vllm:custom \
+			--stress "${PLUGIN_STRESS:-2000}" --progress --jsonl "$r/vllm-stress-np$np.jsonl" --json "$r/vllm-stress-np$np.json"
 		step "vllm-matrix-np$np" 0 "${MATRIX_TIMEOUT_S:-420}" mpirun -np "$np" "$bin" --plugin "$vllm" --variant vllm:custom \
 			--progress --jsonl "$r/vllm-matrix-np$np.jsonl" --json "$r/vllm-matrix-np$np.json" --junit "$r/vllm-matrix-np$np.xml"
 	fi
@@ -334,10 +355,21 @@ for np in $nps; do
 	if ((np == 2 || np == 4 || np == 8)); then
 		step "trtllm-quick-np$np" 0 180 mpirun -np "$np" "$bin" --plugin "$trtllm" --variant trtllm:oneshot,trtllm:twoshot --quick \
 			--json "$r/trtllm-quick-np$np.json"
+		step "trtllm-stress-np$np" 0 "${STRESS_TIMEOUT_S:-420}" mpirun -np "$np" "$bin" --plugin "$trtllm" \
+			--variant trtllm:oneshot,trtllm:twoshot --stress "${PLUGIN_STRESS:-2000}" --progress \
+			--jsonl "$r/trtllm-stress-np$np.jsonl" --json "$r/trtllm-stress-np$np.json"
 		step "trtllm-matrix-np$np" 0 "${MATRIX_TIMEOUT_S:-420}" mpirun -np "$np" "$bin" --plugin "$trtllm" \
 			--variant trtllm:oneshot,trtllm:twoshot --progress --jsonl "$r/trtllm-matrix-np$np.jsonl" \
 			--json "$r/trtllm-matrix-np$np.json" --junit "$r/trtllm-matrix-np$np.xml"
 	fi
+	# Every plugin beside oneshot, twoshot and NCCL. Sharing GPUs, the times
+	# mean nothing (--allow-shared-timing: the table says so; NCCL is
+	# skipped); it shows the plugins run under bench and graph replay.
+	pbench=(--plugin "$plugin") pvars=example:oneshot
+	if ((np % 2 == 0 && np <= 8)); then pbench+=(--plugin "$vllm") pvars+=,vllm:custom; fi
+	if ((np == 2 || np == 4 || np == 8)); then pbench+=(--plugin "$trtllm") pvars+=,trtllm:oneshot,trtllm:twoshot; fi
+	step "plugin-bench-np$np" 0 300 mpirun -np "$np" "$bin" bench ${shared:+--allow-shared-timing} "${pbench[@]}" \
+		--variant "oneshot,twoshot,nccl,$pvars" --dtype bf16 -b 1K -e 4M -f 4 --json "$r/plugin-bench-np$np.json"
 	step "hang-np$np" 3 60 mpirun -np "$np" "$bin" --variant oneshot --dtype f32 --op sum --size 4K \
 		--mode oop,reg,plain,aligned --inject "delay:rank=$((np - 1)),us=3000000" --timeout 1s
 	# The kernels' own deadline (--device-timeout) fires before the
