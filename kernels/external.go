@@ -116,15 +116,46 @@ func AddExternal(vs []Variant) error {
 	return nil
 }
 
-// ExternalControlBytes is the largest control region an External variant of
-// the Registry declared (0 when there is none): the backends give every
-// rank one of that size.
-func ExternalControlBytes() int64 {
-	var most int64
+// controlAlign separates the control regions of two owners: a page, so no
+// two plugins' flags share a cache line (or a host page).
+const controlAlign = 4096
+
+// externalControlLayout gives each External owner of the Registry (a
+// plugin) its own control region, in Registry order: owner -> offset, and
+// the bytes all of them need per rank. Two plugins in one job never share
+// barrier flags or call counters: one's state left in the other's region
+// would make the other's barriers wait for values that never come.
+func externalControlLayout() (map[string][2]int64, int64) {
+	regions := map[string][2]int64{}
+	var total int64
 	for i := range Registry {
-		if c, ok := Registry[i].External.(interface{ ControlBytes() int64 }); ok {
-			most = max(most, c.ControlBytes())
+		e := Registry[i].External
+		c, ok := e.(interface{ ControlBytes() int64 })
+		if !ok || c.ControlBytes() == 0 {
+			continue
 		}
+		if _, seen := regions[e.Owner()]; seen {
+			continue
+		}
+		regions[e.Owner()] = [2]int64{total, c.ControlBytes()}
+		total += (c.ControlBytes() + controlAlign - 1) / controlAlign * controlAlign
 	}
-	return most
+	return regions, total
+}
+
+// ExternalControlBytes is the control memory per rank that the External
+// variants of the Registry need together (0 when there is none): the
+// backends give every rank one block of that size, zeroed once.
+func ExternalControlBytes() int64 {
+	_, total := externalControlLayout()
+	return total
+}
+
+// ExternalControlRegion is owner's own control region within that block:
+// its offset and the bytes it declared (0, 0 for an owner that declared
+// none).
+func ExternalControlRegion(owner string) (offset, size int64) {
+	regions, _ := externalControlLayout()
+	r := regions[owner]
+	return r[0], r[1]
 }

@@ -43,3 +43,38 @@ func TestAddExternalRefusesATakenTraceID(t *testing.T) {
 	require.NotNil(t, found)
 	require.Equal(t, "a:x", found.Name)
 }
+
+type ownerWithControl struct {
+	ownerOnly
+	bytes int64
+}
+
+func (o ownerWithControl) ControlBytes() int64 { return o.bytes }
+
+// Each plugin gets a control region of its own: two plugins in one job that
+// shared one would read each other's barrier flags and counters (seen on a
+// GPU: vLLM's custom allreduce, loaded beside the example plugin, waited
+// forever at its first barrier).
+func TestExternalControlRegionsAreDisjoint(t *testing.T) {
+	saved := append([]Variant(nil), Registry...)
+	t.Cleanup(func() { Registry = saved })
+	a := ownerWithControl{ownerOnly("plugin a"), 100}
+	b := ownerWithControl{ownerOnly("plugin b"), 5000}
+	c := ownerOnly("plugin c") // declares no control region
+	require.NoError(t, AddExternal([]Variant{
+		{Name: "a:x", External: a}, {Name: "a:y", External: a}, {Name: "c:z", External: c}, {Name: "b:y", External: b},
+	}))
+	for _, tc := range []struct {
+		owner      string
+		off, bytes int64
+	}{
+		{"plugin a", 0, 100},
+		{"plugin b", 4096, 5000},
+		{"plugin c", 0, 0},
+		{"plugin nobody", 0, 0},
+	} {
+		off, size := ExternalControlRegion(tc.owner)
+		require.Equal(t, [2]int64{tc.off, tc.bytes}, [2]int64{off, size}, tc.owner)
+	}
+	require.Equal(t, int64(4096+8192), ExternalControlBytes(), "a's page, then b's two pages")
+}

@@ -31,27 +31,33 @@ func deviceAddr(p backend.Ptr) (uintptr, error) { return uintptr(p), nil }
 // rank's input, staging and control region as device addresses opened in
 // this process (World.Control is empty when no External needs a control
 // region: the addresses are then 0).
-func (b *Backend) externalWorld() (*kernels.ExternalWorld, error) {
-	return externalWorldOf(b.world, b.localRank, b.ordinal)
+func (b *Backend) externalWorld(owner string) (*kernels.ExternalWorld, error) {
+	return externalWorldOf(b.world, b.localRank, b.ordinal, owner)
 }
 
-func externalWorldOf(w *backend.World, localRank, ordinal int) (*kernels.ExternalWorld, error) {
+// externalWorldOf is w as owner sees it: its own control region (each
+// plugin has one of its own within the control block).
+func externalWorldOf(w *backend.World, localRank, ordinal int, owner string) (*kernels.ExternalWorld, error) {
 	if w == nil {
 		return nil, fmt.Errorf("no world set up")
 	}
 	if len(w.Input) != w.Size || len(w.Staging) != w.Size || (len(w.Control) != w.Size && len(w.Control) != 0) {
 		return nil, fmt.Errorf("world of %d ranks with %d inputs, %d staging buffers and %d control regions", w.Size, len(w.Input), len(w.Staging), len(w.Control))
 	}
+	off, size := kernels.ExternalControlRegion(owner)
+	if len(w.Control) != w.Size || off+size > w.ControlBytes {
+		off, size = 0, 0
+	}
 	ew := &kernels.ExternalWorld{
 		Rank: w.Rank, Size: w.Size, LocalRank: localRank, Device: ordinal, Backend: "cuda",
-		InputBytes: w.Capacity, StagingBytes: w.Capacity, ControlBytes: w.ControlBytes,
+		InputBytes: w.Capacity, StagingBytes: w.Capacity, ControlBytes: size,
 	}
 	for r := 0; r < w.Size; r++ {
 		ew.Input = append(ew.Input, uintptr(w.Input[r]))
 		ew.Staging = append(ew.Staging, uintptr(w.Staging[r]))
 		var ctl uintptr
-		if len(w.Control) == w.Size {
-			ctl = uintptr(w.Control[r])
+		if size > 0 {
+			ctl = uintptr(w.Control[r]) + uintptr(off)
 		}
 		ew.Control = append(ew.Control, ctl)
 	}
@@ -71,7 +77,7 @@ func (b *Backend) setupExternals(c comm.Comm) error {
 	for _, e := range externalOwners(kernels.Registry, b.world.Size) {
 		owner := e.Owner()
 		var err error
-		if w, werr := b.externalWorld(); werr != nil {
+		if w, werr := b.externalWorld(owner); werr != nil {
 			err = fmt.Errorf("%s: setup: %w", owner, werr)
 		} else {
 			err = e.Setup(w)
@@ -114,7 +120,7 @@ func (b *Backend) allreduceExternal(l *backend.Launch) error {
 	if !done {
 		// Registered after set-up (no plugin is, in artest): set up now.
 		var w *kernels.ExternalWorld
-		if w, err = b.externalWorld(); err == nil {
+		if w, err = b.externalWorld(ext.Owner()); err == nil {
 			err = ext.Setup(w)
 		} else {
 			err = fmt.Errorf("%s: setup: %w", ext.Owner(), err)

@@ -291,7 +291,14 @@ func TestPluginSetupErrorIsAgreed(t *testing.T) {
 	bs, ws := setupWorld(t, 3, 1<<16)
 	require.Empty(t, unused.worlds)
 	for r, b := range bs {
-		require.Equal(t, int64(128), ws[r].ControlBytes, "the largest region any plugin declared")
+		require.Equal(t, int64(2*4096), ws[r].ControlBytes, "a page of its own for each plugin that declared a region")
+		// Each plugin sees its own region, at its own offset, of the size it declared.
+		require.Equal(t, int64(64), bad.worlds[r].ControlBytes)
+		require.Equal(t, int64(128), good.worlds[r].ControlBytes)
+		for p := range ws[r].Control {
+			require.Equal(t, uintptr(ws[r].Control[p]), bad.worlds[r].Control[p])
+			require.Equal(t, uintptr(ws[r].Control[p])+4096, good.worlds[r].Control[p])
+		}
 		for _, name := range []string{"bad:x", "good:x"} {
 			v, err := kernels.Lookup(name)
 			require.NoError(t, err)

@@ -26,8 +26,9 @@ func (b *Backend) real(p backend.Ptr) (uintptr, error) {
 	return out, err
 }
 
-// externalWorld is the world as an External sees it.
-func (b *Backend) externalWorld() (*kernels.ExternalWorld, error) {
+// externalWorld is the world as owner sees it: its own control region
+// within the control block.
+func (b *Backend) externalWorld(owner string) (*kernels.ExternalWorld, error) {
 	w := b.world
 	if w == nil {
 		return nil, fmt.Errorf("no world set up")
@@ -35,9 +36,13 @@ func (b *Backend) externalWorld() (*kernels.ExternalWorld, error) {
 	if len(w.Control) != w.Size {
 		return nil, fmt.Errorf("no control regions (no External variant was registered before set-up)")
 	}
+	off, size := kernels.ExternalControlRegion(owner)
+	if off+size > w.ControlBytes {
+		return nil, fmt.Errorf("%s: control region %d+%d beyond the %d-byte control block", owner, off, size, w.ControlBytes)
+	}
 	ew := &kernels.ExternalWorld{
 		Rank: w.Rank, Size: w.Size, LocalRank: w.Rank, Device: -1, Backend: "host",
-		InputBytes: w.Capacity, StagingBytes: w.Capacity, ControlBytes: w.ControlBytes,
+		InputBytes: w.Capacity, StagingBytes: w.Capacity, ControlBytes: size,
 	}
 	for r := 0; r < w.Size; r++ {
 		in, err := b.real(w.Input[r])
@@ -48,7 +53,7 @@ func (b *Backend) externalWorld() (*kernels.ExternalWorld, error) {
 		if err != nil {
 			return nil, err
 		}
-		ctl, err := b.real(w.Control[r])
+		ctl, err := b.real(w.Control[r] + backend.Ptr(off))
 		if err != nil {
 			return nil, err
 		}
@@ -80,7 +85,7 @@ func (b *Backend) allreduceExternal(l *backend.Launch) error {
 // setupExternal sets ext up on its first call; the External itself makes
 // later calls return the first one's result.
 func (b *Backend) setupExternal(ext kernels.External) error {
-	w, err := b.externalWorld()
+	w, err := b.externalWorld(ext.Owner())
 	if err != nil {
 		return fmt.Errorf("%s: set-up: %w", ext.Owner(), err)
 	}
