@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -124,25 +123,47 @@ func mergeChecks(rs []rankResult) *report.StressCheck {
 	return out
 }
 
-// spotChecks are the iterations of batch s0..s0+kk-1 that the host checks
-// besides those the device found wrong: the first, the last and one drawn
-// from the seed, the case and the batch (the same on every rank).
-func spotChecks(seed uint64, id string, s0, kk int) []int {
+// Spot checks: the stress iterations the host checks too under the
+// device checker, besides the wrong ones. The first and the last iteration
+// of a case always; of the others, one in spotPeriod(bytes), drawn from
+// the seed, the case and the iteration (the same on every rank, and the
+// same in a rerun). The period grows with the message so that the host
+// checks about spotBytes per iteration on average above a MiB: a constant
+// host cost per iteration, where checking every iteration on the host
+// costs time in proportion to the message (about 0.2 to 0.6 GB/s per rank,
+// docs/perf.md).
+const (
+	// spotMinPeriod: at most one iteration in 16 goes to the host, so that
+	// small messages at many ranks per GPU (the CPU-bound case) gain too.
+	spotMinPeriod = 16
+	spotBytes     = 64 << 10
+)
+
+func spotPeriod(bytes int64) uint64 {
+	return uint64(max(spotMinPeriod, (bytes+spotBytes-1)/spotBytes))
+}
+
+// spotKey is the per-case part of the spot-check draw.
+func spotKey(seed uint64, id string) uint64 {
 	h := fnv.New64a()
-	fmt.Fprintf(h, "check/%d/%s/%d", seed, id, s0)
-	drawn := int(splitmix(h.Sum64()) % uint64(kk))
-	out := []int{0}
-	for _, j := range []int{drawn, kk - 1} {
-		if !slices.Contains(out, j) {
-			out = append(out, j)
-		}
-	}
-	return out
+	fmt.Fprintf(h, "check/%d/%s", seed, id)
+	return h.Sum64()
+}
+
+// SpotChecked reports whether the host checks iteration iter of a stress
+// case of n iterations of bytes each (case id, seed) under the device
+// checker, whatever the device found.
+func SpotChecked(seed uint64, id string, iter, n int, bytes int64) bool {
+	return spotted(spotKey(seed, id), iter, n, bytes)
+}
+
+func spotted(key uint64, iter, n int, bytes int64) bool {
+	return iter == 0 || iter == n-1 || splitmix(key^uint64(iter))%spotPeriod(bytes) == 0
 }
 
 // checkBatchOnDevice checks stress iterations s0..s0+kk-1, whose output
 // regions start at region, slot bytes apart: every one on the device, then
-// on the host the spot checks and the first wrong ones the device found
+// on the host the spot checks (SpotChecked) and the first wrong ones the device found
 // (up to maxStressFailures in the case, for the usual detailed report). A
 // host verdict that differs from the device's is itself a failure. It
 // fills results and oks like the host path and returns an error when the
@@ -161,8 +182,11 @@ func (r *run) checkBatchOnDevice(s *caseState, dc backend.DeviceChecker, region 
 	}
 	st.DeviceIters += kk
 	onHost := map[int]bool{}
-	for _, j := range spotChecks(r.cfg.Seed, s.c.ID(), s0, kk) {
-		onHost[j] = true
+	key := spotKey(r.cfg.Seed, s.c.ID())
+	for j := 0; j < kk; j++ {
+		if spotted(key, s0+j, r.cfg.Stress, s.bytes) {
+			onHost[j] = true
+		}
 	}
 	rechecks := 0
 	for j, v := range verdicts {
