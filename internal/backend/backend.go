@@ -99,7 +99,8 @@ type Waiter interface {
 // Delayer is a backend that can hold its stream for a time, ordered with
 // the rest of its work: what follows starts d later than it would have.
 // Stress's skew schedule uses it to make one rank late. The host backend
-// sleeps in its stream goroutine; on cuda it would be a sleep kernel.
+// sleeps in its stream goroutine; cuda launches one thread of artest_delay
+// (kernels/delay.cu).
 type Delayer interface {
 	Delay(d time.Duration) error
 }
