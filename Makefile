@@ -5,7 +5,9 @@
 #   make test     install what is missing, go vet, go test -short, the kernels'
 #                 compile gate and SASS check, and the mpirun integration tests
 #   make test-exhaustive  the tests -short skips: every one of the 2^32
-#                 float32 inputs through each 16-bit conversion (reference/)
+#                 float32 inputs through each 16-bit conversion (reference/,
+#                 and the device checker's port in kernels/), and the device
+#                 checker's full agreement sweep
 #   make build    bin/artest
 #   make kernels  bin/artest.fatbin (nvcc: the CUDA toolkit's, else the
 #                 pinned wheels of ci/install-nvcc.sh)
@@ -27,7 +29,7 @@ export NCCL_NVLS_ENABLE ?= 0
 include kernels/kernels.mk
 include plugin/plugin.mk
 
-.PHONY: all deps build run test test-go test-kernels test-exhaustive vet unit integration docker clean
+.PHONY: all deps build run test test-go test-kernels test-exhaustive vet unit cxx integration docker clean
 
 all: build
 
@@ -64,8 +66,14 @@ vet: deps
 	@test -z "$$(gofmt -l .)" || { echo "gofmt needed:"; gofmt -l .; exit 1; }
 
 # -short skips the exhaustive conversion tests; make test-exhaustive runs them.
-unit: deps
-	$(GO) test -short ./...
+# The device checker's agreement with the Go reference (kernels/check_test.go)
+# builds kernels/check.cuh with g++; here a missing compiler fails the target
+# instead of skipping the test.
+unit: deps cxx
+	ARTEST_REQUIRE_CXX=1 $(GO) test -short ./...
+
+cxx:
+	@command -v g++ >/dev/null 2>&1 || { echo "make: g++ not found: the device checker's agreement test (kernels/check_test.go) needs a host C++ compiler (apt-get install g++)" >&2; exit 4; }
 
 integration: build plugins-host
 	$(GO) test -tags integration -count=1 ./test/integration/
@@ -83,12 +91,14 @@ test-go: unit
 test-kernels: kernels-check
 	@$(MAKE) --no-print-directory kernels-sass-check plugins-check
 
-# What -short skips (testing.Short): today only reference/'s
-# TestFromF32AllInputs, all 2^32 float32 inputs per 16-bit format, tens of
-# seconds each on 2 cores. The whole package runs, so a new exhaustive test
-# there is picked up. CI runs this after make test.
-test-exhaustive: deps
-	$(GO) test -count=1 ./reference/
+# What -short skips (testing.Short): reference/'s TestFromF32AllInputs, all
+# 2^32 float32 inputs per 16-bit format, tens of seconds each on 2 cores;
+# kernels/' TestDeviceCheckerConversionsAllInputs (the same inputs through
+# check.cuh's port) and the full agreement sweep of the device checker. The
+# whole packages run, so a new exhaustive test there is picked up. CI runs
+# this after make test.
+test-exhaustive: deps cxx
+	ARTEST_REQUIRE_CXX=1 $(GO) test -count=1 -timeout 30m ./reference/ ./kernels/
 
 # The container of docker/Dockerfile; needs a Docker engine (none runs on
 # this project's machines: docker/dockerfile_test.go checks what it can).

@@ -120,9 +120,38 @@ type ConcurrentLauncher interface {
 // Delayer is a backend that can hold its stream for a time, ordered with
 // the rest of its work: what follows starts d later than it would have.
 // Stress's skew schedule uses it to make one rank late. The host backend
-// sleeps in its stream goroutine; on cuda it would be a sleep kernel.
+// sleeps in its stream goroutine; cuda launches one thread of artest_delay
+// (kernels/delay.cu).
 type Delayer interface {
 	Delay(d time.Duration) error
+}
+
+// DeviceChecker is a backend that checks outputs on the device that wrote
+// them (the cuda backend, with the artest_check kernel of kernels/check.cu):
+// stress checks every iteration there and spot-checks a few on the host
+// with the Go reference, which stays the truth.
+type DeviceChecker interface {
+	// DeviceCheckReason says why the device checker cannot run here ("" if
+	// it can): a fatbin built before artest_check existed.
+	DeviceCheckReason() string
+	// CheckOnDevice checks req.Slots output regions in stream order, waits
+	// at most timeout for the check, and returns one verdict per slot.
+	CheckOnDevice(req DeviceCheck, timeout time.Duration) ([]kernels.CheckSlot, error)
+}
+
+// DeviceCheck is one batch of output regions for DeviceChecker: slot j's
+// region starts at Region + j*SlotBytes and holds [Lead guard bytes][Count
+// elements][GuardAfter guard bytes], and its elements are the output of
+// generator iteration Spec.Iter + j (Spec.First is the element index of
+// each message's element 0).
+type DeviceCheck struct {
+	Spec             reference.CheckSpec
+	Region           Ptr
+	SlotBytes        int64
+	Lead, GuardAfter int64
+	Count            uint64
+	Slots            int
+	Guard            byte
 }
 
 // Info describes the backend for the report header.

@@ -37,6 +37,7 @@ type Options struct {
 	Timeout  string   `json:"timeout"`
 	Inject   []string `json:"inject,omitempty"`
 	Schedule string   `json:"schedule,omitempty"`
+	Check    string   `json:"check,omitempty"`
 	JSON     string   `json:"json,omitempty"`
 	JUnit    string   `json:"junit,omitempty"`
 	JSONL    string   `json:"jsonl,omitempty"`
@@ -262,6 +263,7 @@ func newFlagSet(o *Options) *flag.FlagSet {
 	// where; with --timeout below it, the host watchdog fires first.
 	fs.StringVar(&o.DeviceTimeout, "device-timeout", "10s", "longest wait of a kernel block at one barrier or ring slot; past it the block records where and exits, and the job is declared hung (exit 3); 0: wait for ever (host backend default: 30s)")
 	fs.StringVar(&o.Schedule, "schedule", "", "stress only: adversarial schedules from outside the kernel, comma-separated: "+strings.Join(runner.ScheduleNames, ", ")+", all or none (default with --stress: all), seeded by --seed")
+	fs.StringVar(&o.Check, "check", runner.CheckAuto, "stress only: what checks every iteration: device (the GPU's artest_check kernel, with a few iterations per batch also checked on the host against the Go reference), host (the Go reference alone), or auto (device on the cuda backend when the fatbin has the checker, else host)")
 	fs.Var(repeatFlag{&o.Inject}, "inject", "plant a fault (repeatable): "+runner.FaultHelp())
 	fs.BoolVar(&o.PDL, "pdl", false, "programmatic dependent launch (sm_90): each call poisons the input, a producer kernel writes it, and the allreduce is launched to overlap the producer and must wait for it; bench also times the same calls without PDL")
 	fs.StringVar(&o.JSON, "json", "", "write the JSON report to FILE")
@@ -381,6 +383,12 @@ func Parse(args []string) (*Options, error) {
 		}
 	} else if o.Stress > 0 {
 		o.sched = runner.AllSchedules()
+	}
+	if _, err := runner.ParseCheck(o.Check); err != nil {
+		return nil, exitcode.Usagef("%v", err)
+	}
+	if o.set["check"] && o.Stress == 0 {
+		return nil, exitcode.Usagef("--check %s needs --stress N: other runs check on the host", o.Check)
 	}
 	if o.Blocks > 256 {
 		return nil, exitcode.Usagef("--blocks %d: at most 256 (sigblock.MaxBlocks)", o.Blocks)

@@ -128,7 +128,7 @@ func (o *Options) runConfig(e Env, backendName string, info backend.Info, cs []c
 	cfg := &runner.Config{
 		Cases: cs, Seed: o.Seed, Input: o.input,
 		Warmup: o.Warmup, Iters: o.Iters, Reps: o.Reps, Stress: o.Stress,
-		Timeout: o.timeout, DeviceTimeout: o.deviceTimeout, Inject: o.inject, Schedules: o.sched,
+		Timeout: o.timeout, DeviceTimeout: o.deviceTimeout, Inject: o.inject, Schedules: o.sched, Check: o.Check,
 		Blocks: o.Blocks, Threads: o.Threads, Params: o.params,
 		Stdout: e.Stdout, Stderr: e.Stderr, JSONPath: o.JSON, JUnitPath: o.JUnit,
 		JSONLPath: o.JSONL, GoBenchPath: o.GoBench, Progress: o.Progress, FullTable: o.Table == "full",

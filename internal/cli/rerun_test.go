@@ -33,6 +33,7 @@ func TestRerunArgsCarryEveryFlagSet(t *testing.T) {
 		"agg":                 {[]string{"--agg", "avg"}, []string{"--agg", "avg"}},
 		"tuned":               {[]string{"--tuned", "none"}, []string{"--tuned", "none"}},
 		"bench":               {[]string{"--bench"}, []string{"--bench"}},
+		"check":               {[]string{"--stress", "3", "--check", "host"}, []string{"--check", "host"}},
 	}
 	for name, tc := range carried {
 		t.Run(name, func(t *testing.T) {

@@ -39,16 +39,22 @@ type Header struct {
 	// Schedules are the adversarial schedules stress ran under
 	// (--schedule; "none" when off), ScheduleNote what the backend could
 	// not do of those asked for.
-	Schedules    string            `json:"schedules,omitempty"`
-	ScheduleNote string            `json:"schedule_note,omitempty"`
-	Reps         int               `json:"reps,omitempty"`  // timed repetitions of Iters calls
-	Agg          string            `json:"agg,omitempty"`   // how ranks' times combine: max, avg or min
-	Bench        bool              `json:"bench,omitempty"` // an `artest bench` run: cases carry Timing
-	PDL          bool              `json:"pdl,omitempty"`   // --pdl: every call is poison, producer kernel, allreduce with PDL
-	Inject       []string          `json:"inject,omitempty"`
-	Versions     map[string]string `json:"versions"` // go, mpi, cuda driver, nccl, ...
-	Devices      []string          `json:"devices,omitempty"`
-	Topology     any               `json:"topology,omitempty"`
+	Schedules    string `json:"schedules,omitempty"`
+	ScheduleNote string `json:"schedule_note,omitempty"`
+	// Checker is what checked every stress iteration ("device": the GPU's
+	// artest_check, spot-checked on the host with the Go reference;
+	// "host": the Go reference alone), CheckerNote why --check auto or
+	// device did not get the device checker.
+	Checker     string            `json:"checker,omitempty"`
+	CheckerNote string            `json:"checker_note,omitempty"`
+	Reps        int               `json:"reps,omitempty"`  // timed repetitions of Iters calls
+	Agg         string            `json:"agg,omitempty"`   // how ranks' times combine: max, avg or min
+	Bench       bool              `json:"bench,omitempty"` // an `artest bench` run: cases carry Timing
+	PDL         bool              `json:"pdl,omitempty"`   // --pdl: every call is poison, producer kernel, allreduce with PDL
+	Inject      []string          `json:"inject,omitempty"`
+	Versions    map[string]string `json:"versions"` // go, mpi, cuda driver, nccl, ...
+	Devices     []string          `json:"devices,omitempty"`
+	Topology    any               `json:"topology,omitempty"`
 	// SharedGPUs says how ranks shared GPUs (--share-gpus), "" when each
 	// had its own. Such a run covers the protocols; its times mean nothing.
 	SharedGPUs string `json:"shared_gpus,omitempty"`
@@ -168,6 +174,26 @@ type Case struct {
 	PDLGainUS   float64 `json:"pdl_gain_us,omitempty"`
 	// Repro is the command line that reruns a failed (or hung) case.
 	Repro string `json:"repro,omitempty"`
+	// Check says how a stress case's outputs were checked.
+	Check *StressCheck `json:"check,omitempty"`
+}
+
+// StressCheck is how a stress case's outputs were checked, per rank: the
+// fewest iterations and the lowest rate of any rank.
+type StressCheck struct {
+	// Checker is what checked every iteration: "device" or "host".
+	Checker string `json:"checker"`
+	// DeviceIters and HostIters are the iterations each rank checked on
+	// the device and with the Go reference on the host (under the device
+	// checker: the spot checks and the re-checks of wrong iterations).
+	DeviceIters int `json:"device_iters"`
+	HostIters   int `json:"host_iters"`
+	// DeviceGBps and HostGBps are the output bytes each checker checked per
+	// second of its own time on one rank (the device's includes its launch,
+	// wait and the download of its verdicts; the host's the downloads of
+	// the outputs it checked).
+	DeviceGBps float64 `json:"device_gbps,omitempty"`
+	HostGBps   float64 `json:"host_gbps,omitempty"`
 }
 
 // Summary counts verdicts and carries the exit code the run ends with.

@@ -113,6 +113,12 @@ func writeTableHeader(w *bufio.Writer, h *Header) {
 		if h.ScheduleNote != "" {
 			run += fmt.Sprintf(" (%s)", h.ScheduleNote)
 		}
+		if h.Checker != "" {
+			run += fmt.Sprintf(", checked on the %s", h.Checker)
+		}
+		if h.CheckerNote != "" {
+			run += fmt.Sprintf(" (%s)", h.CheckerNote)
+		}
 	}
 	fmt.Fprintln(w, run)
 	if len(h.Inject) == 0 {

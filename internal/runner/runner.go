@@ -41,6 +41,9 @@ type Config struct {
 	// Run drops those the backend cannot do and names the rest in the
 	// header and in every case.
 	Schedules Schedules
+	// Check is --check: what checks stress iterations (CheckAuto,
+	// CheckHost or CheckDevice; "" is CheckAuto).
+	Check string
 	// Blocks and Threads override the registry's launch defaults when > 0.
 	Blocks, Threads int
 	// Params are --param values by name; a variant without a parameter of
@@ -140,6 +143,18 @@ func Run(c comm.Comm, b backend.Backend, w *backend.World, cfg *Config) int {
 		var note string
 		r.sched, note = cfg.Schedules.Supported(b)
 		cfg.Header.Schedules, cfg.Header.ScheduleNote = r.sched.String(), note
+		dc, why, err := r.resolveChecker()
+		if err != nil {
+			if c.Rank() == 0 {
+				fmt.Fprintf(cfg.Stderr, "artest: %v\n", err)
+			}
+			return exitcode.Env
+		}
+		r.devCheck = dc
+		cfg.Header.Checker, cfg.Header.CheckerNote = CheckHost, why
+		if dc != nil {
+			cfg.Header.Checker = CheckDevice
+		}
 	}
 	r.rep = &report.Report{Header: cfg.Header}
 	if c.Rank() == 0 && cfg.JSONLPath != "" {
@@ -177,9 +192,11 @@ type run struct {
 	b     backend.Backend
 	w     *backend.World
 	cfg   *Config
-	sched Schedules           // cfg.Schedules as this backend runs them; stress only
-	rep   *report.Report      // rank 0 only
-	jsonl *report.JSONLWriter // rank 0 only, when --jsonl is set
+	sched Schedules // cfg.Schedules as this backend runs them; stress only
+	// devCheck checks stress iterations on the device (nil: on the host).
+	devCheck backend.DeviceChecker
+	rep      *report.Report      // rank 0 only
+	jsonl    *report.JSONLWriter // rank 0 only, when --jsonl is set
 }
 
 // bcastCode makes every rank return rank 0's code.
@@ -208,6 +225,8 @@ type rankResult struct {
 	Fatal string `json:"fatal,omitempty"`
 	// Launch: what a custom kernel was launched with (launch.go).
 	Launch *caseLaunch `json:"launch,omitempty"`
+	// Check: how a stress case's iterations were checked (check.go).
+	Check *checkStats `json:"check,omitempty"`
 }
 
 // streamCase appends a finished case to the JSON Lines file and prints the
@@ -319,6 +338,7 @@ func merge(c cases.Case, rs []rankResult, cfg *Config) report.Case {
 	out.TimeUS, out.Timing = aggregateTimes(rs, cfg)
 	setLaunch(&out, rs)
 	setPDLTimes(&out, rs, cfg)
+	out.Check = mergeChecks(rs)
 	if len(out.Failures) > 0 {
 		out.Verdict = report.Fail
 		f := out.Failures[0]

@@ -104,6 +104,14 @@ func (s Schedules) Supported(b backend.Backend) (Schedules, string) {
 		s.Skew = false
 		return s, fmt.Sprintf("%s off: the %s backend has no stream-ordered delay", SchedSkew, b.Name())
 	}
+	// A Delayer that needs something it may lack (cuda: the delay kernel
+	// in its fatbin) says so.
+	if d, ok := b.(interface{ DelayReason() string }); s.Skew && ok {
+		if why := d.DelayReason(); why != "" {
+			s.Skew = false
+			return s, fmt.Sprintf("%s off: %s", SchedSkew, why)
+		}
+	}
 	return s, ""
 }
 

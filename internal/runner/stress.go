@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/internal/report"
@@ -22,7 +23,9 @@ const maxStressFailures = 4
 // slots; when the slots of all iterations would not fit, the iterations run
 // in batches that are each back to back. The adversarial schedules
 // (schedule.go) add a stream delay before a late rank's iteration and a
-// poison copy over the input after each call.
+// poison copy over the input after each call. With a device checker
+// (check.go) each batch is checked where it lies and only a few of its
+// iterations go to the host.
 func (r *run) stress(s *caseState, res *rankResult) {
 	fail := func(kind, format string, args ...any) {
 		res.Failures = append(res.Failures, report.RankFailure{Kind: kind, Detail: fmt.Sprintf(format, args...)})
@@ -120,6 +123,11 @@ func (r *run) stress(s *caseState, res *rankResult) {
 		}
 	}()
 	failedIters, wrongIters := 0, 0
+	stats := checkStats{Checker: CheckHost, Bytes: s.bytes}
+	if r.devCheck != nil {
+		stats.Checker = CheckDevice
+	}
+	res.Check = &stats
 	for s0 := 0; s0 < n; s0 += k {
 		kk := min(k, n-s0)
 		srcImg := make([]byte, int64(kk)*slot)
@@ -166,21 +174,32 @@ func (r *run) stress(s *caseState, res *rankResult) {
 			res.Fatal = fatalText(err)
 			return
 		}
-		// The check slots are contiguous: one download, then every slot
-		// checked in parallel (a slot is small; one check rarely fills the
-		// cores by itself).
-		all := make([]byte, int64(kk)*slot)
-		if err := r.b.Download(all, check[0]); err != nil {
-			fail("error", "download stress outputs: %v", err)
-			res.Fatal = fatalText(err)
-			return
-		}
 		results := make([]rankResult, kk)
 		oks := make([]bool, kk)
-		parallel(kk, func(j int) {
-			img := all[int64(j)*slot : int64(j+1)*slot]
-			oks[j] = r.checkImage(s, img, s0+j, &results[j], fmt.Sprintf("iteration %d: ", s0+j))
-		})
+		if r.devCheck != nil {
+			if err := r.checkBatchOnDevice(s, r.devCheck, check[0], slot, s0, kk, failedIters, results, oks, &stats); err != nil {
+				fail("error", "%v", err)
+				res.Fatal = fatalText(err)
+				return
+			}
+		} else {
+			// The check slots are contiguous: one download, then every
+			// slot checked in parallel (a slot is small; one check rarely
+			// fills the cores by itself).
+			start := time.Now()
+			all := make([]byte, int64(kk)*slot)
+			if err := r.b.Download(all, check[0]); err != nil {
+				fail("error", "download stress outputs: %v", err)
+				res.Fatal = fatalText(err)
+				return
+			}
+			parallel(kk, func(j int) {
+				img := all[int64(j)*slot : int64(j+1)*slot]
+				oks[j] = r.checkImage(s, img, s0+j, &results[j], fmt.Sprintf("iteration %d: ", s0+j))
+			})
+			stats.HostIters += kk
+			stats.HostSec += time.Since(start).Seconds()
+		}
 		for j := 0; j < kk; j++ {
 			if oks[j] {
 				continue

@@ -82,6 +82,10 @@ type Backend struct {
 	share mps.Sharing
 	sms   int // multiprocessors of this rank's GPU
 	caps  map[capKey]gridCap
+
+	// The device checker's verdicts (check.go), grown to the largest batch.
+	checkBuf   cu.DevicePtr
+	checkBytes int64
 }
 
 // Open picks this rank's GPU, makes its primary context current, loads the
@@ -689,6 +693,9 @@ func (b *Backend) Close() error {
 	}
 	for _, p := range b.own {
 		errs = append(errs, b.d.MemFree(p))
+	}
+	if b.checkBuf != 0 {
+		errs = append(errs, b.d.MemFree(b.checkBuf))
 	}
 	if b.stream != 0 {
 		errs = append(errs, b.d.StreamDestroy(b.stream))
