@@ -166,6 +166,21 @@ for np in $nps; do
 		--jsonl "$r/matrix-np$np.jsonl" --json "$r/matrix-np$np.json" --junit "$r/matrix-np$np.xml"
 	step "stress-np$np" 0 "${STRESS_TIMEOUT_S:-420}" mpirun -np "$np" "$bin" --stress "$stress" ${STRESS_ARGS:-} --progress \
 		--jsonl "$r/stress-np$np.jsonl" --json "$r/stress-np$np.json" --junit "$r/stress-np$np.xml"
+	# The device checker (artest_check) against the Go reference: every
+	# iteration checked on the GPU, some on the host too; a disagreement
+	# fails the case as kind "checker". Random inputs (bit-exact and bound
+	# checks), exact inputs, and a planted bug it must see.
+	step "devcheck-np$np" 0 180 mpirun -np "$np" "$bin" --stress 200 --check device --variant oneshot,ring \
+		--dtype bf16,f16,f32 --op sum,max --size 4100,1M --mode oop,reg,plain --json "$r/devcheck-np$np.json"
+	step "devcheck-exact-np$np" 0 180 mpirun -np "$np" "$bin" --stress 200 --check device --input exact --variant oneshot,ring \
+		--dtype bf16,f16,f32 --op sum --size 4100,1M --mode oop,reg,plain --json "$r/devcheck-exact-np$np.json"
+	step "devcheck-planted-np$np" 1 120 mpirun -np "$np" "$bin" --stress 200 --check device --variant oneshot --dtype bf16 \
+		--op sum --size 4M --mode oop,reg,plain --schedule none --inject skip-last --json "$r/devcheck-planted-np$np.json"
+	step "why-devcheck-planted-np$np" 0 5 grep -q "200 of 200 stress iterations wrong" "$out/devcheck-planted-np$np.log"
+	# Launch skew on the GPU (artest_delay before a late rank's input copy).
+	step "skew-np$np" 0 180 mpirun -np "$np" "$bin" --stress 2000 --schedule skew --variant oneshot --dtype f32 --op sum \
+		--size 64K --mode oop,reg,plain --json "$r/skew-np$np.json"
+	step "why-skew-np$np" 0 5 bash -c '! grep -q "skew off" "$0" && grep -q "schedules skew" "$0"' "$out/skew-np$np.log"
 	# Without the end barrier, and with the last rank slow to read, fast
 	# ranks overwrite their registered inputs while it still reads them.
 	step "fault-no-end-barrier-np$np" 1 180 mpirun -np "$np" "$bin" --variant "${FAULT_VARIANTS:-oneshot,oneshot-cpasync}" --stress 2000 \
@@ -414,6 +429,15 @@ step "bad-too-many-ranks" 4 60 mpirun -np $((ngpu * 2)) --oversubscribe "$bin" -
 step "bad-size" 2 60 mpirun -np "$np" "$bin" --size 3 --dtype f32
 step "no-nccl" 0 120 env ARTEST_NCCL= mpirun -np "$np" -x ARTEST_NCCL=/nonexistent/libnccl.so.2 "$bin" \
 	--quick --dtype f32 --op sum --json "$out/no-nccl.json"
+# The checkers' speed, one rank alone on its GPU: each stress case's JSON
+# holds device_gbps and host_gbps (docs/perf.md, "Harness speed").
+step "devcheck-speed" 0 240 bash -c 'bin=$0 out=$1
+	for c in device host; do
+		mpirun -np 1 "$bin" --stress 500 --check $c --variant oneshot --dtype bf16,f32 --op sum --size 4M --mode oop,reg,plain \
+			--json "$out/devcheck-speed-4M-$c.json" || exit 1
+	done
+	mpirun -np 1 "$bin" --stress 40 --check device --variant oneshot --dtype bf16,f32 --op sum --size 64M --mode oop,reg,plain \
+		--json "$out/devcheck-speed-64M-device.json"' "$bin" "$out"
 # More ranks than GPUs, two per GPU, under a private MPS daemon: covers
 # 2N-rank code paths; times mean nothing.
 step "shared-np$((ngpu * 2))" 0 180 "$bin" mps -- mpirun -np $((ngpu * 2)) --oversubscribe "$bin" --share-gpus --quick \

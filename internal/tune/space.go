@@ -81,9 +81,19 @@ type Overrides struct {
 	Params  map[string][]uint32
 }
 
-// SpaceFor is v's space: the default table's entry with the overrides.
+// SpaceFor is v's space: the default table's entry with the overrides. A
+// plugin's variant has no entry: its declared parameters are swept over
+// pluginValues of their ranges, and blocks and threads are not axes (the
+// plugin chooses its own launch; a parameter may set it).
 func SpaceFor(v *kernels.Variant, o Overrides) Space {
 	d := DefaultSpaces[v.Name]
+	if v.External != nil {
+		d = Space{Params: map[string][]uint32{}}
+		for _, p := range v.Params {
+			d.Params[p.Name] = pluginValues(p)
+		}
+		o.Blocks, o.Threads = nil, nil
+	}
 	sp := Space{Blocks: d.Blocks, Threads: d.Threads, Params: map[string][]uint32{}}
 	for _, p := range v.Params {
 		if vals, ok := d.Params[p.Name]; ok {
@@ -100,6 +110,31 @@ func SpaceFor(v *kernels.Variant, o Overrides) Space {
 		sp.Threads = o.Threads
 	}
 	return sp
+}
+
+// maxPluginValues bounds the values tried per plugin parameter: with 4
+// parameters that is at most 6^4 launches per message.
+const maxPluginValues = 6
+
+// pluginValues are the values tried for a plugin's parameter: its default,
+// its minimum and maximum, and powers of two between them, thinned to
+// maxPluginValues evenly across the range (the default always kept).
+func pluginValues(p kernels.Param) []uint32 {
+	vals := []uint32{p.Min, p.Max}
+	for x := uint64(1); x <= uint64(p.Max); x *= 2 {
+		if x > uint64(p.Min) && x < uint64(p.Max) {
+			vals = append(vals, uint32(x))
+		}
+	}
+	vals = sortedUnique(vals)
+	if len(vals) > maxPluginValues {
+		thin := make([]uint32, 0, maxPluginValues)
+		for i := 0; i < maxPluginValues; i++ {
+			thin = append(thin, vals[i*(len(vals)-1)/(maxPluginValues-1)])
+		}
+		vals = thin
+	}
+	return sortedUnique(append(vals, p.Default))
 }
 
 // ParseInts reads a comma-separated list of whole numbers ("16,36,132").
@@ -204,6 +239,9 @@ type Launch struct {
 // String is "132x512 stages=3", the parameters in name order.
 func (l Launch) String() string {
 	s := fmt.Sprintf("%dx%d", l.Blocks, l.Threads)
+	if l.Blocks == 0 && l.Threads == 0 {
+		s = "plugin's" // a plugin chooses its own grid (a parameter may set it)
+	}
 	for _, k := range sortedKeys(l.Params) {
 		s += fmt.Sprintf(" %s=%d", k, l.Params[k])
 	}
@@ -254,7 +292,10 @@ func Enumerate(v *kernels.Variant, sp Space, ranks int, count, elem int64) Enume
 			e.TooMuchShared++
 			return
 		}
-		l := Launch{Blocks: kernels.Grid(v, &a, elem, blocks, threads), Threads: threads}
+		l := Launch{Blocks: blocks, Threads: threads}
+		if v.External == nil {
+			l.Blocks = kernels.Grid(v, &a, elem, blocks, threads)
+		}
 		for _, p := range v.Params {
 			if l.Params == nil {
 				l.Params = map[string]uint32{}

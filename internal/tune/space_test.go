@@ -137,3 +137,46 @@ func TestDefaultSpacesAreValid(t *testing.T) {
 		}
 	}
 }
+
+type pluginStub struct{}
+
+func (pluginStub) Owner() string                         { return "plugin stub (stub.so)" }
+func (pluginStub) Setup(*kernels.ExternalWorld) error    { return nil }
+func (pluginStub) Allreduce(*kernels.ExternalCall) error { return nil }
+func (pluginStub) Busy() string                          { return "" }
+
+// A plugin's variant has no grid rule and no entry in DefaultSpaces: tune
+// sweeps its declared parameters over their ranges and leaves blocks and
+// threads to the plugin (before, Enumerate divided by its 0 threads).
+func TestPluginVariantsSweepTheirParameters(t *testing.T) {
+	v := &kernels.Variant{Name: "stub:oneshot", External: pluginStub{}, Params: []kernels.Param{
+		{Name: "blocks", Slot: 0, Default: 36, Min: 1, Max: 256},
+		{Name: "mode", Slot: 1, Default: 0, Min: 0, Max: 1},
+	}}
+	sp := SpaceFor(v, Overrides{Blocks: []int{8}, Threads: []int{256}})
+	require.Empty(t, sp.Blocks, "blocks are the plugin's, not an axis")
+	require.Empty(t, sp.Threads)
+	require.Equal(t, []uint32{1, 2, 8, 16, 36, 64, 256}, sp.Params["blocks"], "powers of two from min to max, thinned, and the default")
+	require.Equal(t, []uint32{0, 1}, sp.Params["mode"])
+	e := Enumerate(v, sp, 2, 1024, 4)
+	require.Equal(t, 1+len(sp.Params["blocks"])*2, e.Points)
+	require.Len(t, e.Candidates, len(sp.Params["blocks"])*2, "every combination once; the default's twin is a duplicate")
+	for _, c := range e.Candidates {
+		require.Zero(t, c.Blocks)
+		require.Zero(t, c.Threads)
+	}
+}
+
+func TestPluginValues(t *testing.T) {
+	for _, tc := range []struct {
+		p    kernels.Param
+		want []uint32
+	}{
+		{kernels.Param{Default: 36, Min: 1, Max: 256}, []uint32{1, 2, 8, 16, 36, 64, 256}},
+		{kernels.Param{Default: 3, Min: 2, Max: 4}, []uint32{2, 3, 4}},
+		{kernels.Param{Default: 5, Min: 5, Max: 5}, []uint32{5}},
+		{kernels.Param{Default: 0, Min: 0, Max: 1 << 31}, []uint32{0, 1 << 5, 1 << 11, 1 << 18, 1 << 24, 1 << 31}},
+	} {
+		require.Equal(t, tc.want, pluginValues(tc.p), "%+v", tc.p)
+	}
+}
