@@ -58,6 +58,11 @@ func (r *run) runCase(c cases.Case) (res rankResult) {
 	if reason == "" {
 		reason = r.scenarioSkipReason(v, c)
 	}
+	if reason == "" && r.cfg.Inject.Bits != 0 && v.External != nil {
+		// The switches live in artest's kernels; a plugin's kernel would run
+		// clean and pass, which would read as the fault going unnoticed.
+		reason = fmt.Sprintf("--inject %s: a switch in artest's own kernels, which a plugin's kernel does not have", strings.Join(r.cfg.Inject.specs, ","))
+	}
 	if reason == "" && r.cfg.Inject.WrongKernel && v.Custom && wrongKernel(v) == nil {
 		reason = "wrong-kernel injection needs a second custom variant"
 	}

@@ -233,3 +233,28 @@ func TestPluginBadLibrariesGiveOneLine(t *testing.T) {
 		})
 	}
 }
+
+// artest's fault switches live in its own kernels: a plugin's cases under
+// one are skipped with the reason, never run clean and reported as a pass
+// (which would read as the fault going unnoticed).
+func TestPluginCasesSkipArtestsFaultSwitches(t *testing.T) {
+	so := buildPlugin(t, exampleHost)
+	dir := t.TempDir()
+	js := filepath.Join(dir, "r.json")
+	o := run(t, 2*time.Minute, "mpirun", "-np", "2", "--oversubscribe", binary(t), "--backend", "host",
+		"--plugin", so, "--variant", "example:oneshot,oneshot", "--quick", "--dtype", "f32", "--op", "sum",
+		"--inject", "skip-last", "--json", js)
+	require.Equal(t, 1, o.code, "artest's oneshot fails the switch:\n%s\n%s", o.stdout, o.stderr)
+	noGoTrace(t, o)
+	plugin := 0
+	for _, c := range readReport(t, js).Cases {
+		if c.Variant != "example:oneshot" {
+			require.Equal(t, report.Fail, c.Verdict, c.ID)
+			continue
+		}
+		plugin++
+		require.Equal(t, report.Skipped, c.Verdict, c.ID)
+		require.Equal(t, "--inject skip-last: a switch in artest's own kernels, which a plugin's kernel does not have", c.Reason, c.ID)
+	}
+	require.Positive(t, plugin)
+}
