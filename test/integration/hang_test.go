@@ -21,7 +21,10 @@ func TestDeviceTimeoutGivesUpAndNamesTheBlock(t *testing.T) {
 	}{
 		{"oneshot", "oneshot/f32/sum/4KiB/oop-reg-plain/np3",
 			[]string{`rank 0 block \d+ gave up after \d+\.\ds at the end barrier waiting for rank 2 \(flag 0, want 1\)`,
-				`rank 1 block \d+ gave up after \d+\.\ds at the end barrier waiting for rank 2 \(flag 0, want 1\)`}},
+				// Rank 1's blocks give up on their own deadline, which may
+				// not have passed when rank 0 reads the signal blocks: then
+				// the snapshot shows them still waiting.
+				`rank 1 block \d+ gave up after \d+\.\ds at the end barrier waiting for rank 2 \(flag 0, want 1\)|ranks 0,1 wait at the end barrier for rank 2`}},
 		// Rank 2 never feeds rank 0 (its right neighbour): rank 0's lanes
 		// give up waiting for slot 0, and rank 1's (which rank 2 does not
 		// credit) for credit or data, depending on how far they got.
