@@ -86,3 +86,23 @@ plugins-adapters-check: flashinfer-headers
 	  echo "plugins-adapters-check: $(PLUGIN_DIR)/adapters/$$a.cu (sm_90, compile only)"; \
 	  "$$nvcc" -c $(ADAPTER_FLAGS) -o $(PLUGIN_BIN)/$$a.o $(PLUGIN_DIR)/adapters/$$a.cu || exit 1; \
 	done
+
+# An experiment, not a fix shipped by artest: TensorRT-LLM's kernels in the
+# wheel's trtllm_allreduce.cuh store a block_barrier flag before the block's
+# other warps have finished copying their part of the input (no
+# __syncthreads() first). This builds bin/plugins/trtllm_syncfix.so from a
+# copy of the headers with __syncthreads() added at the start of
+# block_barrier, so that ci/gpu.sh can run the same stress on both (load one
+# of the two at a time: both name their plugin trtllm).
+SYNCFIX_INCLUDE := .tools/flashinfer-syncfix/include
+.PHONY: plugins-trtllm-syncfix
+plugins-trtllm-syncfix: flashinfer-headers
+	@rm -rf .tools/flashinfer-syncfix && mkdir -p .tools/flashinfer-syncfix
+	@cp -r $(FLASHINFER_INCLUDE) $(SYNCFIX_INCLUDE)
+	@awk '/void block_barrier\(/ { s = 1 } { print } s == 1 && /\{$$/ { print "  __syncthreads();"; s = 2 }' \
+	  $(FLASHINFER_INCLUDE)/flashinfer/comm/trtllm_allreduce.cuh > $(SYNCFIX_INCLUDE)/flashinfer/comm/trtllm_allreduce.cuh
+	@n=$$(diff $(FLASHINFER_INCLUDE)/flashinfer/comm/trtllm_allreduce.cuh $(SYNCFIX_INCLUDE)/flashinfer/comm/trtllm_allreduce.cuh | grep -c '^> '); \
+	  [ "$$n" = 1 ] || { echo "plugins-trtllm-syncfix: the patch did not apply once ($$n lines added)" >&2; exit 1; }
+	@mkdir -p $(PLUGIN_BIN)
+	$(NVCC) $(subst $(FLASHINFER_INCLUDE),$(SYNCFIX_INCLUDE),$(ADAPTER_FLAGS)) -shared -L$(dir $(NVCC))../lib \
+	  -o $(PLUGIN_BIN)/trtllm_syncfix.so $(PLUGIN_DIR)/adapters/trtllm.cu
