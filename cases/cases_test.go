@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/registry"
 	"github.com/artest/artest/reference"
 )
 
@@ -156,7 +156,7 @@ func TestBuildDefaultMatrix(t *testing.T) {
 func TestBuildQuickIsSmall(t *testing.T) {
 	cs, err := Build(Selection{Quick: true}, 2)
 	require.NoError(t, err)
-	require.Less(t, len(cs), 150*len(kernels.Registry), "about 140 quick cases per variant at 2 ranks")
+	require.Less(t, len(cs), 150*len(registry.Variants), "about 140 quick cases per variant at 2 ranks")
 	for _, c := range cs {
 		require.LessOrEqual(t, c.Bytes, int64(1<<20))
 	}
@@ -236,7 +236,7 @@ func TestDefaultMatrixSkipsUnsupportedRanksInsteadOfFailing(t *testing.T) {
 }
 
 func skipReasonFor(t *testing.T, c Case) string {
-	v, err := kernels.Lookup(c.Variant)
+	v, err := registry.Lookup(c.Variant)
 	require.NoError(t, err)
 	return SkipReason(v, c)
 }
@@ -254,5 +254,5 @@ func TestStressMatrixIsSmallAndCoversEveryAxis(t *testing.T) {
 		seen[c.DType.String()] = true
 	}
 	require.Len(t, seen, 9, "both values of each mode axis and every dtype: %v", seen)
-	require.LessOrEqual(t, len(cs), 24*len(kernels.Registry), "2 sizes x 4 modes x 3 dtypes per variant")
+	require.LessOrEqual(t, len(cs), 24*len(registry.Variants), "2 sizes x 4 modes x 3 dtypes per variant")
 }

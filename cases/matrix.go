@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/registry"
 	"github.com/artest/artest/reference"
 )
 
@@ -195,15 +196,15 @@ func SkipReason(v *kernels.Variant, c Case) string {
 
 func pickVariants(names []string, ranks int) ([]*kernels.Variant, error) {
 	if len(names) == 0 {
-		vs := make([]*kernels.Variant, len(kernels.Registry))
-		for i := range kernels.Registry {
-			vs[i] = &kernels.Registry[i]
+		vs := make([]*kernels.Variant, len(registry.Variants))
+		for i := range registry.Variants {
+			vs[i] = &registry.Variants[i]
 		}
 		return vs, nil
 	}
 	var vs []*kernels.Variant
 	for _, n := range names {
-		v, err := kernels.Lookup(n)
+		v, err := registry.Lookup(n)
 		if err != nil {
 			return nil, usage("%v", err)
 		}
@@ -225,7 +226,7 @@ func buildIDs(ids []string, ranks int) ([]Case, error) {
 		if err != nil {
 			return nil, usage("%v", err)
 		}
-		v, err := kernels.Lookup(c.Variant)
+		v, err := registry.Lookup(c.Variant)
 		if err != nil {
 			return nil, usage("case %s: %v", id, err)
 		}
@@ -321,12 +322,12 @@ func containsOp(ops []reference.Op, o reference.Op) bool {
 }
 
 func variantIndex(name string) int {
-	for i := range kernels.Registry {
-		if kernels.Registry[i].Name == name {
+	for i := range registry.Variants {
+		if registry.Variants[i].Name == name {
 			return i
 		}
 	}
-	return len(kernels.Registry)
+	return len(registry.Variants)
 }
 
 func sortCases(cs []Case) {

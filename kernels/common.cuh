@@ -124,7 +124,7 @@ ARTEST_HD constexpr uint64_t artest_twoshot_chunk(uint64_t count, uint32_t nrank
          (ARTEST_SLOT_BYTES / elem_bytes);
 }
 
-// oneshot-ll's staging halves (kernels/oneshot_ll.cu, LLHalfBytes in
+// oneshot-ll's staging halves (kernels/oneshotll/oneshot_ll.cu, LLHalfBytes in
 // kernels/ll.go): the staging buffer from its first 16-byte boundary (a
 // case's element offset may misalign it; 64-bit LL words need alignment),
 // halved and rounded down to 16 bytes.

@@ -1,6 +1,6 @@
 package kernels
 
-// Launch parameters of oneshot-cpasync (kernels/oneshot_cpasync.cu).
+// Launch parameters of oneshot-cpasync (kernels/oneshotcpasync/oneshot_cpasync.cu).
 //
 // Stages: the kernel traps outside [CpasyncMinStages, CpasyncMaxStages]
 // (CPASYNC_MIN_STAGES and CPASYNC_MAX_STAGES in kernels/cpasync.cuh;

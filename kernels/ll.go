@@ -2,7 +2,7 @@ package kernels
 
 import "fmt"
 
-// oneshot-ll (kernels/oneshot_ll.cu): every rank pushes its input into every
+// oneshot-ll (kernels/oneshotll/oneshot_ll.cu): every rank pushes its input into every
 // rank's staging as LL words (4 data bytes and the launch's sequence in one
 // 8-byte store), so 16 data bytes take LLSlotBytes of staging.
 const LLSlotBytes = 32

@@ -2,7 +2,7 @@ package kernels
 
 import "github.com/artest/artest/sigblock"
 
-// Launch parameters of multimem (kernels/multimem.cu).
+// Launch parameters of multimem (kernels/multimem/multimem.cu).
 //
 // Param0, "shots": MultimemOneShot or MultimemTwoShot; 0 (auto) is
 // resolved by MultimemResolve from the message size. The kernel traps on

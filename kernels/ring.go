@@ -7,7 +7,7 @@ import (
 	"github.com/artest/artest/sigblock"
 )
 
-// The ring variant (kernels/ring.cu, its host model kernels/hostmodel/ring.go):
+// The ring variant (kernels/ring/ring.cu, its host model kernels/hostmodel/ring.go):
 // a Disruptor-style ring of slots per lane between neighbouring ranks, and a
 // persistent kernel that produces into its right neighbour's ring while it
 // consumes its own, running a ring reduce-scatter and then a ring
@@ -79,7 +79,7 @@ import (
 // neighbour may still store credits into this rank's SignalBlock after it
 // returned; credits only grow and no one else writes that word.
 
-// Ring constants; kernels/ring.cuh repeats them (ring_test.go compares).
+// Ring constants; kernels/ring/ring.cuh repeats them (ring_test.go compares).
 const (
 	// RingUnit is the granularity of lanes, chunks and pieces in elements:
 	// one 16-byte vector of float32 partial sums.

@@ -276,8 +276,7 @@ func TestRingAutoLanes(t *testing.T) {
 // others round down to powers of two, and what comes out always passes
 // RingCheck with the staging every runner buffer has (message + 256 bytes).
 func TestRingResolve(t *testing.T) {
-	v, err := Lookup("ring")
-	require.NoError(t, err)
+	v := &Variant{Blocks: RingMaxLanes, Threads: 512, Params: RingParams, Resolve: RingResolve, GridFunc: RingGrid}
 	resolve := func(count uint64, n uint32, elem int64, set map[string]uint32) *Args {
 		a := &Args{Count: count, NRanks: n, StageBytes: count*uint64(elem) + 256}
 		v.SetParams(a, set, elem)

@@ -56,7 +56,7 @@ const char* kOps[] = {"sum", "max", "min"};
 
 struct Variant {
   const char* name;
-  uint32_t id;  // as in kernels/registry.go
+  uint32_t id;  // as in kernels/<variant>/ (its ID)
 };
 const Variant kVariants[] = {{"oneshot", 0x51}, {"twoshot", 0x52}};
 

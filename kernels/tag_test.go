@@ -16,7 +16,7 @@ func tagArgs(count uint64) *Args {
 // Every input of the call changes the hash; what ranks may legitimately
 // differ in (buffers, rank, deadline, undeclared Param words) does not.
 func TestCallHashCoversTheCall(t *testing.T) {
-	one, two := &Registry[0], &Registry[1]
+	one, two := &Variant{Name: "one", ID: 0x51}, &Variant{Name: "two", ID: 0x52}
 	base := func() (*Variant, reference.DType, reference.Op, *Args, int, int) {
 		return one, reference.F32, reference.Sum, tagArgs(1024), 1, 512
 	}
@@ -57,9 +57,7 @@ func TestCallHashCoversTheCall(t *testing.T) {
 
 // A declared launch parameter is part of the call.
 func TestCallHashCoversDeclaredParams(t *testing.T) {
-	v, err := Lookup("oneshot-cpasync")
-	require.NoError(t, err)
-	require.NotEmpty(t, v.Params)
+	v := &Variant{Name: "staged", ID: 0x53, Params: []Param{{Name: "stages", Slot: 0, Default: 3, Min: 2, Max: 8}}}
 	a := tagArgs(1024)
 	ref := CallHash(v, reference.F32, reference.Sum, a, 1, 256)
 	*a.ParamSlot(v.Params[0].Slot)++

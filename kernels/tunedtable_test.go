@@ -46,27 +46,4 @@ func TestTunedLookup(t *testing.T) {
 	var none *TunedTable
 	_, ok := none.Lookup("oneshot", 4, "bf16", true, 4)
 	require.False(t, ok)
-	// The checked-in table was measured on H200 (2 and 4 ranks, bf16):
-	// every entry names a registered variant and a launch the kernels
-	// accept, and it says where it was made.
-	require.NotEmpty(t, Tuned.Entries)
-	require.NotEmpty(t, Tuned.Provenance.Date)
-	require.Contains(t, Tuned.Provenance.GPUs, "H200")
-	for _, e := range Tuned.Entries {
-		v, err := Lookup(e.Variant)
-		require.NoError(t, err)
-		require.True(t, v.Custom, e.Variant)
-		require.Contains(t, []int{2, 4}, e.Ranks)
-		require.Positive(t, e.Blocks)
-		require.LessOrEqual(t, e.Blocks, 256)
-		require.Zero(t, e.Threads%32)
-		require.LessOrEqual(t, e.Threads, MaxThreads)
-		for name := range e.Params {
-			_, ok := v.Param(name)
-			require.True(t, ok, "%s has no param %s", e.Variant, name)
-		}
-	}
-	got, ok := Tuned.Lookup("oneshot-ll", 4, "bf16", true, 4096)
-	require.True(t, ok)
-	require.Equal(t, "oneshot-ll", got.Variant)
 }

@@ -50,7 +50,7 @@ const (
 	OffNRanks       = 12
 	OffTraceVariant = 64  // variant id of the last kernel that ran
 	OffTraceCount   = 68  // launches completed, incremented by block 0
-	OffLlSeq        = 72  // oneshot-ll: sequence number of the last launch (kernels/oneshot_ll.cu)
+	OffLlSeq        = 72  // oneshot-ll: sequence number of the last launch (kernels/oneshotll/oneshot_ll.cu)
 	OffLlDone       = 76  // oneshot-ll: blocks of the launch in progress that have finished
 	OffDiag         = 128 // DiagWords uint32, written by a kernel that gave up
 	DiagWords       = 16

@@ -14,6 +14,7 @@ import (
 	"github.com/artest/artest/internal/report"
 	"github.com/artest/artest/internal/runner"
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/registry"
 	"github.com/artest/artest/reference"
 )
 
@@ -243,7 +244,7 @@ func newFlagSet(o *Options) *flag.FlagSet {
 	fs := flag.NewFlagSet("artest", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.Backend, "backend", "auto", "cuda, host, or auto (cuda where a CUDA driver and a GPU exist, else host)")
-	fs.Var(listFlag{&o.Variants}, "variant", "variants to run, comma-separated (default: all): "+strings.Join(kernels.Names(), ", "))
+	fs.Var(listFlag{&o.Variants}, "variant", "variants to run, comma-separated (default: all): "+strings.Join(registry.Names(), ", "))
 	fs.Var(listFlag{&o.DTypes}, "dtype", "element types: f32, f16, bf16 (default: all)")
 	fs.Var(listFlag{&o.Ops}, "op", "reductions: sum, max, min (default: all)")
 	fs.StringVar(&o.Sizes, "size", "", "message sizes in bytes: list and ranges, e.g. 4,1K:256M:x4,1M:2M:+256K (default: the matrix's)")

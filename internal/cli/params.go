@@ -8,13 +8,14 @@ import (
 
 	"github.com/artest/artest/internal/exitcode"
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/registry"
 )
 
 // paramHelp lists every variant's launch parameters for --help.
 func paramHelp() string {
 	var parts []string
-	for i := range kernels.Registry {
-		v := &kernels.Registry[i]
+	for i := range registry.Variants {
+		v := &registry.Variants[i]
 		for _, p := range v.Params {
 			parts = append(parts, fmt.Sprintf("%s (%s: %s; default %d)", p.Name, v.Name, p.Help, p.Default))
 		}
@@ -41,8 +42,8 @@ func parseParams(specs []string) (map[string]uint32, error) {
 			return nil, exitcode.Usagef("--param %s: value %q is not a whole number", name, val)
 		}
 		found := false
-		for i := range kernels.Registry {
-			v := &kernels.Registry[i]
+		for i := range registry.Variants {
+			v := &registry.Variants[i]
 			p, has := v.Param(name)
 			if !has {
 				continue
@@ -84,7 +85,7 @@ func checkParamsApply(params map[string]uint32, variants []string) error {
 	}
 	var vs []*kernels.Variant
 	for _, name := range variants {
-		v, err := kernels.Lookup(name)
+		v, err := registry.Lookup(name)
 		if err != nil {
 			return nil
 		}

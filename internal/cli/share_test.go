@@ -14,6 +14,7 @@ import (
 	"github.com/artest/artest/internal/comm"
 	"github.com/artest/artest/internal/report"
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/registry"
 )
 
 // sharedHost plays a cuda backend whose ranks share one GPU: the host
@@ -104,14 +105,14 @@ func TestSharedGPUsRefuseTimingWithoutTheFlag(t *testing.T) {
 // that is not artest's. One rank: a process sets a plugin up once.
 func TestSharedGPUsLeavePluginGridsAlone(t *testing.T) {
 	// A copy of its own (a process loads a plugin once per path), in a
-	// Registry without other plugins' variants of the same name.
+	// registry.Variants without other plugins' variants of the same name.
 	so := filepath.Join(t.TempDir(), "host_oneshot.so")
 	b, err := os.ReadFile(buildExamplePlugin(t))
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(so, b, 0o755))
-	saved := append([]kernels.Variant(nil), kernels.Registry...)
-	t.Cleanup(func() { kernels.Registry = saved })
-	kernels.Registry = slices.DeleteFunc(slices.Clone(kernels.Registry), func(v kernels.Variant) bool { return v.External != nil })
+	saved := append([]kernels.Variant(nil), registry.Variants...)
+	t.Cleanup(func() { registry.Variants = saved })
+	registry.Variants = slices.DeleteFunc(slices.Clone(registry.Variants), func(v kernels.Variant) bool { return v.External != nil })
 
 	js := filepath.Join(t.TempDir(), "r.json")
 	caps := map[string][]int{"example:oneshot": {0}}

@@ -17,6 +17,7 @@ import (
 	"github.com/artest/artest/internal/runner"
 	"github.com/artest/artest/internal/tune"
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/registry"
 	"github.com/artest/artest/reference"
 )
 
@@ -57,7 +58,7 @@ type TuneOptions struct {
 
 func addTuneFlags(fs *flag.FlagSet, o *Options) {
 	t := &o.Tune
-	fs.StringVar(&t.Blocks, "tune-blocks", "", "tune: block counts to try, e.g. 16,36,132 (default: 8..256, per variant: internal/tune DefaultSpaces)")
+	fs.StringVar(&t.Blocks, "tune-blocks", "", "tune: block counts to try, e.g. 16,36,132 (default: 8..256, per variant: its Tune in kernels/<variant>/)")
 	fs.StringVar(&t.Threads, "tune-threads", "", "tune: threads per block to try, e.g. 256,512 (default 128,256,512)")
 	fs.Var(repeatFlag{&t.Params}, "tune-param", "tune: values to try for a variant parameter, NAME=V1,V2 (repeatable), e.g. lanes=4,8,16")
 	fs.StringVar(&t.Launch, "launch", "graph", "tune: how calls are timed: graph (CUDA graph replays, as inference runs), plain, or both")
@@ -135,10 +136,10 @@ func (o *Options) applyTune() error {
 	t.variants = nil
 	names := o.Variants
 	if len(names) == 0 {
-		names = kernels.Names()
+		names = registry.Names()
 	}
 	for _, n := range names {
-		v, err := kernels.Lookup(n)
+		v, err := registry.Lookup(n)
 		if err != nil {
 			return exitcode.Usagef("--variant: %v", err)
 		}

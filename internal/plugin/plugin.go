@@ -27,6 +27,7 @@ import (
 	"github.com/artest/artest/internal/dl"
 	"github.com/artest/artest/internal/exitcode"
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/registry"
 	"github.com/artest/artest/reference"
 	"github.com/artest/artest/sigblock"
 )
@@ -75,7 +76,7 @@ type Plugin struct {
 	Name   string // the plugin's own name, the prefix of its variants
 	Path   string // absolute
 	SHA256 string // of the file at load
-	// Variants are the plugin's variants as the Registry holds them.
+	// Variants are the plugin's variants as registry.Variants holds them.
 	Variants []kernels.Variant
 
 	lib  *dl.Lib
@@ -344,9 +345,9 @@ func (p *Plugin) Owner() string {
 	return fmt.Sprintf("plugin %s (%s)", p.Name, p.Path)
 }
 
-// Register adds the plugin's variants to kernels.Registry.
+// Register adds the plugin's variants to registry.Variants.
 func (p *Plugin) Register() error {
-	if err := kernels.AddExternal(p.Variants); err != nil {
+	if err := registry.AddExternal(p.Variants); err != nil {
 		return exitcode.Usagef("--plugin %s: %v", p.Path, err)
 	}
 	return nil

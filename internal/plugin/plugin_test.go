@@ -14,6 +14,7 @@ import (
 
 	"github.com/artest/artest/internal/exitcode"
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/registry"
 	"github.com/artest/artest/reference"
 	"github.com/artest/artest/sigblock"
 )
@@ -82,7 +83,7 @@ func TestLoadDescribesVariants(t *testing.T) {
 	require.Equal(t, int64(4096), v.External.(interface{ ControlBytes() int64 }).ControlBytes())
 
 	require.NoError(t, p.Register())
-	got, err := kernels.Lookup("bad:copy")
+	got, err := registry.Lookup("bad:copy")
 	require.NoError(t, err)
 	require.Equal(t, p.Owner(), got.External.Owner())
 	require.NoError(t, p.Register(), "registering the same plugin again replaces its variants")

@@ -11,6 +11,7 @@ import (
 	"github.com/artest/artest/internal/comm"
 	"github.com/artest/artest/internal/report"
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/registry"
 	"github.com/artest/artest/reference"
 	"github.com/artest/artest/sigblock"
 )
@@ -118,8 +119,8 @@ func errText(err error) string {
 
 // wrongKernel is the variant a broken dispatcher would pick instead of v.
 func wrongKernel(v *kernels.Variant) *kernels.Variant {
-	for i := range kernels.Registry {
-		o := &kernels.Registry[i]
+	for i := range registry.Variants {
+		o := &registry.Variants[i]
 		if o.Custom && o.ID != 0 && o.ID != v.ID && o.External == nil && o.SupportsDType(reference.F32) {
 			return o
 		}
@@ -489,7 +490,7 @@ func (r *run) verifyTrace(s *caseState, res *rankResult) bool {
 		return false
 	case id != s.v.ID:
 		name := fmt.Sprintf("id %#x", id)
-		if o := kernels.ByID(id); o != nil {
+		if o := registry.ByID(id); o != nil {
 			name = fmt.Sprintf("%s (id %#x)", o.Name, id)
 		}
 		res.Failures = append(res.Failures, report.RankFailure{Kind: "trace",

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/registry"
 )
 
 // Inject is the set of faults a run plants on purpose, to prove that each
@@ -29,17 +30,25 @@ type Inject struct {
 	specs            []string
 }
 
-// faultNames maps --inject words to kernel bits.
-var faultNames = map[string]uint32{
-	"no-end-barrier":   kernels.InjectNoEndBarrier,
-	"no-start-barrier": kernels.InjectNoStartBarrier,
-	"no-mid-barrier":   kernels.InjectNoMidBarrier,
-	"skip-last":        kernels.InjectSkipLast,
-	"overrun":          kernels.InjectOverrun,
-	"no-credit-wait":   kernels.InjectNoCreditWait, // ring: the producer does not wait for credit
-	"ll-no-flag":       kernels.InjectLlNoFlag,     // oneshot-ll: slots used without checking their sequence
-	"pdl-no-wait":      kernels.InjectPdlNoWait,    // --pdl: the kernel does not wait for the producer
-}
+// faultNames maps --inject words to kernel bits: the switches every custom
+// kernel has, then each built-in variant's own (kernels.Variant.Faults).
+var faultNames = func() map[string]uint32 {
+	m := map[string]uint32{
+		"no-end-barrier":   kernels.InjectNoEndBarrier,
+		"no-start-barrier": kernels.InjectNoStartBarrier,
+		"no-mid-barrier":   kernels.InjectNoMidBarrier,
+		"skip-last":        kernels.InjectSkipLast,
+		"overrun":          kernels.InjectOverrun,
+		"pdl-no-wait":      kernels.InjectPdlNoWait, // --pdl: the kernel does not wait for the producer
+	}
+	for _, f := range registry.Faults() {
+		if _, taken := m[f.Name]; taken {
+			panic(fmt.Sprintf("fault switch %s is declared twice", f.Name))
+		}
+		m[f.Name] = f.Bit
+	}
+	return m
+}()
 
 // FaultHelp lists the --inject values.
 func FaultHelp() string {

@@ -22,6 +22,7 @@ import (
 	"github.com/artest/artest/internal/exitcode"
 	"github.com/artest/artest/internal/report"
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/registry"
 	"github.com/artest/artest/reference"
 	"github.com/artest/artest/sigblock"
 )
@@ -123,7 +124,7 @@ func Capacity(cs []cases.Case) int64 {
 	var most int64
 	for _, c := range cs {
 		need := c.Bytes + int64(c.Mode.Offset*c.DType.Size())
-		if v, err := kernels.Lookup(c.Variant); err == nil && v.StageNeed != nil && cases.SkipReason(v, c) == "" {
+		if v, err := registry.Lookup(c.Variant); err == nil && v.StageNeed != nil && cases.SkipReason(v, c) == "" {
 			need = max(need, v.StageNeed(c.Bytes, c.Ranks)+int64(c.Mode.Offset*c.DType.Size()))
 		}
 		most = max(most, need)
@@ -516,7 +517,7 @@ func nameGiveUps(gs []sigblock.GiveUp) []sigblock.GiveUp {
 		if g.Kind != sigblock.DiagKindPluginWait {
 			continue
 		}
-		if v := kernels.ByID(g.Variant); v != nil && v.External != nil {
+		if v := registry.ByID(g.Variant); v != nil && v.External != nil {
 			g.Name = v.Name
 			if g.Where >= 0 && g.Where < len(v.WaitPoints) {
 				g.Point = v.WaitPoints[g.Where]
@@ -576,9 +577,9 @@ func median(xs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// lookupVariant is kernels.Lookup for names the matrix already validated.
+// lookupVariant is registry.Lookup for names the matrix already validated.
 func lookupVariant(name string) *kernels.Variant {
-	v, err := kernels.Lookup(name)
+	v, err := registry.Lookup(name)
 	if err != nil {
 		panic(err) // cases.Build only produces registered names
 	}

@@ -6,6 +6,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/oneshot"
+	"github.com/artest/artest/kernels/registry"
 	"github.com/artest/artest/reference"
 	"github.com/artest/artest/sigblock"
 )
@@ -15,15 +17,15 @@ import (
 // trace word exists for is a cp.async kernel that was never selected while
 // the plain one-shot, computing the same bits, made every test pass.
 func TestWrongKernelForCpasyncIsPlainOneshot(t *testing.T) {
-	cp, err := kernels.Lookup("oneshot-cpasync")
+	cp, err := registry.Lookup("oneshot-cpasync")
 	require.NoError(t, err)
 	w := wrongKernel(cp)
 	require.NotNil(t, w)
-	require.Equal(t, kernels.IDOneshot, w.ID)
+	require.Equal(t, oneshot.ID, w.ID)
 	require.Equal(t, cp.Order, w.Order, "same reduction order: only the trace word can tell them apart")
 
-	for i := range kernels.Registry {
-		v := &kernels.Registry[i]
+	for i := range registry.Variants {
+		v := &registry.Variants[i]
 		if !v.Custom {
 			continue
 		}
@@ -37,13 +39,13 @@ func TestWrongKernelForCpasyncIsPlainOneshot(t *testing.T) {
 // A plugin variant has a trace id once it uses the device helpers, but the
 // wrong-kernel injection plays artest's dispatcher: it never picks one.
 func TestWrongKernelIsNeverAPlugins(t *testing.T) {
-	saved := kernels.Registry
-	t.Cleanup(func() { kernels.Registry = saved })
+	saved := registry.Variants
+	t.Cleanup(func() { registry.Variants = saved })
 	ext := kernels.Variant{Name: "ex:x", ID: kernels.ExternalTraceID("ex:x"), Custom: true, External: testExternal{},
 		DTypes: []reference.DType{reference.F32}}
-	kernels.Registry = append([]kernels.Variant{ext}, saved...)
-	for i := range kernels.Registry {
-		v := &kernels.Registry[i]
+	registry.Variants = append([]kernels.Variant{ext}, saved...)
+	for i := range registry.Variants {
+		v := &registry.Variants[i]
 		if !v.Custom {
 			continue
 		}
@@ -63,21 +65,21 @@ func (testExternal) Busy() string                          { return "" }
 // A plugin's give-up holds its trace id and the wait point's index; the
 // diagnosis names both from the variant's declaration.
 func TestNameGiveUps(t *testing.T) {
-	saved := kernels.Registry
-	t.Cleanup(func() { kernels.Registry = saved })
+	saved := registry.Variants
+	t.Cleanup(func() { registry.Variants = saved })
 	id := kernels.ExternalTraceID("ex:x")
-	kernels.Registry = append(append([]kernels.Variant(nil), saved...),
+	registry.Variants = append(append([]kernels.Variant(nil), saved...),
 		kernels.Variant{Name: "ex:x", ID: id, Custom: true, External: testExternal{}, WaitPoints: []string{"start barrier", "end barrier"}})
 	gs := nameGiveUps([]sigblock.GiveUp{
 		{Kind: sigblock.DiagKindPluginWait, Variant: id, Where: 1},
 		{Kind: sigblock.DiagKindPluginWait, Variant: id, Where: 5},
 		{Kind: sigblock.DiagKindPluginWait, Variant: 0x80000002, Where: 0},
-		{Kind: sigblock.DiagKindBarrier, Variant: kernels.IDOneshot, Where: sigblock.PhaseEnd},
+		{Kind: sigblock.DiagKindBarrier, Variant: oneshot.ID, Where: sigblock.PhaseEnd},
 	})
 	require.Equal(t, []sigblock.GiveUp{
 		{Kind: sigblock.DiagKindPluginWait, Variant: id, Where: 1, Name: "ex:x", Point: "end barrier"},
 		{Kind: sigblock.DiagKindPluginWait, Variant: id, Where: 5, Name: "ex:x"},
 		{Kind: sigblock.DiagKindPluginWait, Variant: 0x80000002, Where: 0},
-		{Kind: sigblock.DiagKindBarrier, Variant: kernels.IDOneshot, Where: sigblock.PhaseEnd},
+		{Kind: sigblock.DiagKindBarrier, Variant: oneshot.ID, Where: sigblock.PhaseEnd},
 	}, gs)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/artest/artest/cases"
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/registry"
 )
 
 // sortEntries orders entries by world size, dtype, launch kind, size and
@@ -18,7 +19,7 @@ import (
 func sortEntries(es []kernels.TunedEntry) []kernels.TunedEntry {
 	out := append([]kernels.TunedEntry(nil), es...)
 	rank := map[string]int{}
-	for i, n := range kernels.Names() {
+	for i, n := range registry.Names() {
 		rank[n] = i
 	}
 	sort.SliceStable(out, func(i, j int) bool {
@@ -119,7 +120,7 @@ struct Launch {
   const char* dtype;    // "f32", "f16", "bf16"
   bool graph;           // measured with CUDA graph replays (else plain launches)
   uint64_t max_bytes;   // the bucket: messages of (previous max_bytes, max_bytes] bytes
-  uint32_t variant_id;  // the variant's trace id (artest kernels/registry.go)
+  uint32_t variant_id;  // the variant's trace id (artest kernels/<variant>/, ID)
   const char* variant;
   int blocks;           // an upper bound: a message that needs fewer blocks gets fewer
   int threads;
@@ -139,7 +140,7 @@ struct Launch {
 	writeArray := func(name, doc string, es []kernels.TunedEntry) error {
 		fmt.Fprintf(&b, "// %s\nconstexpr std::array<Launch, %d> %s{{\n", doc, len(es), name)
 		for _, e := range es {
-			v, err := kernels.Lookup(e.Variant)
+			v, err := registry.Lookup(e.Variant)
 			if err != nil {
 				return err
 			}

@@ -18,53 +18,18 @@ import (
 
 	"github.com/artest/artest/cases"
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/registry"
 	"github.com/artest/artest/sigblock"
 )
 
 // Space is the launch parameters to try for one variant. An empty axis
-// means the registry's value only.
+// means the variant's launch default only.
 type Space struct {
 	Blocks  []int
 	Threads []int
 	// Params are candidate values by parameter name; a parameter not named
-	// keeps its registry default.
+	// keeps its default.
 	Params map[string][]uint32
-}
-
-// The default axes. Blocks: 132 is H200's SM count, 256 the SignalBlock's
-// limit (sigblock.MaxBlocks); the rest spread between 8 and it. Threads:
-// every warp multiple from 128 up to the kernels' __launch_bounds__
-// (kernels.MaxThreads); fewer than 128 leaves too few loads in flight per
-// SM to matter. Which of these win is for measurements on H200 to say.
-var (
-	defaultBlocks  = []int{8, 16, 24, 32, 48, 64, 96, 132, 192, 256}
-	defaultThreads = []int{128, 256, 512}
-)
-
-// DefaultSpaces is every variant's default space, in one table. A custom
-// variant missing here is tried at the default blocks and threads with its
-// parameters' defaults.
-var DefaultSpaces = map[string]Space{
-	"oneshot": {Blocks: defaultBlocks, Threads: defaultThreads},
-	// Pull or push all-gather: the auto rule's crossover is what is tuned.
-	"twoshot": {Blocks: defaultBlocks, Threads: defaultThreads,
-		Params: map[string][]uint32{"gather": {kernels.TwoshotGatherPull, kernels.TwoshotGatherPush}}},
-	// Stages beyond 4 cost shared memory (CpasyncSharedBytes) that the
-	// second block per SM needs; 2..4 brackets the default 3.
-	"oneshot-cpasync": {Blocks: defaultBlocks, Threads: defaultThreads,
-		Params: map[string][]uint32{"stages": {2, 3, 4}}},
-	// The ring's grid is its lane count (RingGrid): blocks are not an axis.
-	// Slot bytes and slots bracket the defaults (64 KiB, 8) by a factor of
-	// 4 and 2; RingResolve shrinks them for small messages, which Enumerate
-	// then counts as duplicates.
-	"ring": {Threads: []int{256, 512},
-		Params: map[string][]uint32{
-			"lanes":      {1, 2, 4, 8, 16, 32},
-			"slot-bytes": {16 << 10, 64 << 10, 256 << 10},
-			"slots":      {4, 8, 16},
-		}},
-	"multimem": {Blocks: defaultBlocks, Threads: defaultThreads,
-		Params: map[string][]uint32{"shots": {kernels.MultimemOneShot, kernels.MultimemTwoShot}}},
 }
 
 // MaxSharedBytes is the most dynamic shared memory one block may opt in
@@ -81,14 +46,14 @@ type Overrides struct {
 	Params  map[string][]uint32
 }
 
-// SpaceFor is v's space: the default table's entry with the overrides. A
-// plugin's variant has no entry: its declared parameters are swept over
-// pluginValues of their ranges, and blocks and threads are not axes (the
-// plugin chooses its own launch; a parameter may set it).
+// SpaceFor is v's space: its own (kernels.Variant.Tune) with the
+// overrides. A plugin's variant has none: its declared parameters are swept
+// over pluginValues of their ranges, and blocks and threads are not axes
+// (the plugin chooses its own launch; a parameter may set it).
 func SpaceFor(v *kernels.Variant, o Overrides) Space {
-	d := DefaultSpaces[v.Name]
+	d := v.Tune
 	if v.External != nil {
-		d = Space{Params: map[string][]uint32{}}
+		d = kernels.TuneSpace{Params: map[string][]uint32{}}
 		for _, p := range v.Params {
 			d.Params[p.Name] = pluginValues(p)
 		}
@@ -203,8 +168,8 @@ func ParseOverrides(blocks, threads string, params []string) (Overrides, error) 
 			return o, fmt.Errorf("--tune-param %s: no values", name)
 		}
 		found := false
-		for i := range kernels.Registry {
-			v := &kernels.Registry[i]
+		for i := range registry.Variants {
+			v := &registry.Variants[i]
 			p, has := v.Param(name)
 			if !has {
 				continue

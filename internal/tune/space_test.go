@@ -6,11 +6,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/registry"
 )
 
 func variant(t *testing.T, name string) *kernels.Variant {
 	t.Helper()
-	v, err := kernels.Lookup(name)
+	v, err := registry.Lookup(name)
 	require.NoError(t, err)
 	return v
 }
@@ -22,7 +23,7 @@ func TestEnumerateDeduplicatesByGrid(t *testing.T) {
 	v := variant(t, "oneshot")
 	sp := SpaceFor(v, Overrides{})
 	e := Enumerate(v, sp, 4, 512, 2)
-	require.Equal(t, 1+len(defaultBlocks)*len(defaultThreads), e.Points)
+	require.Equal(t, 1+len(kernels.TuneBlocks)*len(kernels.TuneThreads), e.Points)
 	var got []string
 	for _, c := range e.Candidates {
 		got = append(got, c.Launch.String())
@@ -35,7 +36,7 @@ func TestEnumerateDeduplicatesByGrid(t *testing.T) {
 	// (36 is not in the space, so none).
 	big := Enumerate(v, sp, 4, 128<<20, 2)
 	require.Equal(t, 0, big.Duplicates)
-	require.Len(t, big.Candidates, 1+len(defaultBlocks)*len(defaultThreads))
+	require.Len(t, big.Candidates, 1+len(kernels.TuneBlocks)*len(kernels.TuneThreads))
 }
 
 func TestEnumerateOverridesAndParams(t *testing.T) {
@@ -117,11 +118,18 @@ func TestParseOverridesRejects(t *testing.T) {
 	require.Equal(t, []uint32{16 << 10, 64 << 10}, o.Params["slot-bytes"])
 }
 
-// Every default space names parameters its variant has, within range.
-func TestDefaultSpacesAreValid(t *testing.T) {
-	for name, sp := range DefaultSpaces {
-		v := variant(t, name)
-		require.True(t, v.Custom, name)
+// Every variant's space names parameters it has, within range; nccl has
+// none.
+func TestVariantSpacesAreValid(t *testing.T) {
+	for i := range registry.Variants {
+		v := &registry.Variants[i]
+		name, sp := v.Name, v.Tune
+		if !v.Custom {
+			require.Zero(t, sp.Blocks, name)
+			require.Zero(t, sp.Threads, name)
+			require.Zero(t, sp.Params, name)
+			continue
+		}
 		for p, vals := range sp.Params {
 			prm, ok := v.Param(p)
 			require.True(t, ok, "%s has no parameter %s", name, p)

@@ -1,4 +1,4 @@
-package hostmodel
+package hostmodel_test
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/hostmodel"
+	"github.com/artest/artest/kernels/registry"
 	"github.com/artest/artest/reference"
 	"github.com/artest/artest/sigblock"
 )
@@ -87,7 +89,7 @@ func (w *world) launch(v *kernels.Variant, op reference.Op, stages uint32, injec
 		wg.Add(1)
 		go func(r int) {
 			defer wg.Done()
-			errs[r] = Run(&w.mem, &Launch{Variant: v, DType: w.dtype, Op: op, Args: a, Blocks: v.HostBlocks})
+			errs[r] = hostmodel.Run(&w.mem, &hostmodel.Launch{Variant: v, DType: w.dtype, Op: op, Args: a, Blocks: v.HostBlocks})
 		}(r)
 	}
 	wg.Wait()
@@ -109,7 +111,7 @@ func (w *world) trace(r int) (id, count uint32) {
 
 func lookup(t *testing.T, name string) *kernels.Variant {
 	t.Helper()
-	v, err := kernels.Lookup(name)
+	v, err := registry.Lookup(name)
 	require.NoError(t, err)
 	return v
 }

@@ -1,4 +1,4 @@
-package hostmodel
+package hostmodel_test
 
 import (
 	"sync"
@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/hostmodel"
+	"github.com/artest/artest/kernels/ring"
 	"github.com/artest/artest/reference"
 	"github.com/artest/artest/sigblock"
 )
@@ -33,14 +35,14 @@ func (w *world) launchSome(t *testing.T, v *kernels.Variant, inject uint32, rank
 			a.PeerIn[p], a.PeerStage[p], a.PeerSignal[p] = w.in[p], w.stage[p], w.sig[p]
 		}
 		v.SetParams(a, nil, w.elem)
-		if v.ID == kernels.IDRing {
+		if v.ID == ring.ID {
 			a.Param1, a.Param2 = 256, 4 // slot bytes, slots: small rings fit the test's staging
 		}
 		blocks := kernels.Grid(v, a, w.elem, v.HostBlocks, v.Threads)
 		wg.Add(1)
 		go func(r int) {
 			defer wg.Done()
-			err := Run(&w.mem, &Launch{Variant: v, DType: w.dtype, Op: reference.Sum, Args: a, Blocks: blocks})
+			err := hostmodel.Run(&w.mem, &hostmodel.Launch{Variant: v, DType: w.dtype, Op: reference.Sum, Args: a, Blocks: blocks})
 			mu.Lock()
 			errs[r] = err
 			mu.Unlock()

@@ -67,21 +67,8 @@ func Run(mem Memory, l *Launch) error {
 	for r := range k.sig {
 		k.sig[r] = sigblock.Block(mem.Bytes(a.PeerSignal[r], sigblock.Size))
 	}
-	var body func(b int) error
-	switch l.Variant.ID {
-	case kernels.IDOneshot:
-		body = k.oneshot
-	case kernels.IDTwoshot:
-		body = k.twoshot
-	case kernels.IDOneshotCpasync:
-		body = k.oneshotCpasync
-	case kernels.IDRing:
-		body = k.ring
-	case kernels.IDOneshotLL:
-		body = k.oneshotLL
-	case kernels.IDMultimem:
-		body = k.multimem
-	default:
+	body, ok := l.Variant.Host.(Body)
+	if !ok {
 		return fmt.Errorf("host backend has no model of variant %q", l.Variant.Name)
 	}
 	errs := make([]error, l.Blocks)
@@ -100,7 +87,7 @@ func Run(mem Memory, l *Launch) error {
 			}()
 			err := k.pdlWait()
 			if err == nil {
-				err = body(b)
+				err = body(k, b)
 			}
 			if errors.Is(err, errGaveUp) {
 				gaveUp[b], err = true, nil
@@ -122,14 +109,24 @@ func Run(mem Memory, l *Launch) error {
 	return nil
 }
 
-// Has reports whether variant id has a host model.
-func Has(id uint32) bool {
-	switch id {
-	case kernels.IDOneshot, kernels.IDTwoshot, kernels.IDOneshotCpasync, kernels.IDRing, kernels.IDMultimem, kernels.IDOneshotLL:
-		return true
-	}
-	return false
-}
+// Body is a variant's host model (kernels.Variant.Host): block b of one
+// launch, with the helpers the models share (barriers, epochs, reduction,
+// the planted bugs).
+type Body func(k *kernel, b int) error
+
+// IsHostModel marks Body as a kernels.HostModel.
+func (Body) IsHostModel() {}
+
+// The models of the built-in variants, which their folders
+// (kernels/<variant>/) put in their Variant.
+var (
+	Oneshot        Body = (*kernel).oneshot
+	Twoshot        Body = (*kernel).twoshot
+	OneshotCpasync Body = (*kernel).oneshotCpasync
+	OneshotLL      Body = (*kernel).oneshotLL
+	Ring           Body = (*kernel).ring
+	Multimem       Body = (*kernel).multimem
+)
 
 type kernel struct {
 	l    *Launch

@@ -11,7 +11,7 @@ import (
 	"github.com/artest/artest/sigblock"
 )
 
-// oneshotLL is the host form of kernels/oneshot_ll.cu (read its comment for
+// oneshotLL is the host form of kernels/oneshotll/oneshot_ll.cu (read its comment for
 // the protocol): push this block's slots of our input into every rank's
 // staging as LL words (data | sequence<<32, one 64-bit atomic store each),
 // then reduce each slot from our own staging once all its words carry this

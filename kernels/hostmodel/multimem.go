@@ -19,7 +19,7 @@ type Multicast interface {
 	Replicas(p uint64, n int64) [][]byte
 }
 
-// multimem is the host model of kernels/multimem.cu: the same forms, the
+// multimem is the host model of kernels/multimem/multimem.cu: the same forms, the
 // same barriers (start; two-shot in place: end; two-shot staged: mid, copy,
 // end; one-shot: end, or in place mid and copy), the same split between
 // the multicast path (whole 16-byte slots at 16-byte aligned addresses)

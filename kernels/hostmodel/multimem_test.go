@@ -1,4 +1,4 @@
-package hostmodel
+package hostmodel_test
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/hostmodel"
+	"github.com/artest/artest/kernels/multimem"
 	"github.com/artest/artest/reference"
 	"github.com/artest/artest/sigblock"
 )
@@ -74,10 +76,7 @@ func (m *mcMemory) Replicas(p uint64, n int64) [][]byte {
 	return out
 }
 
-var multimemVariant = kernels.Variant{
-	Name: "multimem", ID: kernels.IDMultimem, Ops: []reference.Op{reference.Sum},
-	Needs: kernels.NeedMulticast, Order: reference.OrderUnknown, Custom: true,
-}
+var multimemVariant = multimem.Variant()
 
 type mmCase struct {
 	n        int
@@ -126,7 +125,7 @@ func runMultimem(t *testing.T, c mmCase) (outs [][]byte, guardsOK []bool) {
 	for r := 0; r < c.n; r++ {
 		a := &kernels.Args{
 			Count: uint64(c.count), Rank: uint32(r), NRanks: uint32(c.n), Inject: c.inject,
-			DelayRank: uint32(c.slowRank), DelayNs: uint64(c.delay.Nanoseconds()), VariantID: kernels.IDMultimem,
+			DelayRank: uint32(c.slowRank), DelayNs: uint64(c.delay.Nanoseconds()), VariantID: multimem.ID,
 			StageBytes: uint64(stride - lead), Param0: c.shots,
 		}
 		for p := 0; p < c.n; p++ {
@@ -143,7 +142,7 @@ func runMultimem(t *testing.T, c mmCase) (outs [][]byte, guardsOK []bool) {
 		wg.Add(1)
 		go func(r int, a *kernels.Args) {
 			defer wg.Done()
-			errs[r] = Run(m, &Launch{Variant: &multimemVariant, DType: c.dtype, Op: reference.Sum, Args: a, Blocks: blocks})
+			errs[r] = hostmodel.Run(m, &hostmodel.Launch{Variant: &multimemVariant, DType: c.dtype, Op: reference.Sum, Args: a, Blocks: blocks})
 			// What this rank's caller would download the moment its own
 			// launch is done, whatever slower ranks still do.
 			region := m.outs[r]
@@ -165,7 +164,7 @@ func runMultimem(t *testing.T, c mmCase) (outs [][]byte, guardsOK []bool) {
 		guardsOK = append(guardsOK, ok)
 		sig := sigblock.Block(m.segs[r][:sigblock.Size])
 		id, count := sig.Trace()
-		require.Equal(t, kernels.IDMultimem, id, "trace word")
+		require.Equal(t, multimem.ID, id, "trace word")
 		require.Equal(t, uint32(1), count)
 	}
 	return outs, guardsOK
@@ -292,17 +291,17 @@ func TestMultimemModelFaults(t *testing.T) {
 
 func TestMultimemModelRefusesWhatTheKernelTraps(t *testing.T) {
 	m := newMCMemory(1, 1024)
-	a := &kernels.Args{Count: 4, NRanks: 1, Param0: kernels.MultimemTwoShot, VariantID: kernels.IDMultimem, StageBytes: 512}
+	a := &kernels.Args{Count: 4, NRanks: 1, Param0: kernels.MultimemTwoShot, VariantID: multimem.ID, StageBytes: 512}
 	a.PeerIn[0], a.PeerStage[0], a.PeerSignal[0], a.Out = m.input(0), m.stage(0), m.seg(0), m.out(0)
-	l := &Launch{Variant: &multimemVariant, DType: reference.F32, Op: reference.Sum, Args: a, Blocks: 1}
-	require.ErrorContains(t, Run(m, l), "without a multicast mapping")
+	l := &hostmodel.Launch{Variant: &multimemVariant, DType: reference.F32, Op: reference.Sum, Args: a, Blocks: 1}
+	require.ErrorContains(t, hostmodel.Run(m, l), "without a multicast mapping")
 
 	kernels.SetMulticastDelta(a, mcWindow-m.seg(0))
 	a.Param0 = 3
-	require.ErrorContains(t, Run(m, l), "shots 3")
+	require.ErrorContains(t, hostmodel.Run(m, l), "shots 3")
 	a.Param0 = kernels.MultimemOneShot
 	l.Op = reference.Max
-	require.ErrorContains(t, Run(m, l), "no max kernel")
+	require.ErrorContains(t, hostmodel.Run(m, l), "no max kernel")
 	l.Op = reference.Sum
-	require.NoError(t, Run(m, l))
+	require.NoError(t, hostmodel.Run(m, l))
 }

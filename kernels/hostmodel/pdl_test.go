@@ -1,9 +1,11 @@
-package hostmodel
+package hostmodel_test
 
 import (
 	"bytes"
 	"testing"
 	"time"
+
+	"github.com/artest/artest/kernels/hostmodel"
 
 	"github.com/stretchr/testify/require"
 )
@@ -14,11 +16,11 @@ import (
 func TestProducerWritesOnlyWhenWaitedFor(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		wait func(p *Producer) error
+		wait func(p *hostmodel.Producer) error
 	}{
-		{"pdl_wait", func(p *Producer) error { return p.Wait(nil) }},
-		{"the stream's next operation", func(p *Producer) error { return p.Finish() }},
-		{"wait twice", func(p *Producer) error {
+		{"pdl_wait", func(p *hostmodel.Producer) error { return p.Wait(nil) }},
+		{"the stream's next operation", func(p *hostmodel.Producer) error { return p.Finish() }},
+		{"wait twice", func(p *hostmodel.Producer) error {
 			if err := p.Wait(nil); err != nil {
 				return err
 			}
@@ -30,7 +32,7 @@ func TestProducerWritesOnlyWhenWaitedFor(t *testing.T) {
 			const n = 4096
 			dst, src := m.alloc(n), m.alloc(n)
 			copy(m.Bytes(src, n), bytes.Repeat([]byte{0x5a}, n))
-			p := NewProducer(&m, dst, src, n)
+			p := hostmodel.NewProducer(&m, dst, src, n)
 			time.Sleep(5 * time.Millisecond) // room for a producer that would not hold
 			require.Equal(t, make([]byte, n), m.Bytes(dst, n), "written before anyone waited")
 			require.NoError(t, tc.wait(p))
@@ -41,7 +43,7 @@ func TestProducerWritesOnlyWhenWaitedFor(t *testing.T) {
 
 func TestProducerBadAddressIsAnError(t *testing.T) {
 	var m fakeMemory
-	p := NewProducer(&m, 1<<fakeWindowShift, 2<<fakeWindowShift, 16)
+	p := hostmodel.NewProducer(&m, 1<<fakeWindowShift, 2<<fakeWindowShift, 16)
 	require.ErrorContains(t, p.Wait(nil), "host pdl producer")
 	require.ErrorContains(t, p.Finish(), "host pdl producer")
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/artest/artest/sigblock"
 )
 
-// ring is the host model of the ring kernel (kernels/ring.cu), block b
+// ring is the host model of the ring kernel (kernels/ring/ring.cu), block b
 // being lane b: the same plan (kernels.NewRingPlan), the same slots in the
 // receiver's staging, the same sequence and credit words in the
 // SignalBlocks, the same unit loop and the same fault switches. The

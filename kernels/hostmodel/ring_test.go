@@ -1,4 +1,4 @@
-package hostmodel
+package hostmodel_test
 
 import (
 	"fmt"
@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/hostmodel"
+	"github.com/artest/artest/kernels/registry"
 	"github.com/artest/artest/reference"
 	"github.com/artest/artest/sigblock"
 )
@@ -123,7 +125,7 @@ func (w *ringWorld) launch(t *testing.T, op reference.Op) []error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[r] = Run(&w.mem, &Launch{Variant: v, DType: w.dtype, Op: op, Args: a, Blocks: blocks, Stop: w.stop.Load})
+			errs[r] = hostmodel.Run(&w.mem, &hostmodel.Launch{Variant: v, DType: w.dtype, Op: op, Args: a, Blocks: blocks, Stop: w.stop.Load})
 		}()
 	}
 	wg.Wait()
@@ -165,7 +167,7 @@ func (w *ringWorld) check(t *testing.T, op reference.Op, iter int) uint64 {
 
 func ringVariant(t *testing.T) *kernels.Variant {
 	t.Helper()
-	v, err := kernels.Lookup("ring")
+	v, err := registry.Lookup("ring")
 	require.NoError(t, err)
 	return v
 }
@@ -208,7 +210,7 @@ func ringOrderExpect(t *testing.T, w *ringWorld, a *kernels.Args, op reference.O
 		c := start[i]
 		acc := w.gen.F32(int(c), iter, uint64(i))
 		for k := int64(1); k < n; k++ {
-			acc = apply(op, acc, w.gen.F32(int((c+k)%n), iter, uint64(i)))
+			acc = testApply(op, acc, w.gen.F32(int((c+k)%n), iter, uint64(i)))
 		}
 		w.dtype.SetF32(out, i, acc)
 	}
@@ -397,7 +399,7 @@ func TestRingWaitIsDiagnosedAndStops(t *testing.T) {
 	w.stop.Store(true)
 	errs := <-done
 	for r, err := range errs { // the delayed rank too: it wakes to peers that gave up
-		require.ErrorIs(t, err, ErrStopped, "rank %d", r)
+		require.ErrorIs(t, err, hostmodel.ErrStopped, "rank %d", r)
 	}
 	require.False(t, strings.Contains(sigblock.SummarizeRing(sigblock.DiagnoseRing([]sigblock.Snapshot{make(sigblock.Snapshot, sigblock.Size)})), "lane"))
 }
@@ -419,7 +421,18 @@ func TestRingModelRejectsBadLaunches(t *testing.T) {
 	} {
 		a := w.args(v, 0)
 		blocks := tc.mutate(a)
-		err := Run(&w.mem, &Launch{Variant: v, DType: w.dtype, Op: reference.Sum, Args: a, Blocks: blocks})
+		err := hostmodel.Run(&w.mem, &hostmodel.Launch{Variant: v, DType: w.dtype, Op: reference.Sum, Args: a, Blocks: blocks})
 		require.ErrorContains(t, err, tc.want, tc.name)
 	}
+}
+
+// testApply is op on float32, as the models' reduction applies it.
+func testApply(op reference.Op, acc, x float32) float32 {
+	switch op {
+	case reference.Max:
+		return max(acc, x)
+	case reference.Min:
+		return min(acc, x)
+	}
+	return acc + x
 }

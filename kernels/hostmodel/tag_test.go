@@ -1,4 +1,4 @@
-package hostmodel
+package hostmodel_test
 
 import (
 	"sync"
@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/hostmodel"
 	"github.com/artest/artest/reference"
 	"github.com/artest/artest/sigblock"
 )
@@ -36,7 +37,7 @@ func (w *world) launchTagged(t *testing.T, v *kernels.Variant, counts []int64, g
 		wg.Add(1)
 		go func(r int) {
 			defer wg.Done()
-			err := Run(&w.mem, &Launch{Variant: v, DType: w.dtype, Op: reference.Sum, Args: a, Blocks: blocks})
+			err := hostmodel.Run(&w.mem, &hostmodel.Launch{Variant: v, DType: w.dtype, Op: reference.Sum, Args: a, Blocks: blocks})
 			mu.Lock()
 			errs[r] = err
 			mu.Unlock()

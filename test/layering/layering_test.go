@@ -31,13 +31,19 @@ var layers = []struct {
 		"reference", "sigblock", "internal/exitcode", "internal/dl", "internal/coresident",
 		"internal/topo", "internal/report", "mpi/internal/chunk", "docker",
 	}},
-	{"the kernels' registry, the ranks' collectives, the CUDA driver, repro bundles", []string{
+	{"the variant type and kernel ABI, the ranks' collectives, the CUDA driver, repro bundles", []string{
 		"kernels", "internal/comm", "internal/cudadrv", "internal/repro",
 	}},
-	{"built on those: host models, the case matrix, MPI, NCCL, plugins, MPS, the backend seam", []string{
-		"kernels/hostmodel", "cases", "mpi", "internal/nccl", "internal/multicast/gate",
-		"internal/plugin", "internal/mps", "internal/backend",
+	{"built on those: the host models' shared helpers, MPI, NCCL, MPS, the backend seam", []string{
+		"kernels/hostmodel", "mpi", "internal/nccl", "internal/multicast/gate",
+		"internal/mps", "internal/backend",
 	}},
+	{"the variants, one folder each", []string{
+		"kernels/oneshot", "kernels/twoshot", "kernels/oneshotcpasync", "kernels/oneshotll",
+		"kernels/ring", "kernels/multimem", "kernels/ncclbaseline",
+	}},
+	{"the variant list", []string{"kernels/registry"}},
+	{"the case matrix, plugins", []string{"cases", "internal/plugin"}},
 	{"bench comparison, tuning, multicast set-up", []string{
 		"internal/bench", "internal/tune", "internal/multicast",
 	}},
@@ -237,12 +243,12 @@ func TestLayeringCheckFails(t *testing.T) {
 		{
 			"an import of a higher layer",
 			all(pkg{ImportPath: module + "/internal/comm", Imports: []string{module + "/internal/runner"}}),
-			[]string{"internal/comm (layer 1: the kernels' registry, the ranks' collectives, the CUDA driver, repro bundles) imports internal/runner (layer 4: the backends and the runner)"},
+			[]string{"internal/comm (layer 1: the variant type and kernel ABI, the ranks' collectives, the CUDA driver, repro bundles) imports internal/runner (layer 7: the backends and the runner)"},
 		},
 		{
 			"an import within a layer",
 			all(pkg{ImportPath: module + "/internal/runner", Imports: []string{"fmt", module + "/internal/backend/host"}}),
-			[]string{"internal/runner (layer 4: the backends and the runner) imports internal/backend/host (layer 4: the backends and the runner)"},
+			[]string{"internal/runner (layer 7: the backends and the runner) imports internal/backend/host (layer 7: the backends and the runner)"},
 		},
 		{
 			"a package in no layer",

@@ -26,6 +26,7 @@ import (
 	"github.com/artest/artest/internal/nccl"
 	"github.com/artest/artest/internal/topo"
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/registry"
 	"github.com/artest/artest/sigblock"
 )
 
@@ -468,7 +469,7 @@ func (b *Backend) Setup(c comm.Comm, capacity int64) (*backend.World, error) {
 	// Every step up to the first collective may fail on one rank only; the
 	// ranks agree on it first, so that every rank stops there instead of
 	// the others waiting in the handle exchange.
-	ctlBytes := kernels.ExternalControlBytes()
+	ctlBytes := registry.ExternalControlBytes()
 	handles, prepErr := b.allocShared(c, capacity, ctlBytes)
 	if err := comm.Agree(c, prepErr); err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/internal/comm"
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/registry"
 )
 
 // externals is what the backend keeps of the External variants (plugins):
@@ -44,7 +45,7 @@ func externalWorldOf(w *backend.World, localRank, ordinal int, owner string) (*k
 	if len(w.Input) != w.Size || len(w.Staging) != w.Size || (len(w.Control) != w.Size && len(w.Control) != 0) {
 		return nil, fmt.Errorf("world of %d ranks with %d inputs, %d staging buffers and %d control regions", w.Size, len(w.Input), len(w.Staging), len(w.Control))
 	}
-	off, size := kernels.ExternalControlRegion(owner)
+	off, size := registry.ExternalControlRegion(owner)
 	if len(w.Control) != w.Size || off+size > w.ControlBytes {
 		off, size = 0, 0
 	}
@@ -64,7 +65,7 @@ func externalWorldOf(w *backend.World, localRank, ordinal int, owner string) (*k
 	return ew, nil
 }
 
-// setupExternals calls Setup of every External owner of the Registry that
+// setupExternals calls Setup of every External owner of registry.Variants that
 // has a variant for this world size, once, at set-up: after every peer's
 // buffers are open, on this thread (the primary context is current), and
 // never inside a graph capture (a plugin's setup may allocate or copy). It
@@ -74,7 +75,7 @@ func externalWorldOf(w *backend.World, localRank, ordinal int, owner string) (*k
 // waiting in its kernels.
 func (b *Backend) setupExternals(c comm.Comm) error {
 	b.ext.setup = map[string]error{}
-	for _, e := range externalOwners(kernels.Registry, b.world.Size) {
+	for _, e := range externalOwners(registry.Variants, b.world.Size) {
 		owner := e.Owner()
 		var err error
 		if w, werr := b.externalWorld(owner); werr != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/artest/artest/internal/multicast/gate"
 	"github.com/artest/artest/internal/plugin"
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/registry"
 	"github.com/artest/artest/sigblock"
 )
 
@@ -94,13 +95,13 @@ func fakeBackend(t *testing.T, d *cu.Driver, rank int) *Backend {
 	}
 }
 
-// withRegistry runs the test with vs added to kernels.Registry, and puts
-// the Registry back afterwards.
+// withRegistry runs the test with vs added to registry.Variants, and puts
+// registry.Variants back afterwards.
 func withRegistry(t *testing.T, vs ...kernels.Variant) {
 	t.Helper()
-	saved := append([]kernels.Variant(nil), kernels.Registry...)
-	t.Cleanup(func() { kernels.Registry = saved })
-	require.NoError(t, kernels.AddExternal(vs))
+	saved := append([]kernels.Variant(nil), registry.Variants...)
+	t.Cleanup(func() { registry.Variants = saved })
+	require.NoError(t, registry.AddExternal(vs))
 }
 
 // setupWorld runs Setup on n ranks (goroutines) and returns their backends
@@ -300,7 +301,7 @@ func TestPluginSetupErrorIsAgreed(t *testing.T) {
 			require.Equal(t, uintptr(ws[r].Control[p])+4096, good.worlds[r].Control[p])
 		}
 		for _, name := range []string{"bad:x", "good:x"} {
-			v, err := kernels.Lookup(name)
+			v, err := registry.Lookup(name)
 			require.NoError(t, err)
 			l := launch(v, ws[r], r, 0, 64, false)
 			err = b.Allreduce(l)
@@ -340,9 +341,9 @@ func TestExternalCallPlumbing(t *testing.T) {
 	ext := newFakeExt("plugin fake (fake.so)", 256)
 	withRegistry(t, ext.variant("fake:own", 1, 16, true), ext.variant("fake:reg", 1, 16, false))
 	bs, ws := setupWorld(t, 2, 1<<16)
-	own, err := kernels.Lookup("fake:own")
+	own, err := registry.Lookup("fake:own")
 	require.NoError(t, err)
-	reg, err := kernels.Lookup("fake:reg")
+	reg, err := registry.Lookup("fake:reg")
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		name       string
@@ -402,7 +403,7 @@ func TestExternalCallPlumbing(t *testing.T) {
 		})
 	}
 	// An allreduce that is not a plugin's leaves nothing to say.
-	v, err := kernels.Lookup("nccl")
+	v, err := registry.Lookup("nccl")
 	require.NoError(t, err)
 	require.Error(t, bs[0].Allreduce(launch(v, ws[0], 0, 0, 16, false)))
 	require.Empty(t, bs[0].Waiting())
@@ -464,8 +465,8 @@ func TestRecordPluginOnFakeDriver(t *testing.T) {
 	so := cc(t, filepath.Join(t.TempDir(), "record.so"), "testdata/record.c", "-I../../../plugin")
 	p, err := plugin.Load(so)
 	require.NoError(t, err)
-	saved := append([]kernels.Variant(nil), kernels.Registry...)
-	t.Cleanup(func() { kernels.Registry = saved })
+	saved := append([]kernels.Variant(nil), registry.Variants...)
+	t.Cleanup(func() { registry.Variants = saved })
 	require.NoError(t, p.Register())
 	bs, ws := setupWorld(t, 1, 1<<16)
 	b, w := bs[0], ws[0]
@@ -514,7 +515,7 @@ func TestRecordPluginOnFakeDriver(t *testing.T) {
 		{"staged by the plugin", "record:own", 256, true, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v, err := kernels.Lookup(tc.variant)
+			v, err := registry.Lookup(tc.variant)
 			require.NoError(t, err)
 			l := launch(v, w, 0, tc.offset, 256, false)
 			l.Args.Out = out
@@ -541,7 +542,7 @@ func TestRecordPluginOnFakeDriver(t *testing.T) {
 	}
 	// Inside a capture (the graph modes) the call goes to the same stream
 	// and the plugin is not set up again.
-	v, err := kernels.Lookup("record:reg")
+	v, err := registry.Lookup("record:reg")
 	require.NoError(t, err)
 	l := launch(v, w, 0, 0, 256, false)
 	l.Args.Out = out
@@ -579,7 +580,7 @@ func TestExternalCallDeviceFields(t *testing.T) {
 		{"fake:plain", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v, err := kernels.Lookup(tc.name)
+			v, err := registry.Lookup(tc.name)
 			require.NoError(t, err)
 			for r, b := range bs {
 				l := launch(v, ws[r], r, 0, 1000, false)
@@ -609,13 +610,13 @@ func TestDevicePluginOnFakeDriver(t *testing.T) {
 	so := cc(t, filepath.Join(t.TempDir(), "device.so"), "testdata/device.c", "-I../../../plugin")
 	p, err := plugin.Load(so)
 	require.NoError(t, err)
-	saved := append([]kernels.Variant(nil), kernels.Registry...)
-	t.Cleanup(func() { kernels.Registry = saved })
+	saved := append([]kernels.Variant(nil), registry.Variants...)
+	t.Cleanup(func() { registry.Variants = saved })
 	require.NoError(t, p.Register())
 	bs, ws := setupWorld(t, 1, 1<<16)
 	b, w := bs[0], ws[0]
 	defer p.Teardown()
-	v, err := kernels.Lookup("device:traced")
+	v, err := registry.Lookup("device:traced")
 	require.NoError(t, err)
 	require.Equal(t, kernels.ExternalTraceID("device:traced"), v.ID)
 

@@ -12,6 +12,7 @@ import (
 	"github.com/artest/artest/internal/comm"
 	"github.com/artest/artest/internal/multicast/gate"
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/registry"
 )
 
 func noEnv(string) (string, bool) { return "", false }
@@ -33,7 +34,7 @@ func gpuBackend(d gate.Decision) *Backend {
 
 func multimem(t *testing.T) *kernels.Variant {
 	t.Helper()
-	v, err := kernels.Lookup("multimem")
+	v, err := registry.Lookup("multimem")
 	require.NoError(t, err)
 	return v
 }
@@ -92,8 +93,8 @@ func TestMulticastCasesSkippedWhenGateClosed(t *testing.T) {
 		require.True(t, strings.HasPrefix(b.multicastInfo(), "off: "), b.multicastInfo())
 	}
 	// Other variants are not affected.
-	for i := range kernels.Registry {
-		o := &kernels.Registry[i]
+	for i := range registry.Variants {
+		o := &registry.Variants[i]
 		if o.Needs&kernels.NeedMulticast == 0 {
 			require.Empty(t, gpuBackend(gate.Closed("x")).multicastSkip(o), o.Name)
 		}

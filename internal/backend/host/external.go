@@ -7,6 +7,7 @@ import (
 
 	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/registry"
 )
 
 // externals is what the backend keeps of the External variants it called.
@@ -36,7 +37,7 @@ func (b *Backend) externalWorld(owner string) (*kernels.ExternalWorld, error) {
 	if len(w.Control) != w.Size {
 		return nil, fmt.Errorf("no control regions (no External variant was registered before set-up)")
 	}
-	off, size := kernels.ExternalControlRegion(owner)
+	off, size := registry.ExternalControlRegion(owner)
 	if off+size > w.ControlBytes {
 		return nil, fmt.Errorf("%s: control region %d+%d beyond the %d-byte control block", owner, off, size, w.ControlBytes)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/artest/artest/internal/exitcode"
 	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/kernels/hostmodel"
+	"github.com/artest/artest/kernels/registry"
 	"github.com/artest/artest/sigblock"
 )
 
@@ -89,7 +90,7 @@ func (b *Backend) SkipReason(v *kernels.Variant, graph bool) string {
 	if v.Needs&kernels.NeedCUDA != 0 || !v.Custom {
 		return fmt.Sprintf("%s needs the cuda backend (a GPU and libnccl)", v.Name)
 	}
-	if !hostmodel.Has(v.ID) {
+	if v.Host == nil {
 		return fmt.Sprintf("%s has no host model", v.Name)
 	}
 	return ""
@@ -197,7 +198,7 @@ func (b *Backend) Allreduce(l *backend.Launch) error {
 	}
 	if l.Blocks <= 0 {
 		l.Blocks = l.Variant.HostBlocks
-		if l.Variant.GridFunc != nil {
+		if l.Blocks == 0 {
 			// The grid is part of the protocol (ring: one block per lane):
 			// the same formula as on cuda.
 			threads := l.Threads
@@ -305,7 +306,7 @@ func (b *Backend) Setup(c comm.Comm, capacity int64) (*backend.World, error) {
 	}
 	sigBytes := alignUp(sigblock.Size, pageAlign)
 	capBytes := alignUp(capacity, pageAlign)
-	ctlBytes := alignUp(kernels.ExternalControlBytes(), pageAlign)
+	ctlBytes := alignUp(registry.ExternalControlBytes(), pageAlign)
 	total := sigBytes + ctlBytes + 2*capBytes
 	name := filepath.Join(b.dir, fmt.Sprintf("artest-%s-r%d", hex.EncodeToString(job), c.Rank()))
 	if len(name) >= handleBytes {

@@ -1,7 +1,10 @@
-// Package kernels holds the variant registry (what each allreduce variant is,
-// what it supports and how it is launched), the kernel argument ABI shared
-// with the CUDA sources beside this file, and the grid partition rules that
-// the CUDA kernels and their host models both follow.
+// Package kernels holds what every variant shares: the Variant type (what
+// an allreduce variant is, what it supports and how it is launched), the
+// kernel argument ABI shared with the CUDA sources beside this file, and
+// the grid partition rules that the CUDA kernels and their host models
+// both follow. Each built-in variant is a folder below this one
+// (kernels/<variant>/) that returns its complete Variant; the list of them
+// is kernels/registry.
 package kernels
 
 import (
@@ -66,7 +69,8 @@ type Variant struct {
 	Blocks  int
 	Threads int
 	// HostBlocks is the number of goroutines that play the blocks on the host
-	// backend.
+	// backend; 0: as many as Grid gives on cuda (where the grid is part of
+	// the protocol, as the ring's one block per lane).
 	HostBlocks int
 
 	// Params are the variant's own launch parameters (stages, lanes, slot
@@ -105,7 +109,50 @@ type Variant struct {
 	// ExternalCall.Device, and WaitPoints name its wait points.
 	External   External
 	WaitPoints []string
+
+	// Tune is the space artest tune sweeps for this variant: an empty axis
+	// means the launch default only (TuneBlocks and TuneThreads are the
+	// usual axes).
+	Tune TuneSpace
+	// Faults are the fault switches of this variant's own protocol, beside
+	// the ones every custom kernel has (Inject* in abi.go): --inject NAME
+	// sets Bit on every launch.
+	Faults []Fault
+	// Host is the variant's host (CPU) model, which the host backend runs;
+	// nil: the variant does not run there (nccl) or is External.
+	Host HostModel
 }
+
+// HostModel is a variant's host model: a hostmodel.Body (the type lives in
+// kernels/hostmodel, which sits above this package).
+type HostModel interface{ IsHostModel() }
+
+// Fault is one fault switch of a variant's own protocol.
+type Fault struct {
+	Name string // as in --inject NAME
+	Bit  uint32 // the Args.Inject bit the kernel and the host model test
+	Help string
+}
+
+// TuneSpace is the launch parameters artest tune tries for one variant.
+type TuneSpace struct {
+	Blocks  []int
+	Threads []int
+	// Params are candidate values by parameter name; a parameter not named
+	// keeps its default.
+	Params map[string][]uint32
+}
+
+// The usual tuning axes. Blocks: 132 is H200's SM count, 256 the
+// SignalBlock's limit (sigblock.MaxBlocks); the rest spread between 8 and
+// it. Threads: every warp multiple from 128 up to the kernels'
+// __launch_bounds__ (MaxThreads); fewer than 128 leaves too few loads in
+// flight per SM to matter. Which of these win is for measurements on H200
+// to say.
+var (
+	TuneBlocks  = []int{8, 16, 24, 32, 48, 64, 96, 132, 192, 256}
+	TuneThreads = []int{128, 256, 512}
+)
 
 // Param is one launch parameter of a variant.
 type Param struct {
@@ -189,164 +236,9 @@ func (v *Variant) RanksReason(n int) string {
 	return ""
 }
 
-var allDTypes = []reference.DType{reference.F32, reference.F16, reference.BF16}
-var allOps = []reference.Op{reference.Sum, reference.Max, reference.Min}
-
-// Variant ids written into the trace word. Never reuse a number.
-const (
-	IDOneshot uint32 = 0x0051 // 'Q' for one-shot
-	IDTwoshot uint32 = 0x0052
-	// The IDs of the later variants.
-	IDOneshotCpasync uint32 = 0x0053
-	IDRing           uint32 = 0x0054
-	IDMultimem       uint32 = 0x0055
-	IDOneshotLL      uint32 = 0x0056
+// AllDTypes and AllOps are what a variant that implements every dtype and
+// op lists.
+var (
+	AllDTypes = []reference.DType{reference.F32, reference.F16, reference.BF16}
+	AllOps    = []reference.Op{reference.Sum, reference.Max, reference.Min}
 )
-
-// Registry is every variant artest knows, in the order reports list them.
-// It is data, not init-time self-registration, so what exists is visible here.
-var Registry = []Variant{
-	{
-		Name:    "oneshot",
-		ID:      IDOneshot,
-		Summary: "every rank reads all peers' inputs and reduces all of it; start and end barriers",
-		DTypes:  allDTypes, Ops: allOps,
-		MinRanks: 1, MaxRanks: 8,
-		Needs:  NeedP2P,
-		Order:  reference.OrderRankAscendingF32,
-		Custom: true,
-		Kernel: "oneshot",
-		// 36 x 512 is vLLM's one-shot default on H100; re-measured by artest tune.
-		Blocks: 36, Threads: 512,
-		HostBlocks: 4,
-	},
-	{
-		Name:    "twoshot",
-		ID:      IDTwoshot,
-		Summary: "reduce-scatter into staging, mid barrier, all-gather from peers' staging, end barrier",
-		DTypes:  allDTypes, Ops: allOps,
-		MinRanks: 1, MaxRanks: 8,
-		Needs:  NeedP2P,
-		Order:  reference.OrderRankAscendingF32,
-		Custom: true,
-		Kernel: "twoshot",
-		Blocks: 36, Threads: 512,
-		HostBlocks: 4,
-		Params:     twoshotParams,
-		Resolve:    TwoshotResolve,
-	},
-	{
-		Name:    "oneshot-cpasync",
-		ID:      IDOneshotCpasync,
-		Summary: "oneshot with a cp.async pipeline (stages x 16-byte copies from every peer into shared memory); start and end barriers",
-		DTypes:  allDTypes, Ops: allOps,
-		MinRanks: 1, MaxRanks: 8,
-		Needs:  NeedP2P | NeedSM80,
-		Order:  reference.OrderRankAscendingF32,
-		Custom: true,
-		Kernel: "oneshot_cpasync",
-		// Guesses until measured on H200: 256 threads keep 3
-		// stages at 8 ranks to 96 KiB of shared memory (CpasyncSharedBytes),
-		// two blocks per SM; 72 blocks x 256 threads is oneshot's thread count.
-		Blocks: 72, Threads: 256,
-		HostBlocks: 4,
-		Params: []Param{{Name: "stages", Slot: 0, Default: CpasyncDefaultStages,
-			Min: CpasyncMinStages, Max: CpasyncMaxStages, Help: "cp.async pipeline stages"}},
-		SharedBytes: CpasyncSharedBytes,
-	},
-	{
-		Name:    "oneshot-ll",
-		ID:      IDOneshotLL,
-		Summary: "oneshot without barriers: every rank pushes its input into every rank's staging as LL words (data and sequence in one 8-byte store), then reduces locally",
-		DTypes:  allDTypes, Ops: allOps,
-		MinRanks: 1, MaxRanks: 8,
-		Needs:  NeedP2P,
-		Order:  reference.OrderRankAscendingF32,
-		Custom: true,
-		Kernel: "oneshot_ll",
-		// oneshot's 36 x 512 until artest tune measures it on H200.
-		Blocks: 36, Threads: 512,
-		HostBlocks: 4,
-		TooBig:     LLTooBig,
-		StageNeed:  LLStageBytes,
-	},
-	{
-		Name:    "ring",
-		ID:      IDRing,
-		Summary: "Disruptor-style slot rings per lane (sequences, credits) in peers' staging: ring reduce-scatter and all-gather in one persistent producer/consumer kernel",
-		DTypes:  allDTypes, Ops: allOps,
-		MinRanks: 1, MaxRanks: 8,
-		Needs: NeedP2P,
-		// Chunk c is summed from rank c around the ring in float32 (ring.go):
-		// not rank-ascending, so random sums are checked within the bound.
-		Order:  reference.OrderUnknown,
-		Custom: true,
-		Kernel: "ring",
-		// One block per lane (RingGrid); 512 threads is a guess until the
-		// lead measures on H200.
-		Blocks: RingMaxLanes, Threads: 512,
-		HostBlocks: 1, // unused: the host backend launches RingGrid's blocks too
-		Params:     RingParams,
-		Resolve:    RingResolve,
-		GridFunc:   RingGrid,
-	},
-	{
-		Name:    "multimem",
-		ID:      IDMultimem,
-		Summary: "NVLink SHARP: multimem.ld_reduce from the multicast address, multimem.st to every rank (two-shot, or one-shot); cuda needs --allow-multicast",
-		// Sum only: the switch reduces f16 and bf16 max/min but not f32's.
-		DTypes: allDTypes, Ops: []reference.Op{reference.Sum},
-		MinRanks: 1, MaxRanks: 8,
-		Needs: NeedMulticast | NeedSM90 | NeedP2P,
-		// The switch's reduction order (and, for f32, precision) is not
-		// specified: random sums are checked within the bound, as nccl's.
-		Order:  reference.OrderUnknown,
-		Custom: true,
-		Kernel: "multimem",
-		// 36 x 512 as the other one-slot-per-thread kernels; a guess until
-		// measured on an NVLS node.
-		Blocks: 36, Threads: 512,
-		HostBlocks: 4,
-		Params: []Param{{Name: "shots", Slot: 0, Default: 0, Min: MultimemOneShot, Max: MultimemTwoShot,
-			Help: "1: one-shot, 2: two-shot, 0: auto by size"}},
-		Resolve:  MultimemResolve,
-		GridFunc: MultimemGrid,
-	},
-	{
-		Name:    "nccl",
-		Summary: "ncclAllReduce on the same buffers: baseline and cross-check",
-		DTypes:  allDTypes, Ops: allOps,
-		MinRanks: 1, MaxRanks: 1 << 20,
-		Needs: NeedNCCL | NeedCUDA,
-		Order: reference.OrderUnknown,
-	},
-}
-
-// Names lists the registered variant names.
-func Names() []string {
-	names := make([]string, len(Registry))
-	for i := range Registry {
-		names[i] = Registry[i].Name
-	}
-	return names
-}
-
-// Lookup finds a variant by name; an unknown name lists the valid ones.
-func Lookup(name string) (*Variant, error) {
-	for i := range Registry {
-		if Registry[i].Name == name {
-			return &Registry[i], nil
-		}
-	}
-	return nil, fmt.Errorf("unknown variant %q (valid: %s)", name, strings.Join(Names(), ", "))
-}
-
-// ByID finds the variant that writes trace id id.
-func ByID(id uint32) *Variant {
-	for i := range Registry {
-		if Registry[i].ID == id && id != 0 {
-			return &Registry[i]
-		}
-	}
-	return nil
-}

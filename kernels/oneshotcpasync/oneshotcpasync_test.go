@@ -1,59 +1,66 @@
-package kernels
+package oneshotcpasync
 
 import (
+	"os"
 	"regexp"
 	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/oneshot"
 	"github.com/artest/artest/reference"
 )
 
-func cpasyncVariant(t *testing.T) *Variant {
+func variant() *kernels.Variant {
+	v := Variant()
+	return &v
+}
+
+func readFile(t *testing.T, path string) string {
 	t.Helper()
-	v, err := Lookup("oneshot-cpasync")
+	b, err := os.ReadFile(path)
 	require.NoError(t, err)
-	return v
+	return string(b)
 }
 
 func TestCpasyncRegistryEntry(t *testing.T) {
-	v := cpasyncVariant(t)
-	require.Equal(t, IDOneshotCpasync, v.ID)
-	require.Same(t, v, ByID(IDOneshotCpasync), "the trace id finds this variant")
+	v := variant()
+	require.Equal(t, ID, v.ID)
 	require.True(t, v.Custom)
-	require.Equal(t, NeedP2P|NeedSM80, v.Needs)
+	require.Equal(t, kernels.NeedP2P|kernels.NeedSM80, v.Needs)
 	require.Equal(t, reference.OrderRankAscendingF32, v.Order, "same order as oneshot: bit-identical results")
 	require.Equal(t, "artest_oneshot_cpasync_bf16_sum", v.KernelName(reference.BF16, reference.Sum))
-	require.ElementsMatch(t, allDTypes, v.DTypes)
-	require.ElementsMatch(t, allOps, v.Ops)
+	require.ElementsMatch(t, kernels.AllDTypes, v.DTypes)
+	require.ElementsMatch(t, kernels.AllOps, v.Ops)
 	require.Equal(t, 1, v.MinRanks)
 	require.Equal(t, 8, v.MaxRanks)
 	require.Zero(t, v.Threads%32)
-	require.LessOrEqual(t, v.Threads, MaxThreads)
+	require.LessOrEqual(t, v.Threads, kernels.MaxThreads)
 	require.NotNil(t, v.SharedBytes)
 	require.Nil(t, v.GridFunc, "the oneshot grid formula applies")
 
 	p, ok := v.Param("stages")
 	require.True(t, ok)
-	require.Equal(t, Param{Name: "stages", Slot: 0, Default: 3, Min: 2, Max: 8, Help: "cp.async pipeline stages"}, p)
+	require.Equal(t, kernels.Param{Name: "stages", Slot: 0, Default: 3, Min: 2, Max: 8, Help: "cp.async pipeline stages"}, p)
 	require.Len(t, v.Params, 1)
 }
 
 func TestCpasyncSetParams(t *testing.T) {
-	v := cpasyncVariant(t)
+	v := variant()
 	for _, tc := range []struct {
 		name string
 		set  map[string]uint32
 		want uint32
 	}{
-		{"default", nil, CpasyncDefaultStages},
-		{"other variants' params are ignored", map[string]uint32{"lanes": 4}, CpasyncDefaultStages},
+		{"default", nil, kernels.CpasyncDefaultStages},
+		{"other variants' params are ignored", map[string]uint32{"lanes": 4}, kernels.CpasyncDefaultStages},
 		{"--param stages=5", map[string]uint32{"stages": 5}, 5},
 		{"--param stages=2", map[string]uint32{"stages": 2}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := Args{Param0: 99, Param1: 7}
+			a := kernels.Args{Param0: 99, Param1: 7}
 			v.SetParams(&a, tc.set, 2)
 			require.Equal(t, tc.want, a.Param0)
 			require.Equal(t, uint32(7), a.Param1, "only slot 0 is this variant's")
@@ -62,7 +69,7 @@ func TestCpasyncSetParams(t *testing.T) {
 }
 
 func TestCpasyncSharedBytes(t *testing.T) {
-	v := cpasyncVariant(t)
+	v := variant()
 	for _, tc := range []struct {
 		stages, nranks uint32
 		threads, want  int
@@ -73,7 +80,7 @@ func TestCpasyncSharedBytes(t *testing.T) {
 		{8, 8, 512, 512 << 10}, // past every GPU's limit: the launch must fail, not the kernel
 		{0, 4, 256, 0},         // param0 unset: the kernel traps on its own check
 	} {
-		a := Args{Param0: tc.stages, NRanks: tc.nranks}
+		a := kernels.Args{Param0: tc.stages, NRanks: tc.nranks}
 		require.Equal(t, tc.want, v.SharedBytes(&a, tc.threads), "%+v", tc)
 	}
 
@@ -81,18 +88,17 @@ func TestCpasyncSharedBytes(t *testing.T) {
 	// limits are the per-block opt-in maxima of the CUDA programming guide
 	// (compute capabilities 8.0 and 9.0).
 	const sm80Max, sm90Max = 163 << 10, 227 << 10
-	a := Args{NRanks: 8}
+	a := kernels.Args{NRanks: 8}
 	v.SetParams(&a, nil, 2)
 	require.LessOrEqual(t, v.SharedBytes(&a, v.Threads), sm80Max)
 	require.LessOrEqual(t, v.SharedBytes(&a, v.Threads), sm90Max)
 }
 
-// Grid falls back to oneshot's formula: one 16-byte vector per thread over
+// kernels.Grid falls back to oneshot's formula: one 16-byte vector per thread over
 // the whole message, capped at the registry's Blocks.
 func TestCpasyncGrid(t *testing.T) {
-	v := cpasyncVariant(t)
-	one, err := Lookup("oneshot")
-	require.NoError(t, err)
+	v := variant()
+	one := oneshot.Variant()
 	for _, tc := range []struct {
 		count   uint64
 		elem    int64
@@ -107,10 +113,10 @@ func TestCpasyncGrid(t *testing.T) {
 		{(1 << 28) / 4, 4, 512, v.Blocks}, // 256 MiB f32, --threads 512
 		{5 * 512 * 4, 4, 512, 5},          // 2560 vectors, --threads 512
 	} {
-		a := Args{Count: tc.count, NRanks: 8}
-		got := Grid(v, &a, tc.elem, v.Blocks, tc.threads)
+		a := kernels.Args{Count: tc.count, NRanks: 8}
+		got := kernels.Grid(v, &a, tc.elem, v.Blocks, tc.threads)
 		require.Equal(t, tc.want, got, "%+v", tc)
-		require.Equal(t, Grid(one, &a, tc.elem, v.Blocks, tc.threads), got, "same as oneshot %+v", tc)
+		require.Equal(t, kernels.Grid(&one, &a, tc.elem, v.Blocks, tc.threads), got, "same as oneshot %+v", tc)
 	}
 }
 
@@ -118,10 +124,10 @@ func TestCpasyncGrid(t *testing.T) {
 // and the Go constants must agree, and the .cu file must define the
 // symbols the registry names.
 func TestCpasyncHeaderMatchesGo(t *testing.T) {
-	hdr := readFile(t, "cpasync.cuh")
+	hdr := readFile(t, "../cpasync.cuh")
 	for name, want := range map[string]int{
-		"CPASYNC_MIN_STAGES": CpasyncMinStages,
-		"CPASYNC_MAX_STAGES": CpasyncMaxStages,
+		"CPASYNC_MIN_STAGES": kernels.CpasyncMinStages,
+		"CPASYNC_MAX_STAGES": kernels.CpasyncMaxStages,
 	} {
 		m := regexp.MustCompile(`constexpr uint32_t ` + name + ` = (\d+)u;`).FindStringSubmatch(hdr)
 		require.NotNil(t, m, "%s not found in cpasync.cuh", name)
@@ -129,13 +135,13 @@ func TestCpasyncHeaderMatchesGo(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, want, got, name)
 	}
-	p, ok := cpasyncVariant(t).Param("stages")
+	p, ok := variant().Param("stages")
 	require.True(t, ok)
-	require.Equal(t, uint32(CpasyncMinStages), p.Min)
-	require.Equal(t, uint32(CpasyncMaxStages), p.Max)
+	require.Equal(t, uint32(kernels.CpasyncMinStages), p.Min)
+	require.Equal(t, uint32(kernels.CpasyncMaxStages), p.Max)
 
 	src := readFile(t, "oneshot_cpasync.cu")
-	require.Contains(t, src, "artest_"+cpasyncVariant(t).Kernel+"_##dname##_##oname(")
+	require.Contains(t, src, "artest_"+variant().Kernel+"_##dname##_##oname(")
 	require.Contains(t, src, "ARTEST_FOR_EACH_DTYPE_OP(ARTEST_ONESHOT_CPASYNC_KERNEL)")
 	// The cp.async pipeline, by instruction.
 	for _, insn := range []string{"cp.async.cg.shared.global", "cp.async.commit_group", "cp.async.wait_group"} {

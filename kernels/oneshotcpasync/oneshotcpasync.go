@@ -1,0 +1,42 @@
+// Package oneshotcpasync is the oneshot-cpasync variant: oneshot with a
+// cp.async pipeline of peer data through shared memory
+// (oneshot_cpasync.cu).
+package oneshotcpasync
+
+import (
+	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/hostmodel"
+	"github.com/artest/artest/reference"
+)
+
+// ID is the trace id oneshot-cpasync's launches write. Never reuse a
+// number.
+const ID uint32 = 0x0053
+
+// Variant is oneshot-cpasync's complete description.
+func Variant() kernels.Variant {
+	return kernels.Variant{
+		Name:    "oneshot-cpasync",
+		ID:      ID,
+		Summary: "oneshot with a cp.async pipeline (stages x 16-byte copies from every peer into shared memory); start and end barriers",
+		DTypes:  kernels.AllDTypes, Ops: kernels.AllOps,
+		MinRanks: 1, MaxRanks: 8,
+		Needs:  kernels.NeedP2P | kernels.NeedSM80,
+		Order:  reference.OrderRankAscendingF32,
+		Custom: true,
+		Kernel: "oneshot_cpasync",
+		// Guesses until measured on H200: 256 threads keep 3
+		// stages at 8 ranks to 96 KiB of shared memory (CpasyncSharedBytes),
+		// two blocks per SM; 72 blocks x 256 threads is oneshot's thread count.
+		Blocks: 72, Threads: 256,
+		HostBlocks: 4,
+		Params: []kernels.Param{{Name: "stages", Slot: 0, Default: kernels.CpasyncDefaultStages,
+			Min: kernels.CpasyncMinStages, Max: kernels.CpasyncMaxStages, Help: "cp.async pipeline stages"}},
+		SharedBytes: kernels.CpasyncSharedBytes,
+		// Stages beyond 4 cost shared memory (CpasyncSharedBytes) that the
+		// second block per SM needs; 2..4 brackets the default 3.
+		Tune: kernels.TuneSpace{Blocks: kernels.TuneBlocks, Threads: kernels.TuneThreads,
+			Params: map[string][]uint32{"stages": {2, 3, 4}}},
+		Host: hostmodel.OneshotCpasync,
+	}
+}

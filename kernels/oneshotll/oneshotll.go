@@ -1,0 +1,36 @@
+// Package oneshotll is the oneshot-ll variant: oneshot without barriers,
+// every rank pushing its input into every rank's staging as LL words
+// (oneshot_ll.cu).
+package oneshotll
+
+import (
+	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/hostmodel"
+	"github.com/artest/artest/reference"
+)
+
+// ID is the trace id oneshot-ll's launches write. Never reuse a number.
+const ID uint32 = 0x0056
+
+// Variant is oneshot-ll's complete description.
+func Variant() kernels.Variant {
+	return kernels.Variant{
+		Name:    "oneshot-ll",
+		ID:      ID,
+		Summary: "oneshot without barriers: every rank pushes its input into every rank's staging as LL words (data and sequence in one 8-byte store), then reduces locally",
+		DTypes:  kernels.AllDTypes, Ops: kernels.AllOps,
+		MinRanks: 1, MaxRanks: 8,
+		Needs:  kernels.NeedP2P,
+		Order:  reference.OrderRankAscendingF32,
+		Custom: true,
+		Kernel: "oneshot_ll",
+		// oneshot's 36 x 512 until artest tune measures it on H200.
+		Blocks: 36, Threads: 512,
+		HostBlocks: 4,
+		TooBig:     kernels.LLTooBig,
+		StageNeed:  kernels.LLStageBytes,
+		Faults: []kernels.Fault{{Name: "ll-no-flag", Bit: kernels.InjectLlNoFlag,
+			Help: "slots used without checking their sequence"}},
+		Host: hostmodel.OneshotLL,
+	}
+}

@@ -1,0 +1,170 @@
+package registry
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/oneshot"
+)
+
+type ownerOnly string
+
+func (o ownerOnly) Owner() string                       { return string(o) }
+func (ownerOnly) Setup(*kernels.ExternalWorld) error    { return nil }
+func (ownerOnly) Allreduce(*kernels.ExternalCall) error { return nil }
+func (ownerOnly) Busy() string                          { return "" }
+
+// A plugin variant's trace id is a function of its name alone (every rank
+// and every rerun agree) and never one of artest's own ids.
+func TestExternalTraceID(t *testing.T) {
+	id := kernels.ExternalTraceID("example:oneshot")
+	require.Equal(t, id, kernels.ExternalTraceID("example:oneshot"))
+	require.Equal(t, uint32(0x8336b82b), id, "pinned: repro bundles of earlier runs name it")
+	require.NotEqual(t, id, kernels.ExternalTraceID("example:twoshot"))
+	for i := range Variants {
+		if Variants[i].External == nil {
+			require.Less(t, Variants[i].ID, uint32(1<<31), "%s: artest's own ids stay below the plugins' range", Variants[i].Name)
+		}
+	}
+}
+
+func TestAddExternalRefusesATakenTraceID(t *testing.T) {
+	saved := append([]kernels.Variant(nil), Variants...)
+	t.Cleanup(func() { Variants = saved })
+	a := kernels.Variant{Name: "a:x", ID: 0x80000001, External: ownerOnly("plugin a")}
+	require.NoError(t, AddExternal([]kernels.Variant{a}))
+	require.NoError(t, AddExternal([]kernels.Variant{a}), "the same variant again replaces itself")
+	b := kernels.Variant{Name: "b:y", ID: 0x80000001, External: ownerOnly("plugin b")}
+	require.EqualError(t, AddExternal([]kernels.Variant{b}), "variant b:y of plugin b: its trace id 0x80000001 is a:x's: rename one of them")
+	b.ID = oneshot.ID
+	require.ErrorContains(t, AddExternal([]kernels.Variant{b}), "is oneshot's")
+	b.ID = 0
+	require.NoError(t, AddExternal([]kernels.Variant{b}), "variants without the helpers (id 0) never collide")
+	found := ByID(0x80000001)
+	require.NotNil(t, found)
+	require.Equal(t, "a:x", found.Name)
+}
+
+type ownerWithControl struct {
+	ownerOnly
+	bytes int64
+}
+
+func (o ownerWithControl) ControlBytes() int64 { return o.bytes }
+
+// Each plugin gets a control region of its own: two plugins in one job that
+// shared one would read each other's barrier flags and counters (seen on a
+// GPU: vLLM's custom allreduce, loaded beside the example plugin, waited
+// forever at its first barrier).
+func TestExternalControlRegionsAreDisjoint(t *testing.T) {
+	saved := append([]kernels.Variant(nil), Variants...)
+	t.Cleanup(func() { Variants = saved })
+	a := ownerWithControl{ownerOnly("plugin a"), 100}
+	b := ownerWithControl{ownerOnly("plugin b"), 5000}
+	c := ownerOnly("plugin c") // declares no control region
+	require.NoError(t, AddExternal([]kernels.Variant{
+		{Name: "a:x", External: a}, {Name: "a:y", External: a}, {Name: "c:z", External: c}, {Name: "b:y", External: b},
+	}))
+	for _, tc := range []struct {
+		owner      string
+		off, bytes int64
+	}{
+		{"plugin a", 0, 100},
+		{"plugin b", 4096, 5000},
+		{"plugin c", 0, 0},
+		{"plugin nobody", 0, 0},
+	} {
+		off, size := ExternalControlRegion(tc.owner)
+		require.Equal(t, [2]int64{tc.off, tc.bytes}, [2]int64{off, size}, tc.owner)
+	}
+	require.Equal(t, int64(4096+8192), ExternalControlBytes(), "a's page, then b's two pages")
+}
+
+// The checked-in tuning table (kernels.Tuned) was measured on H200 (2 and
+// 4 ranks, bf16): every entry names a registered variant and a launch the
+// kernels accept, and it says where it was made.
+func TestTunedTableNamesRegisteredVariants(t *testing.T) {
+	// The checked-in table was measured on H200 (2 and 4 ranks, bf16):
+	// every entry names a registered variant and a launch the kernels
+	// accept, and it says where it was made.
+	require.NotEmpty(t, kernels.Tuned.Entries)
+	require.NotEmpty(t, kernels.Tuned.Provenance.Date)
+	require.Contains(t, kernels.Tuned.Provenance.GPUs, "H200")
+	for _, e := range kernels.Tuned.Entries {
+		v, err := Lookup(e.Variant)
+		require.NoError(t, err)
+		require.True(t, v.Custom, e.Variant)
+		require.Contains(t, []int{2, 4}, e.Ranks)
+		require.Positive(t, e.Blocks)
+		require.LessOrEqual(t, e.Blocks, 256)
+		require.Zero(t, e.Threads%32)
+		require.LessOrEqual(t, e.Threads, kernels.MaxThreads)
+		for name := range e.Params {
+			_, ok := v.Param(name)
+			require.True(t, ok, "%s has no param %s", e.Variant, name)
+		}
+	}
+	got, ok := kernels.Tuned.Lookup("oneshot-ll", 4, "bf16", true, 4096)
+	require.True(t, ok)
+	require.Equal(t, "oneshot-ll", got.Variant)
+}
+
+// The list holds every built-in variant once: names, trace ids and fault
+// switches are unique, a custom variant has a host model and a kernel stem,
+// and a fault switch names a bit none of the shared switches (kernels.Inject*)
+// uses.
+func TestBuiltinVariantsAreComplete(t *testing.T) {
+	names, ids, faults, bits := map[string]bool{}, map[uint32]string{}, map[string]bool{}, map[uint32]string{}
+	shared := kernels.InjectNoEndBarrier | kernels.InjectNoStartBarrier | kernels.InjectDelay | kernels.InjectSkipLast |
+		kernels.InjectOverrun | kernels.InjectNoMidBarrier | kernels.InjectPdlNoWait
+	require.Len(t, Variants, len(Builtin), "no plugin is loaded in this test")
+	for _, f := range Builtin {
+		v := f()
+		require.False(t, names[v.Name], "%s listed twice", v.Name)
+		names[v.Name] = true
+		require.Nil(t, v.External, v.Name)
+		if v.ID != 0 {
+			require.Empty(t, ids[v.ID], "%s and %s share trace id %#x", v.Name, ids[v.ID], v.ID)
+			ids[v.ID] = v.Name
+			require.Same(t, ByID(v.ID), mustLookup(t, v.Name))
+		}
+		require.Equal(t, v.Custom, v.Host != nil, "%s: a custom variant has a host model, nccl none", v.Name)
+		require.Equal(t, v.Custom, v.Kernel != "", v.Name)
+		require.Equal(t, v.Custom, v.ID != 0, v.Name)
+		for _, fl := range v.Faults {
+			require.False(t, faults[fl.Name], "fault %s declared twice", fl.Name)
+			faults[fl.Name] = true
+			require.Empty(t, bits[fl.Bit], "%s and %s share bit %#x", fl.Name, bits[fl.Bit], fl.Bit)
+			bits[fl.Bit] = fl.Name
+			require.Zero(t, fl.Bit&shared, "%s uses a shared switch's bit", fl.Name)
+			require.Equal(t, 1, popcount(fl.Bit), fl.Name)
+		}
+	}
+	require.Equal(t, []kernels.Fault{
+		{Name: "ll-no-flag", Bit: kernels.InjectLlNoFlag, Help: "slots used without checking their sequence"},
+		{Name: "no-credit-wait", Bit: kernels.InjectNoCreditWait, Help: "the producer does not wait for credit"},
+	}, Faults())
+}
+
+func mustLookup(t *testing.T, name string) *kernels.Variant {
+	t.Helper()
+	v, err := Lookup(name)
+	require.NoError(t, err)
+	return v
+}
+
+func popcount(x uint32) int {
+	n := 0
+	for ; x != 0; x &= x - 1 {
+		n++
+	}
+	return n
+}
+
+func TestLookupNamesTheValidOnes(t *testing.T) {
+	_, err := Lookup("threeshot")
+	require.EqualError(t, err, `unknown variant "threeshot" (valid: oneshot, twoshot, oneshot-cpasync, oneshot-ll, ring, multimem, nccl)`)
+	require.Nil(t, ByID(0), "id 0 is no variant's")
+}

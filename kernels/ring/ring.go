@@ -1,0 +1,50 @@
+// Package ring is the ring variant: Disruptor-style slot rings per lane in
+// peers' staging, a ring reduce-scatter and all-gather in one persistent
+// producer/consumer kernel (ring.cu).
+package ring
+
+import (
+	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/hostmodel"
+	"github.com/artest/artest/reference"
+)
+
+// ID is the trace id the ring's launches write. Never reuse a number.
+const ID uint32 = 0x0054
+
+// Variant is the ring's complete description.
+func Variant() kernels.Variant {
+	return kernels.Variant{
+		Name:    "ring",
+		ID:      ID,
+		Summary: "Disruptor-style slot rings per lane (sequences, credits) in peers' staging: ring reduce-scatter and all-gather in one persistent producer/consumer kernel",
+		DTypes:  kernels.AllDTypes, Ops: kernels.AllOps,
+		MinRanks: 1, MaxRanks: 8,
+		Needs: kernels.NeedP2P,
+		// Chunk c is summed from rank c around the ring in float32 (ring.go):
+		// not rank-ascending, so random sums are checked within the bound.
+		Order:  reference.OrderUnknown,
+		Custom: true,
+		Kernel: "ring",
+		// One block per lane (RingGrid); 512 threads is a guess until the
+		// lead measures on H200.
+		Blocks: kernels.RingMaxLanes, Threads: 512,
+		HostBlocks: 0, // the host backend launches RingGrid's blocks too
+		Params:     kernels.RingParams,
+		Resolve:    kernels.RingResolve,
+		GridFunc:   kernels.RingGrid,
+		// The ring's grid is its lane count (RingGrid): blocks are not an
+		// axis. Slot bytes and slots bracket the defaults (64 KiB, 8) by a
+		// factor of 4 and 2; RingResolve shrinks them for small messages,
+		// which tune.Enumerate then counts as duplicates.
+		Tune: kernels.TuneSpace{Threads: []int{256, 512},
+			Params: map[string][]uint32{
+				"lanes":      {1, 2, 4, 8, 16, 32},
+				"slot-bytes": {16 << 10, 64 << 10, 256 << 10},
+				"slots":      {4, 8, 16},
+			}},
+		Faults: []kernels.Fault{{Name: "no-credit-wait", Bit: kernels.InjectNoCreditWait,
+			Help: "the producer does not wait for credit"}},
+		Host: hostmodel.Ring,
+	}
+}
