@@ -241,18 +241,38 @@ func skipReasonFor(t *testing.T, c Case) string {
 	return SkipReason(v, c)
 }
 
-func TestStressMatrixIsSmallAndCoversEveryAxis(t *testing.T) {
+func TestStressMatrixCoversEveryAxisAndTheSlowPaths(t *testing.T) {
 	cs, err := Build(Selection{Stress: true}, 4)
 	require.NoError(t, err)
 	seen := map[string]bool{}
+	slow := map[string]bool{}
 	for _, c := range cs {
-		require.LessOrEqual(t, c.Bytes, int64(64<<10))
-		require.Equal(t, reference.Sum, c.Op)
 		seen[fmt.Sprint(c.Mode.InPlace, "ip")] = true
 		seen[fmt.Sprint(c.Mode.Registered, "reg")] = true
 		seen[fmt.Sprint(c.Mode.Graph, "graph")] = true
 		seen[c.DType.String()] = true
+		switch {
+		case c.Bytes <= 64<<10:
+			require.Equal(t, reference.Sum, c.Op)
+		case c.Mode.Offset > 0:
+			// The element-wise path: misaligned, just over 1 MiB.
+			require.Equal(t, int64(1<<20+12), c.Bytes)
+			slow["misaligned "+c.DType.String()] = true
+		default:
+			// A long aligned read, with max (not sum's fast path).
+			require.Equal(t, int64(4<<20), c.Bytes)
+			require.Equal(t, reference.Max, c.Op)
+			slow["long "+c.DType.String()] = true
+		}
 	}
 	require.Len(t, seen, 9, "both values of each mode axis and every dtype: %v", seen)
-	require.LessOrEqual(t, len(cs), 24*len(registry.Variants), "2 sizes x 4 modes x 3 dtypes per variant")
+	require.Len(t, slow, 6, "both slow paths in every dtype: %v", slow)
+	require.LessOrEqual(t, len(cs), 30*len(registry.Variants), "2 sizes x 4 modes x 3 dtypes, and 2 slow paths x 3 dtypes, per variant")
+
+	// The host backend's cap (--host-max-size) drops the 4 MiB cases.
+	capped, err := Build(Selection{Stress: true, MaxBytes: 2 << 20}, 4)
+	require.NoError(t, err)
+	for _, c := range capped {
+		require.LessOrEqual(t, c.Bytes, int64(2<<20))
+	}
 }

@@ -21,9 +21,11 @@ type Selection struct {
 	ModeWords []string
 	IDs       []string
 	Quick     bool
-	// Stress picks the stress matrix: few small sizes, every dtype, modes
-	// covering each axis. Races show at any size, and each of thousands of
-	// back-to-back iterations is checked, so size buys nothing but time.
+	// Stress picks the stress matrix: two small sizes in modes covering
+	// each axis, plus the slow paths, where a call reads for long enough
+	// that a peer which does not wait for the slowest rank overwrites what
+	// it still reads: a misaligned 1 MiB (the element-wise path) and a 4
+	// MiB max. Every dtype.
 	Stress bool
 	// MaxBytes drops matrix sizes above it (explicit --size is never
 	// dropped); 0 means no cap. The host backend uses it to keep its default
@@ -57,6 +59,14 @@ var (
 		{InPlace: true, Registered: true},
 		{InPlace: true, Graph: true},
 	}
+	// The slow paths of stress. On one H100 with 4 ranks under MPS,
+	// oneshot without its end barrier passed --stress 2000 at 4100 B and
+	// 64 KiB, and failed at 1 and 4 MiB mostly with misaligned offsets and
+	// f32 max (docs/schedules.md).
+	stressSlowSizes = []int64{1<<20 + 12}
+	stressSlowModes = []Mode{{Registered: true, Offset: 1}}
+	stressLongSizes = []int64{4 << 20}
+	stressLongModes = []Mode{{Registered: true}}
 
 	quickSizes = []int64{4, 6, 4100, 64 << 10, 1 << 20}
 	quickOps   = []reference.Op{reference.Sum, reference.Max}
@@ -120,7 +130,11 @@ func Build(sel Selection, ranks int) ([]Case, error) {
 		all := append(append([]Mode{}, AllModes...), offsetModes...)
 		tiers = []tier{{sel.Sizes, reference.Ops, all}}
 	case sel.Stress:
-		tiers = []tier{{stressSizes, []reference.Op{reference.Sum}, stressModes}}
+		tiers = []tier{
+			{stressSizes, []reference.Op{reference.Sum}, stressModes},
+			{stressSlowSizes, []reference.Op{reference.Sum}, stressSlowModes},
+			{stressLongSizes, []reference.Op{reference.Max}, stressLongModes},
+		}
 	case sel.Quick:
 		tiers = []tier{{quickSizes, quickOps, quickModes}}
 	default:

@@ -127,6 +127,11 @@ if [[ $want_all != all ]]; then
 	step plugins-trtllm-syncfix 0 300 make --no-print-directory plugins-trtllm-syncfix
 fi
 trtllm_syncfix=$PWD/bin/plugins/trtllm_syncfix.so
+# Kernels with a protection deleted from the source and the fault hooks
+# compiled out (ci/mutant.sh), for the catch step; a fatbin already there
+# (built beforehand on a machine with nvcc and carried) is kept.
+step mutants 0 300 bash -c 'for m in oneshot-no-end-barrier twoshot-no-mid-barrier; do
+	[[ -f bin/mutants/$m.fatbin ]] || ci/mutant.sh $m bin/mutants/$m.fatbin || exit 1; done'
 # Compile-only: the multimem kernels hold LDGMC (multimem.ld_reduce) in SASS
 # and multimem.st in PTX. (grep -i multimem on SASS finds nothing: ptxas
 # names the instructions LDGMC and STG.) Nothing runs on the GPU.
@@ -188,6 +193,14 @@ for np in $nps; do
 	step "skew-np$np" 0 180 mpirun -np "$np" "$bin" --stress 2000 --schedule skew --variant oneshot --dtype f32 --op sum \
 		--size 64K --mode oop,reg,plain --json "$r/skew-np$np.json"
 	step "why-skew-np$np" 0 5 bash -c '! grep -q "skew off" "$0" && grep -q "schedules skew" "$0"' "$out/skew-np$np.log"
+	# The straggler schedule on the GPU (artest_load beside a rank's call):
+	# on, and clean on a correct kernel.
+	step "straggler-np$np" 0 180 mpirun -np "$np" "$bin" --stress 2000 --schedule straggler --variant oneshot,twoshot --dtype f32 \
+		--op sum --size 64K,1M --mode oop,reg,plain --json "$r/straggler-np$np.json"
+	step "why-straggler-np$np" 0 5 bash -c '! grep -q "straggler off" "$0" && grep -q "schedules straggler" "$0"' "$out/straggler-np$np.log"
+	# Mutants (a protection deleted in the source, no fault hooks): plain
+	# --stress must fail them; then each schedule's catch rate alone.
+	step "catch-np$np" 0 "${CATCH_TIMEOUT_S:-420}" ci/catch.sh "$np" "$bin" "$r" "${CATCH_STRESS:-2000}"
 	# Without the end barrier, and with the last rank slow to read, fast
 	# ranks overwrite their registered inputs while it still reads them.
 	step "fault-no-end-barrier-np$np" 1 180 mpirun -np "$np" "$bin" --variant "${FAULT_VARIANTS:-oneshot,oneshot-cpasync}" --stress 2000 \

@@ -126,6 +126,22 @@ type Delayer interface {
 	Delay(d time.Duration) error
 }
 
+// Straggler is a backend that can load its own device beside its stream
+// for a while: stress's straggler schedule uses it to make one rank's
+// blocks read slowly while its peers run at full speed. The host backend
+// spins goroutines on every core; cuda runs artest_load (kernels/load.cu),
+// a memory-streaming kernel, on a side stream forked from the main one.
+type Straggler interface {
+	// PrepareStraggle allocates what Straggle needs; it is called once
+	// before any call is enqueued or captured.
+	PrepareStraggle() error
+	// Straggle starts a load of duration d in stream order (after the
+	// work enqueued before it), runs call (which enqueues the allreduce)
+	// beside it, and makes the stream wait for the load's end before what
+	// is enqueued after. Inside a capture both branches are recorded.
+	Straggle(d time.Duration, call func() error) error
+}
+
 // DeviceChecker is a backend that checks outputs on the device that wrote
 // them (the cuda backend, with the artest_check kernel of kernels/check.cu):
 // stress checks every iteration there and spot-checks a few on the host

@@ -395,7 +395,7 @@ func TestStressSchedulesCleanVariantsPass(t *testing.T) {
 	res := runWorld(t, 4, same("--backend", "host", "--case", strings.Join(ids, ","), "--stress", "20", "--json", js))
 	require.Equal(t, []int{0, 0, 0, 0}, res.codes, "%v\n%s", res.stderr, res.stdout[0])
 	rep := readReport(t, js)
-	require.Equal(t, "poison-after-return,skew", rep.Header.Schedules, "the default with --stress")
+	require.Equal(t, "poison-after-return,skew,straggler", rep.Header.Schedules, "the default with --stress")
 	require.Empty(t, rep.Header.ScheduleNote)
 	require.Equal(t, len(ids), rep.Summary.Pass, "every case ran and passed")
 }

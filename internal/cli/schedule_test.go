@@ -19,13 +19,17 @@ import (
 // it through Env.OpenCUDA.
 type countingHost struct {
 	*host.Backend
-	delays, copies *atomic.Int64
+	delays, copies, straggles *atomic.Int64
 }
 
 func (c countingHost) Name() string { return "cuda" }
 func (c countingHost) Delay(d time.Duration) error {
 	c.delays.Add(1)
 	return c.Backend.Delay(d)
+}
+func (c countingHost) Straggle(d time.Duration, call func() error) error {
+	c.straggles.Add(1)
+	return c.Backend.Straggle(d, call)
 }
 func (c countingHost) Copy(dst, src backend.Ptr, n int64) error {
 	c.copies.Add(1)
@@ -43,21 +47,24 @@ func (noDelayHost) Name() string { return "cuda" }
 func TestSchedulesReachTheBackend(t *testing.T) {
 	const id, n, iters = "oneshot/f32/sum/4100B/oop-reg-plain/np2", 2, 30
 	for _, tc := range []struct {
-		schedule string
-		poison   bool
-		skew     bool
+		schedule  string
+		poison    bool
+		skew      bool
+		straggler bool
 	}{
-		{"none", false, false},
-		{"poison-after-return", true, false},
-		{"skew", false, true},
-		{"all", true, true},
+		{"none", false, false, false},
+		{"poison-after-return", true, false, false},
+		{"skew", false, true, false},
+		{"straggler", false, false, true},
+		{"all", true, true, true},
 	} {
 		t.Run(tc.schedule, func(t *testing.T) {
 			delays := make([]atomic.Int64, n)
 			copies := make([]atomic.Int64, n)
+			straggles := make([]atomic.Int64, n)
 			dir := t.TempDir()
 			open := func(o *Options, c comm.Comm) (backend.Backend, error) {
-				return countingHost{Backend: host.New(dir), delays: &delays[c.Rank()], copies: &copies[c.Rank()]}, nil
+				return countingHost{Backend: host.New(dir), delays: &delays[c.Rank()], copies: &copies[c.Rank()], straggles: &straggles[c.Rank()]}, nil
 			}
 			res := runWorldWith(t, n, same("--backend", "cuda", "--case", id, "--stress", "30", "--seed", "3",
 				"--schedule", tc.schedule, "--device-timeout", "30s"), open)
@@ -73,6 +80,14 @@ func TestSchedulesReachTheBackend(t *testing.T) {
 					}
 				}
 				require.EqualValues(t, want, delays[r].Load(), "rank %d's delays", r)
+				want = 0
+				for i := 0; i < iters && tc.straggler; i++ {
+					if slow, d := s.Straggling(3, id, i, n); slow == r {
+						require.Positive(t, d)
+						want++
+					}
+				}
+				require.EqualValues(t, want, straggles[r].Load(), "rank %d's side loads", r)
 				// Each call copies its input in; poison adds one copy.
 				perCall := 1
 				if tc.poison {
@@ -90,6 +105,6 @@ func TestSchedulesReachTheBackend(t *testing.T) {
 	require.Equal(t, []int{0, 0}, res.codes, "%v", res.stderr)
 	rep := readReport(t, js)
 	require.Equal(t, "poison-after-return", rep.Header.Schedules)
-	require.Equal(t, "skew off: the cuda backend has no stream-ordered delay", rep.Header.ScheduleNote)
-	require.Contains(t, res.stdout[0], "stress 5, schedules poison-after-return (skew off: the cuda backend has no stream-ordered delay)")
+	require.Equal(t, "skew off: the cuda backend has no stream-ordered delay; straggler off: the cuda backend has no side load", rep.Header.ScheduleNote)
+	require.Contains(t, res.stdout[0], "stress 5, schedules poison-after-return (skew off: the cuda backend has no stream-ordered delay; straggler off: the cuda backend has no side load)")
 }

@@ -43,6 +43,13 @@ func (d *Driver) ready(s *symbol, r C.CUresult) (bool, error) {
 	return true, nil
 }
 
+// StreamWaitEvent makes the work enqueued on s after it wait for the work
+// before e's last record (on any stream); inside a capture it joins the
+// two streams' branches of the graph.
+func (d *Driver) StreamWaitEvent(s Stream, e Event) error {
+	return d.check(&d.t.streamWaitEvent, C.art_cuStreamWaitEvent(d.t.streamWaitEvent.ptr, C.uintptr_t(s), C.uintptr_t(e)))
+}
+
 // EventCreate creates an event; EventDefault events record timestamps.
 func (d *Driver) EventCreate(flags uint32) (Event, error) {
 	var e C.uintptr_t

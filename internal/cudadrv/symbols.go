@@ -45,6 +45,7 @@ type table struct {
 	launchKernel, launchKernelEx                      symbol
 
 	streamCreate, streamDestroy, streamSynchronize, streamQuery          symbol
+	streamWaitEvent                                                      symbol
 	eventCreate, eventRecord, eventQuery, eventSynchronize, eventElapsed symbol
 	eventDestroy                                                         symbol
 
@@ -119,6 +120,7 @@ func (t *table) specs() []symbolSpec {
 		{dst: &t.streamDestroy, names: []string{"cuStreamDestroy_v2"}},
 		{dst: &t.streamSynchronize, names: []string{"cuStreamSynchronize"}},
 		{dst: &t.streamQuery, names: []string{"cuStreamQuery"}},
+		{dst: &t.streamWaitEvent, names: []string{"cuStreamWaitEvent"}},
 
 		{dst: &t.eventCreate, names: []string{"cuEventCreate"}},
 		{dst: &t.eventRecord, names: []string{"cuEventRecord"}},

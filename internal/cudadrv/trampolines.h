@@ -393,6 +393,11 @@ static inline CUresult art_cuStreamQuery(void *f, uintptr_t s) {
 	return ((cuStreamQuery_t)f)((CUhandle)s);
 }
 
+typedef CUresult (*cuStreamWaitEvent_t)(CUhandle, CUhandle, unsigned int);
+static inline CUresult art_cuStreamWaitEvent(void *f, uintptr_t s, uintptr_t e) {
+	return ((cuStreamWaitEvent_t)f)((CUhandle)s, (CUhandle)e, 0);
+}
+
 // --- events ----------------------------------------------------------------
 
 typedef CUresult (*cuEventCreate_t)(CUhandle *, unsigned int);

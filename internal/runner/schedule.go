@@ -26,19 +26,27 @@ type Schedules struct {
 	// that do not wait for it (a missing start barrier) read its previous
 	// input.
 	Skew bool
+	// Straggler: in each iteration one rank, drawn from the seed (or
+	// none), runs a bounded load on its own device beside the call
+	// (backend.Straggler): its blocks share the SMs and memory with the
+	// load and read slowly, so a peer that returns without waiting for it
+	// (a missing end barrier) lets poison or the next input land while it
+	// still reads.
+	Straggler bool
 }
 
 // Schedule names, as --schedule takes them.
 const (
-	SchedPoison = "poison-after-return"
-	SchedSkew   = "skew"
+	SchedPoison    = "poison-after-return"
+	SchedSkew      = "skew"
+	SchedStraggler = "straggler"
 )
 
 // ScheduleNames lists every schedule, in the order reports name them.
-var ScheduleNames = []string{SchedPoison, SchedSkew}
+var ScheduleNames = []string{SchedPoison, SchedSkew, SchedStraggler}
 
 // AllSchedules is what --stress runs without --schedule.
-func AllSchedules() Schedules { return Schedules{Poison: true, Skew: true} }
+func AllSchedules() Schedules { return Schedules{Poison: true, Skew: true, Straggler: true} }
 
 // ParseSchedules reads a --schedule value: "all", "none", or a
 // comma-separated list of names.
@@ -64,6 +72,8 @@ func ParseSchedules(spec string) (Schedules, error) {
 			s.Poison = true
 		case SchedSkew:
 			s.Skew = true
+		case SchedStraggler:
+			s.Straggler = true
 		default:
 			return Schedules{}, fmt.Errorf("unknown --schedule %q (valid: %s)", w, valid)
 		}
@@ -83,6 +93,9 @@ func (s Schedules) Names() []string {
 	if s.Skew {
 		out = append(out, SchedSkew)
 	}
+	if s.Straggler {
+		out = append(out, SchedStraggler)
+	}
 	return out
 }
 
@@ -95,24 +108,35 @@ func (s Schedules) String() string {
 }
 
 // Any reports whether a schedule is on.
-func (s Schedules) Any() bool { return s.Poison || s.Skew }
+func (s Schedules) Any() bool { return s.Poison || s.Skew || s.Straggler }
 
 // Supported drops what backend b cannot do and says why ("" when it can
-// do all of s).
+// do all of s; one clause per schedule dropped).
 func (s Schedules) Supported(b backend.Backend) (Schedules, string) {
+	var notes []string
 	if _, ok := b.(backend.Delayer); s.Skew && !ok {
 		s.Skew = false
-		return s, fmt.Sprintf("%s off: the %s backend has no stream-ordered delay", SchedSkew, b.Name())
+		notes = append(notes, fmt.Sprintf("%s off: the %s backend has no stream-ordered delay", SchedSkew, b.Name()))
 	}
 	// A Delayer that needs something it may lack (cuda: the delay kernel
 	// in its fatbin) says so.
 	if d, ok := b.(interface{ DelayReason() string }); s.Skew && ok {
 		if why := d.DelayReason(); why != "" {
 			s.Skew = false
-			return s, fmt.Sprintf("%s off: %s", SchedSkew, why)
+			notes = append(notes, fmt.Sprintf("%s off: %s", SchedSkew, why))
 		}
 	}
-	return s, ""
+	if _, ok := b.(backend.Straggler); s.Straggler && !ok {
+		s.Straggler = false
+		notes = append(notes, fmt.Sprintf("%s off: the %s backend has no side load", SchedStraggler, b.Name()))
+	}
+	if d, ok := b.(interface{ StraggleReason() string }); s.Straggler && ok {
+		if why := d.StraggleReason(); why != "" {
+			s.Straggler = false
+			notes = append(notes, fmt.Sprintf("%s off: %s", SchedStraggler, why))
+		}
+	}
+	return s, strings.Join(notes, "; ")
 }
 
 // Skew's delays are drawn from [skewMin, skewMin+skewSpan): above a host
@@ -124,28 +148,58 @@ const (
 	skewSpan = 480 * time.Microsecond
 )
 
+// Straggler loads last [stragMin, stragMin+stragSpan): long enough to
+// cover a small call's whole read phase on a GPU (a few us at 64 KiB) and
+// a good part of a 4 MiB one, short enough that 10,000 iterations cost
+// seconds.
+const (
+	stragMin  = 10 * time.Microsecond
+	stragSpan = 190 * time.Microsecond
+)
+
 // step is one iteration's plan.
 type step struct {
 	skewRank  int // the rank that delays (-1: none)
 	skewDelay time.Duration
+	stragRank int // the rank that runs a side load (-1: none)
+	stragLoad time.Duration
 }
 
 // plan is iteration iter's schedule for case id on a world of n ranks: the
-// same on every rank.
+// same on every rank. Skew and straggler draw from separate hashes, so
+// either may hit any rank whatever the other drew.
 func (s Schedules) plan(seed uint64, id string, iter, n int) step {
-	st := step{skewRank: -1}
-	if !s.Skew || n < 2 {
+	st := step{skewRank: -1, stragRank: -1}
+	if n < 2 {
 		return st
 	}
-	h := fnv.New64a()
-	fmt.Fprintf(h, "%d/%s/%d", seed, id, iter)
-	x := splitmix(h.Sum64())
-	// n+1 outcomes: every rank, and no rank (the unperturbed schedule).
-	if r := int(x % uint64(n+1)); r < n {
-		st.skewRank = r
-		st.skewDelay = skewMin + time.Duration(splitmix(x)%uint64(skewSpan))
+	if s.Skew {
+		x := splitmix(planHash(seed, id, iter, ""))
+		// n+1 outcomes: every rank, and no rank (the unperturbed schedule).
+		if r := int(x % uint64(n+1)); r < n {
+			st.skewRank = r
+			st.skewDelay = skewMin + time.Duration(splitmix(x)%uint64(skewSpan))
+		}
+	}
+	if s.Straggler {
+		x := splitmix(planHash(seed, id, iter, SchedStraggler))
+		if r := int(x % uint64(n+1)); r < n {
+			st.stragRank = r
+			st.stragLoad = stragMin + time.Duration(splitmix(x)%uint64(stragSpan))
+		}
 	}
 	return st
+}
+
+// planHash is the FNV-1a hash of one iteration's coordinates; salt
+// separates the schedules' draws ("" keeps skew's draws as they were).
+func planHash(seed uint64, id string, iter int, salt string) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d/%s/%d", seed, id, iter)
+	if salt != "" {
+		fmt.Fprintf(h, "/%s", salt)
+	}
+	return h.Sum64()
 }
 
 // Late is the rank that iteration iter of case id delays under skew on a
@@ -154,6 +208,14 @@ func (s Schedules) plan(seed uint64, id string, iter, n int) step {
 func (s Schedules) Late(seed uint64, id string, iter, n int) (int, time.Duration) {
 	st := s.plan(seed, id, iter, n)
 	return st.skewRank, st.skewDelay
+}
+
+// Straggling is the rank that iteration iter of case id loads under the
+// straggler schedule on a world of n ranks, and for how long (-1 and 0:
+// none), as every rank computes it.
+func (s Schedules) Straggling(seed uint64, id string, iter, n int) (int, time.Duration) {
+	st := s.plan(seed, id, iter, n)
+	return st.stragRank, st.stragLoad
 }
 
 // splitmix is SplitMix64's finaliser: spreads the FNV hash's bits.

@@ -17,14 +17,16 @@ func TestParseSchedules(t *testing.T) {
 		str  string
 		err  string
 	}{
-		{"all", Schedules{Poison: true, Skew: true}, "poison-after-return,skew", ""},
+		{"all", Schedules{Poison: true, Skew: true, Straggler: true}, "poison-after-return,skew,straggler", ""},
+		{"straggler", Schedules{Straggler: true}, "straggler", ""},
+		{"straggler,skew", Schedules{Skew: true, Straggler: true}, "skew,straggler", ""},
 		{"none", Schedules{}, "none", ""},
 		{"skew", Schedules{Skew: true}, "skew", ""},
 		{"poison-after-return", Schedules{Poison: true}, "poison-after-return", ""},
 		{" skew , poison-after-return ", Schedules{Poison: true, Skew: true}, "poison-after-return,skew", ""},
 		{"skew,skew", Schedules{Skew: true}, "skew", ""},
 		{"none,skew", Schedules{}, "", "none combines with no other"},
-		{"straggler", Schedules{}, "", `unknown --schedule "straggler" (valid: all, none, poison-after-return, skew)`},
+		{"lazy", Schedules{}, "", `unknown --schedule "lazy" (valid: all, none, poison-after-return, skew, straggler)`},
 		{"", Schedules{}, "", "empty --schedule"},
 		{" , ", Schedules{}, "", "empty --schedule"},
 	} {
@@ -81,14 +83,66 @@ func TestSchedulePlanSeededAndRotating(t *testing.T) {
 		n    int
 	}{
 		{"skew off", Schedules{Poison: true}, 4},
-		{"one rank", Schedules{Skew: true}, 1},
+		{"one rank", Schedules{Skew: true, Straggler: true}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for i := 0; i < 100; i++ {
-				require.Equal(t, step{skewRank: -1}, tc.s.plan(1, id, i, tc.n))
+				require.Equal(t, step{skewRank: -1, stragRank: -1}, tc.s.plan(1, id, i, tc.n))
 			}
 		})
 	}
+}
+
+// The straggler's draws: seeded, every rank and none in turn, loads in
+// range, and not tied to skew's (either may pick any rank).
+func TestStragglerPlan(t *testing.T) {
+	const n, iters = 4, 2000
+	s := Schedules{Skew: true, Straggler: true}
+	id := "oneshot/f32/sum/4100B/oop-reg-plain/np4"
+	seen := map[int]int{}
+	same := 0
+	for i := 0; i < iters; i++ {
+		st := s.plan(7, id, i, n)
+		require.Equal(t, st, s.plan(7, id, i, n))
+		seen[st.stragRank]++
+		if st.stragRank >= 0 {
+			require.GreaterOrEqual(t, st.stragLoad, stragMin)
+			require.Less(t, st.stragLoad, stragMin+stragSpan)
+		} else {
+			require.Zero(t, st.stragLoad)
+		}
+		if st.stragRank == st.skewRank {
+			same++
+		}
+		// Skew's draws are what they were before the straggler existed.
+		skewOnly := Schedules{Skew: true}.plan(7, id, i, n)
+		require.Equal(t, skewOnly.skewRank, st.skewRank)
+		require.Equal(t, skewOnly.skewDelay, st.skewDelay)
+	}
+	for r := -1; r < n; r++ {
+		require.InDelta(t, iters/(n+1), seen[r], 100, "rank %d straggles in %d of %d iterations", r, seen[r], iters)
+	}
+	// Independent draws agree about 1 in n+1 times, not always.
+	require.InDelta(t, iters/(n+1), same, 100)
+}
+
+// The host backend's side load runs beside the call and the stream waits
+// for its end.
+func TestHostStraggleIsJoined(t *testing.T) {
+	h := host.New(t.TempDir())
+	defer h.Close()
+	require.NoError(t, h.PrepareStraggle())
+	a, err := h.Record()
+	require.NoError(t, err)
+	called := false
+	require.NoError(t, h.Straggle(20*time.Millisecond, func() error { called = true; return nil }))
+	require.True(t, called)
+	b, err := h.Record()
+	require.NoError(t, err)
+	require.NoError(t, h.Sync(5*time.Second))
+	d, err := b.Since(a)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, d, 20*time.Millisecond)
 }
 
 // noDelay is a backend without backend.Delayer.
@@ -105,7 +159,8 @@ func TestSchedulesSupported(t *testing.T) {
 
 	s, note = AllSchedules().Supported(noDelay{})
 	require.Equal(t, Schedules{Poison: true}, s)
-	require.Equal(t, "skew off: the cuda backend has no stream-ordered delay", note)
+	require.Equal(t, "skew off: the cuda backend has no stream-ordered delay; straggler off: the cuda backend has no side load", note)
+	var _ backend.Straggler = h
 }
 
 // The host backend's Delay holds the work after it.

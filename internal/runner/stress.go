@@ -80,12 +80,19 @@ func (r *run) stress(s *caseState, res *rankResult) {
 			return
 		}
 	}
+	if sched.Straggler {
+		if err := r.b.(backend.Straggler).PrepareStraggle(); err != nil {
+			fail("error", "prepare the straggler's load: %v", err)
+			return
+		}
+	}
 	id := s.c.ID()
 	// batch enqueues iterations s0..s0+kk-1. Graph modes capture it once
 	// per batch size, so their replays repeat the first batch's plan.
 	batch := func(s0, kk int) error {
 		for j := 0; j < kk; j++ {
-			if st := sched.plan(r.cfg.Seed, id, s0+j, r.w.Size); st.skewRank == r.w.Rank {
+			st := sched.plan(r.cfg.Seed, id, s0+j, r.w.Size)
+			if st.skewRank == r.w.Rank {
 				// Before the input copy: a peer that does not wait for
 				// this rank reads its previous input.
 				if err := r.b.(backend.Delayer).Delay(st.skewDelay); err != nil {
@@ -95,7 +102,16 @@ func (r *run) stress(s *caseState, res *rankResult) {
 			// Each iteration's input goes into the registered buffer the
 			// moment the previous call returns: exactly what the end
 			// barrier must make safe.
-			if err := r.enqueueCall(s, &launches[j], s.msg(at(srcAll, j))); err != nil {
+			call := func() error { return r.enqueueCall(s, &launches[j], s.msg(at(srcAll, j))) }
+			if st.stragRank == r.w.Rank {
+				// The load starts with the input copy and runs beside
+				// the call: this rank's blocks read slowly.
+				// Straggle names its own failures; call's come back as
+				// they are.
+				if err := r.b.(backend.Straggler).Straggle(st.stragLoad, call); err != nil {
+					return err
+				}
+			} else if err := call(); err != nil {
 				return err
 			}
 			if m.InPlace && m.Registered {

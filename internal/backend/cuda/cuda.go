@@ -84,6 +84,8 @@ type Backend struct {
 	sms   int // multiprocessors of this rank's GPU
 	caps  map[capKey]gridCap
 
+	load loadState // the straggler schedule's side load (straggle.go)
+
 	// The device checker's verdicts (check.go), grown to the largest batch.
 	checkBuf   cu.DevicePtr
 	checkBytes int64
@@ -698,6 +700,7 @@ func (b *Backend) Close() error {
 	if b.checkBuf != 0 {
 		errs = append(errs, b.d.MemFree(b.checkBuf))
 	}
+	errs = append(errs, b.closeLoad()...)
 	if b.stream != 0 {
 		errs = append(errs, b.d.StreamDestroy(b.stream))
 	}

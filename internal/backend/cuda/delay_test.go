@@ -21,5 +21,6 @@ func TestDelayWithoutKernel(t *testing.T) {
 	require.ErrorContains(t, b.Delay(time.Millisecond), "kernel artest_delay")
 	s, note := runner.AllSchedules().Supported(b)
 	require.Equal(t, runner.Schedules{Poison: true}, s)
-	require.Equal(t, "skew off: the fatbin has no artest_delay (/x/artest.fatbin): rebuild with make kernels", note)
+	require.Equal(t, "skew off: the fatbin has no artest_delay (/x/artest.fatbin): rebuild with make kernels; "+
+		"straggler off: the fatbin has no artest_load (/x/artest.fatbin): rebuild with make kernels", note)
 }

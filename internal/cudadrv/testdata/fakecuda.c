@@ -246,6 +246,7 @@ CUresult cuStreamCreate(H *s, unsigned int flags) { *s = (H)(uintptr_t)(0x4000 +
 CUresult cuStreamDestroy_v2(H s) { return s ? OK : INVALID_VALUE; }
 CUresult cuStreamSynchronize(H s) { (void)s; return OK; }
 CUresult cuStreamQuery(H s) { return s == (H)0x4001 ? NOT_READY : OK; }
+CUresult cuStreamWaitEvent(H s, H e, unsigned int flags) { (void)s; (void)flags; return e ? OK : INVALID_VALUE; }
 
 static unsigned long long nextEvent = 0x5000;
 CUresult cuEventCreate(H *e, unsigned int flags) { (void)flags; *e = (H)(uintptr_t)nextEvent++; return OK; }

@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""Summarises artest stress reports (--json) for catch rates: one line per
+report and variant with the cases that failed, the stress iterations found
+wrong (per case, the most any one rank found), and the wall time from the
+job's first case to the end of its first failing case.
+
+    ci/catch-summary.py REPORT.json ...
+"""
+import json
+import re
+import sys
+
+WRONG = re.compile(r"(\d+) of (\d+) stress iterations wrong")
+
+
+def summarise(path):
+    with open(path) as f:
+        rep = json.load(f)
+    head = rep.get("header", {})
+    sched = head.get("schedules", "") or "none"
+    per = {}
+    elapsed, first_fail = 0.0, None
+    for c in rep.get("cases", []):
+        elapsed += c.get("seconds", 0.0)
+        if c.get("verdict") == "skipped":
+            continue
+        v = per.setdefault(c["variant"], {"cases": 0, "failed": 0, "wrong": 0, "iters": 0, "sizes": {}})
+        v["cases"] += 1
+        n = c.get("stress", 0)
+        v["iters"] += n
+        worst = 0
+        for fl in c.get("failures", []) or []:
+            m = WRONG.search(fl.get("detail", ""))
+            if m:
+                worst = max(worst, int(m.group(1)))
+        if c.get("verdict") == "FAIL":
+            v["failed"] += 1
+            if first_fail is None:
+                first_fail = elapsed
+        v["wrong"] += worst
+        key = "%dB/%s" % (c["bytes"], c["mode"])
+        s = v["sizes"].setdefault(key, [0, 0])
+        s[0] += worst
+        s[1] += n
+    name = path.rsplit("/", 1)[-1]
+    for var, v in per.items():
+        sizes = " ".join("%s:%d/%d" % (k, w, n) for k, (w, n) in sorted(v["sizes"].items()) if w)
+        print("%-44s %-16s sched=%-38s failed %3d/%-3d cases, wrong iters %6d/%-7d first fail %s %s" % (
+            name, var, sched, v["failed"], v["cases"], v["wrong"], v["iters"],
+            "%.0fs" % first_fail if first_fail is not None else "-", sizes))
+
+
+for p in sys.argv[1:]:
+    try:
+        summarise(p)
+    except (OSError, ValueError, KeyError) as e:
+        print("%s: %s" % (p, e))

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Builds a fatbin of artest's kernels with one protection deleted from a
+# variant's source and every fault hook compiled out: the kind of kernel a
+# user brings, which carries no artest switch to turn its race on. Stress
+# must catch it from the outside (its schedules and checks alone).
+#
+#   ci/mutant.sh MUTATION OUT.fatbin [ARCH]    (ARCH default sm_90)
+#
+# Mutations:
+#   oneshot-no-end-barrier   oneshot's end barrier (out of place) deleted
+#   twoshot-no-mid-barrier   twoshot's mid barrier deleted (pull and push)
+#   none                     no deletion: the hooks-off build alone, to show
+#                            it passes where the mutants fail
+#
+# Hooks off: every read of the launch's INJECT_* bits (a.inject) becomes the
+# constant 0u, so the compiler drops the fault switches and the in-kernel
+# delay; nothing a --inject flag sets can reach these kernels. The script
+# fails unless each deletion removes exactly the lines it names and no
+# a.inject read is left.
+set -euo pipefail
+
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+mutation=${1:?usage: ci/mutant.sh MUTATION OUT.fatbin [ARCH]}
+out=${2:?usage: ci/mutant.sh MUTATION OUT.fatbin [ARCH]}
+arch=${3:-sm_90}
+nvcc=${NVCC:-$(command -v /usr/local/cuda/bin/nvcc || echo "$repo/.tools/nvcc/nvidia/cu13/bin/nvcc")}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cp -r "$repo/kernels" "$tmp/kernels"
+
+# delete FILE PATTERN N: removes the lines of FILE matching PATTERN (an
+# extended regular expression), which must be exactly N.
+delete() {
+	local f=$tmp/kernels/$1 pat=$2 want=$3 n
+	n=$(grep -cE "$pat" "$f" || true)
+	if [[ $n != "$want" ]]; then
+		echo "mutant: $1 has $n lines matching /$pat/, want $want: the source moved; update ci/mutant.sh" >&2
+		exit 1
+	fi
+	grep -vE "$pat" "$f" >"$f.new" && mv "$f.new" "$f"
+	echo "mutant: deleted $n line(s) /$pat/ from kernels/$1" >&2
+}
+
+case $mutation in
+oneshot-no-end-barrier) delete oneshot/oneshot.cu 'barrier<Sync::k[A-Za-z]+>\(a, SIG_PHASE_END, e\);' 1 ;;
+twoshot-no-mid-barrier) delete twoshot/twoshot.cu 'barrier<Sync::k[A-Za-z]+>\(a, SIG_PHASE_MID, e\);' 2 ;;
+none) ;;
+*)
+	echo "mutant: unknown mutation $mutation (valid: oneshot-no-end-barrier, twoshot-no-mid-barrier, none)" >&2
+	exit 2
+	;;
+esac
+
+# Hooks off.
+find "$tmp/kernels" -name '*.cu' -o -name '*.cuh' | xargs sed -i -E 's/\ba\.inject\b/0u/g'
+if grep -rnE '\ba\.inject\b' "$tmp/kernels" --include='*.cu' --include='*.cuh'; then
+	echo "mutant: a.inject reads are left" >&2
+	exit 1
+fi
+
+# One translation unit of every kernel source, as kernels/kernels.mk makes.
+unity=$tmp/unity.cu
+(cd "$tmp/kernels" && find . -name '*.cu' ! -name '*_test.cu' | sort | sed 's|^\./|#include "|; s|$|"|') >"$unity"
+mkdir -p "$(dirname "$out")"
+"$nvcc" -fatbin -O3 -std=c++17 --threads 0 -I"$tmp/kernels" -gencode "arch=compute_${arch#sm_},code=$arch" \
+	-o "$out" "$unity"
+echo "mutant: $mutation -> $out ($arch, fault hooks compiled out)" >&2

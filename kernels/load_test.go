@@ -1,0 +1,24 @@
+package kernels
+
+import (
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The load kernel's parameter, bound and block size: Go and C agree.
+func TestLoadArgsMatchC(t *testing.T) {
+	src := readFile(t, "load.cu")
+	require.Regexp(t, `struct ArtestLoadArgs \{\s+uint64_t buf;[^\n]*\n\s+uint64_t bytes;[^\n]*\n\s+uint64_t ns;[^\n]*\n\};`, src)
+	require.Regexp(t, `sizeof\(ArtestLoadArgs\) == 24`, src)
+	require.Equal(t, uintptr(24), unsafe.Sizeof(LoadArgs{}))
+	require.Equal(t, uintptr(8), unsafe.Offsetof(LoadArgs{}.Bytes))
+	require.Equal(t, uintptr(16), unsafe.Offsetof(LoadArgs{}.Ns))
+	require.Regexp(t, `ARTEST_LOAD_MAX_NS = 10000000ull;`, src)
+	require.Equal(t, time.Duration(10000000), LoadMax)
+	require.Regexp(t, `ARTEST_LOAD_THREADS = 512;`, src)
+	require.Equal(t, 512, LoadThreads)
+	require.Regexp(t, `extern "C" __global__ void __launch_bounds__\(ARTEST_LOAD_THREADS\) `+LoadKernel+`\(`, src)
+}
