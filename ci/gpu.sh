@@ -90,6 +90,8 @@ step() {
 	# Checks of earlier logs (grep) need no daemon.
 	local pre=("${prefix[@]}")
 	[[ $1 == grep ]] && pre=()
+	# ci/catch.sh starts a daemon per job itself (CATCH_MPS).
+	[[ $1 == ci/catch.sh ]] && pre=()
 	echo "== $name: ${pre[*]} $*" >&2
 	timeout --kill-after=10 "$limit" "${pre[@]}" "$@" >"$out/$name.log" 2>&1
 	local rc=$?
@@ -200,7 +202,7 @@ for np in $nps; do
 	step "why-straggler-np$np" 0 5 bash -c '! grep -q "straggler off" "$0" && grep -q "schedules straggler" "$0"' "$out/straggler-np$np.log"
 	# Mutants (a protection deleted in the source, no fault hooks): plain
 	# --stress must fail them; then each schedule's catch rate alone.
-	step "catch-np$np" 0 "${CATCH_TIMEOUT_S:-420}" ci/catch.sh "$np" "$bin" "$r" "${CATCH_STRESS:-2000}"
+	CATCH_MPS="${prefix[*]}" step "catch-np$np" 0 "${CATCH_TIMEOUT_S:-420}" ci/catch.sh "$np" "$bin" "$r" "${CATCH_STRESS:-2000}"
 	# Without the end barrier, and with the last rank slow to read, fast
 	# ranks overwrite their registered inputs while it still reads them.
 	step "fault-no-end-barrier-np$np" 1 180 mpirun -np "$np" "$bin" --variant "${FAULT_VARIANTS:-oneshot,oneshot-cpasync}" --stress 2000 \

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -85,6 +86,45 @@ func TestSharedGPUsCapTheGrid(t *testing.T) {
 	require.Equal(t, report.Pass, ring.Verdict, ring.Reason)
 	require.Equal(t, 1000, ring.GridCap)
 	require.Less(t, ring.Blocks, 1000, "under the cap, the variant's own grid")
+}
+
+// blockCounter records the largest grid any custom launch asked for (0, the
+// backend's default, counts as uncapped).
+type blockCounter struct {
+	sharedHost
+	most *atomic.Int64
+}
+
+func (b blockCounter) Allreduce(l *backend.Launch) error {
+	n := int64(l.Blocks)
+	if n <= 0 {
+		n = 1 << 30
+	}
+	for {
+		old := b.most.Load()
+		if n <= old || b.most.CompareAndSwap(old, n) {
+			break
+		}
+	}
+	return b.sharedHost.Allreduce(l)
+}
+
+// Stress's launches are copies of the case's, one per iteration: they keep
+// to the cap too (they once did not, and 4 ranks on one H100 hung at 1 MiB
+// where the uncapped grid was 132 blocks of every rank).
+func TestSharedGPUsCapStressLaunches(t *testing.T) {
+	caps := map[string][]int{"oneshot": {6, 3, 6, 5}}
+	most := make([]atomic.Int64, 4)
+	dir := t.TempDir()
+	open := func(o *Options, c comm.Comm) (backend.Backend, error) {
+		return blockCounter{sharedHost{Backend: host.New(dir), rank: c.Rank(), caps: caps}, &most[c.Rank()]}, nil
+	}
+	res := runWorldWith(t, 4, same("--backend", "cuda", "--variant", "oneshot", "--dtype", "f32", "--op", "sum",
+		"--size", "64K", "--mode", "oop,reg,plain", "--stress", "5", "--device-timeout", "30s"), open)
+	require.Equal(t, []int{0, 0, 0, 0}, res.codes, "stderr: %v\nstdout: %s", res.stderr, res.stdout[0])
+	for r := range most {
+		require.EqualValues(t, 3, most[r].Load(), "rank %d: 64 KiB of f32 wants 8 blocks; every stress launch capped at 3", r)
+	}
 }
 
 func TestSharedGPUsRefuseTimingWithoutTheFlag(t *testing.T) {

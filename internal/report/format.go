@@ -19,7 +19,7 @@ func failureReason(c *Case) string {
 			reason += fmt.Sprintf(" (and %d more %s)", more, plural(more, "rank", "ranks"))
 		}
 	}
-	if c.Verdict != Fail {
+	if c.Verdict != Fail && c.Verdict != Hung {
 		unknown := fmt.Sprintf("unknown verdict %q", string(c.Verdict))
 		if reason == "" {
 			return unknown

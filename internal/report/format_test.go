@@ -72,6 +72,7 @@ func TestFailureReason(t *testing.T) {
 		{"from rank failures", Case{Verdict: Fail, Failures: []RankFailure{{Rank: 1, Kind: "trace", Detail: "ran twoshot"}, {Rank: 2}}}, "rank 1 trace: ran twoshot (and 1 more rank)"},
 		{"nothing given", Case{Verdict: Fail}, "no reason given"},
 		{"unknown verdict", Case{Verdict: "", Reason: "hm"}, `unknown verdict "": hm`},
+		{"hung is a known failure", Case{Verdict: Hung, Reason: "hang in case x: rank 1 gave up"}, "hang in case x: rank 1 gave up"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -207,6 +207,14 @@ func (r *run) newLaunch(s *caseState, out backend.Ptr) backend.Launch {
 	}
 	l := backend.Launch{Variant: s.launchV, DType: s.c.DType, Op: s.c.Op, Args: a}
 	r.chooseLaunch(s, &l)
+	if s.capBlocks > 0 {
+		// Every launch of a case on shared GPUs keeps to the agreed cap
+		// (fitGrid), stress's and the hang scenarios' copies included:
+		// an uncapped grid leaves some blocks of some rank not resident
+		// while their peers spin for them.
+		l.ResolveGrid()
+		l.Blocks = min(l.Blocks, s.capBlocks)
+	}
 	return l
 }
 
