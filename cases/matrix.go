@@ -22,10 +22,11 @@ type Selection struct {
 	IDs       []string
 	Quick     bool
 	// Stress picks the stress matrix: two small sizes in modes covering
-	// each axis, plus the slow paths, where a call reads for long enough
-	// that a peer which does not wait for the slowest rank overwrites what
-	// it still reads: a misaligned 1 MiB (the element-wise path) and a 4
-	// MiB max. Every dtype.
+	// each axis, plus a slow path, where a call reads for long enough that
+	// a peer which does not wait for the slowest rank overwrites what it
+	// still reads: a misaligned 1 MiB (the element-wise path). Every dtype.
+	// Its cases run cheapest first across the variants (stressOrder), so a
+	// broken variant fails early whatever its place in the list.
 	Stress bool
 	// MaxBytes drops matrix sizes above it (explicit --size is never
 	// dropped); 0 means no cap. The host backend uses it to keep its default
@@ -59,14 +60,12 @@ var (
 		{InPlace: true, Registered: true},
 		{InPlace: true, Graph: true},
 	}
-	// The slow paths of stress. On one H100 with 4 ranks under MPS,
-	// oneshot without its end barrier passed --stress 2000 at 4100 B and
-	// 64 KiB, and failed at 1 and 4 MiB mostly with misaligned offsets and
-	// f32 max (docs/schedules.md).
+	// The slow path of stress: misaligned, so the element-wise path, and
+	// long enough to read for tens of microseconds. (A 4 MiB max tier was
+	// measured too, on one H100 with 4 ranks under MPS: it caught nothing
+	// the small cases missed and took half the run; docs/schedules.md.)
 	stressSlowSizes = []int64{1<<20 + 12}
 	stressSlowModes = []Mode{{Registered: true, Offset: 1}}
-	stressLongSizes = []int64{4 << 20}
-	stressLongModes = []Mode{{Registered: true}}
 
 	quickSizes = []int64{4, 6, 4100, 64 << 10, 1 << 20}
 	quickOps   = []reference.Op{reference.Sum, reference.Max}
@@ -133,7 +132,6 @@ func Build(sel Selection, ranks int) ([]Case, error) {
 		tiers = []tier{
 			{stressSizes, []reference.Op{reference.Sum}, stressModes},
 			{stressSlowSizes, []reference.Op{reference.Sum}, stressSlowModes},
-			{stressLongSizes, []reference.Op{reference.Max}, stressLongModes},
 		}
 	case sel.Quick:
 		tiers = []tier{{quickSizes, quickOps, quickModes}}
@@ -177,7 +175,11 @@ func Build(sel Selection, ranks int) ([]Case, error) {
 			}
 		}
 	}
-	sortCases(out)
+	if sel.Stress && len(sel.Sizes) == 0 {
+		stressOrder(out)
+	} else {
+		sortCases(out)
+	}
 	if len(out) == 0 {
 		return nil, usage("the selection matches no case")
 	}
@@ -342,6 +344,28 @@ func variantIndex(name string) int {
 		}
 	}
 	return len(registry.Variants)
+}
+
+// stressOrder runs the stress matrix cheapest first: by size, then mode,
+// dtype and variant, so every variant's small cases come before any slow
+// path and a variant that fails is seen in seconds.
+func stressOrder(cs []Case) {
+	sort.SliceStable(cs, func(i, j int) bool {
+		a, b := cs[i], cs[j]
+		if a.Bytes != b.Bytes {
+			return a.Bytes < b.Bytes
+		}
+		if ma, mb := modeRank(a.Mode), modeRank(b.Mode); ma != mb {
+			return ma < mb
+		}
+		if a.DType != b.DType {
+			return a.DType < b.DType
+		}
+		if ai, bi := variantIndex(a.Variant), variantIndex(b.Variant); ai != bi {
+			return ai < bi
+		}
+		return a.Op < b.Op
+	})
 }
 
 func sortCases(cs []Case) {

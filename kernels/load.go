@@ -3,14 +3,15 @@ package kernels
 import "time"
 
 // The straggler schedule's side load on the cuda backend, artest_load
-// (kernels/load.cu): LoadThreads threads per block stream read-modify-
-// writes over a scratch buffer for LoadArgs.Ns.
+// (kernels/load.cu): LoadBlocksPerSM blocks of LoadThreads threads per
+// multiprocessor stream read-modify-writes over a scratch buffer until the
+// first block's start plus LoadArgs.Ns.
 const LoadKernel = "artest_load"
 
 // LoadArgs is artest_load's one parameter, by value: the C struct
 // ArtestLoadArgs in kernels/load.cu (load_test.go checks the layout).
 type LoadArgs struct {
-	Buf   uint64 // scratch, 16-byte aligned
+	Buf   uint64 // scratch, 16-byte aligned: the deadline word (LoadHead bytes), then the streamed region
 	Bytes uint64 // a multiple of 16
 	Ns    uint64 // how long to load
 }
@@ -19,8 +20,18 @@ type LoadArgs struct {
 // whatever it is asked.
 const LoadMax = 10 * time.Millisecond
 
-// LoadThreads is artest_load's block size (ARTEST_LOAD_THREADS).
-const LoadThreads = 512
+// LoadThreads is artest_load's block size (ARTEST_LOAD_THREADS): two warps,
+// so that a block fits in the room one allreduce block leaves on a
+// multiprocessor; LoadBlocksPerSM of them per multiprocessor make 512
+// threads of load on each.
+const (
+	LoadThreads     = 64
+	LoadBlocksPerSM = 8
+)
+
+// LoadHead is the scratch's head, the deadline word padded to 16 bytes
+// (ARTEST_LOAD_HEAD); the host zeroes it before each launch.
+const LoadHead = 16
 
 // LoadScratchBytes is the scratch a rank's load streams over: larger than
 // the L2 of an H100 (50 MiB) or H200 (60 MiB), so the load reaches memory.

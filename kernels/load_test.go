@@ -18,7 +18,9 @@ func TestLoadArgsMatchC(t *testing.T) {
 	require.Equal(t, uintptr(16), unsafe.Offsetof(LoadArgs{}.Ns))
 	require.Regexp(t, `ARTEST_LOAD_MAX_NS = 10000000ull;`, src)
 	require.Equal(t, time.Duration(10000000), LoadMax)
-	require.Regexp(t, `ARTEST_LOAD_THREADS = 512;`, src)
-	require.Equal(t, 512, LoadThreads)
+	require.Regexp(t, `ARTEST_LOAD_THREADS = 64;`, src)
+	require.Equal(t, 64, LoadThreads)
+	require.Regexp(t, `ARTEST_LOAD_HEAD = 16;`, src)
+	require.Equal(t, 16, LoadHead)
 	require.Regexp(t, `extern "C" __global__ void __launch_bounds__\(ARTEST_LOAD_THREADS\) `+LoadKernel+`\(`, src)
 }

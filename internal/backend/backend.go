@@ -135,11 +135,16 @@ type Straggler interface {
 	// PrepareStraggle allocates what Straggle needs; it is called once
 	// before any call is enqueued or captured.
 	PrepareStraggle() error
-	// Straggle starts a load of duration d in stream order (after the
-	// work enqueued before it), runs call (which enqueues the allreduce)
-	// beside it, and makes the stream wait for the load's end before what
-	// is enqueued after. Inside a capture both branches are recorded.
-	Straggle(d time.Duration, call func() error) error
+	// Straggle starts a load of about d in stream order (after the work
+	// enqueued before it) that runs beside what is enqueued after it: no
+	// later work waits for it until JoinStraggle, so a load that cannot
+	// find room on a GPU whose other ranks spin at a barrier never holds
+	// up this rank's own calls. Inside a capture it is a branch of the
+	// graph.
+	Straggle(d time.Duration) error
+	// JoinStraggle makes the stream wait for every load started since the
+	// last join (inside a capture: before the capture ends).
+	JoinStraggle() error
 }
 
 // DeviceChecker is a backend that checks outputs on the device that wrote

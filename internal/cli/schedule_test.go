@@ -27,9 +27,9 @@ func (c countingHost) Delay(d time.Duration) error {
 	c.delays.Add(1)
 	return c.Backend.Delay(d)
 }
-func (c countingHost) Straggle(d time.Duration, call func() error) error {
+func (c countingHost) Straggle(d time.Duration) error {
 	c.straggles.Add(1)
-	return c.Backend.Straggle(d, call)
+	return c.Backend.Straggle(d)
 }
 func (c countingHost) Copy(dst, src backend.Ptr, n int64) error {
 	c.copies.Add(1)

@@ -1,12 +1,15 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -166,4 +169,47 @@ func TestSharedGPUsLeavePluginGridsAlone(t *testing.T) {
 		require.Equal(t, report.Pass, c.Verdict, c.Reason)
 		require.Zero(t, c.GridCap, "no cap applied")
 	}
+}
+
+// prepareFails plays a shared GPU on which one rank cannot set up the
+// straggler's load.
+type prepareFails struct {
+	sharedHost
+	h *host.Backend
+}
+
+func (p prepareFails) Straggle(d time.Duration) error { return p.h.Straggle(d) }
+func (p prepareFails) JoinStraggle() error            { return p.h.JoinStraggle() }
+
+func (p prepareFails) PrepareStraggle() error {
+	if p.rank == 2 {
+		return errors.New("out of memory for the load's scratch")
+	}
+	return nil
+}
+
+// On shared GPUs the ranks agree after stress's set-up and after every
+// batch: one rank's failure stops the case on every rank, named, instead
+// of leaving its peers to spin at a barrier until the device deadline.
+func TestSharedStressFailureStopsEveryRank(t *testing.T) {
+	dir := t.TempDir()
+	open := func(o *Options, c comm.Comm) (backend.Backend, error) {
+		h := host.New(dir)
+		return prepareFails{sharedHost{Backend: h, rank: c.Rank()}, h}, nil
+	}
+	js := filepath.Join(t.TempDir(), "r.json")
+	res := runWorldWith(t, 4, same("--backend", "cuda", "--case", "oneshot/f32/sum/4100B/oop-reg-plain/np4", "--stress", "5",
+		"--device-timeout", "30s", "--json", js), open)
+	require.Equal(t, []int{1, 1, 1, 1}, res.codes, "stderr: %v\nstdout: %s", res.stderr, res.stdout[0])
+	rep := readReport(t, js)
+	require.Len(t, rep.Cases, 1)
+	c := rep.Cases[0]
+	require.Equal(t, report.Fail, c.Verdict)
+	var details []string
+	for _, f := range c.Failures {
+		details = append(details, fmt.Sprintf("rank %d: %s", f.Rank, f.Detail))
+	}
+	all := strings.Join(details, "\n")
+	require.Contains(t, all, "rank 2: prepare the straggler's load: out of memory for the load's scratch")
+	require.Contains(t, all, "rank 0: stopped with the other ranks after stress set-up: rank 2: prepare the straggler's load")
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/artest/artest/internal/backend"
+	"github.com/artest/artest/internal/comm"
 	"github.com/artest/artest/internal/report"
 	"github.com/artest/artest/reference"
 )
@@ -30,23 +31,74 @@ func (r *run) stress(s *caseState, res *rankResult) {
 	fail := func(kind, format string, args ...any) {
 		res.Failures = append(res.Failures, report.RankFailure{Kind: kind, Detail: fmt.Sprintf(format, args...)})
 	}
+	// Ranks that share a GPU start each batch together (agreeBatch): a
+	// rank still checking its last batch on the device needs multiprocessors
+	// that its peers' next launches, spinning at their start barriers with
+	// grids capped to fill the GPU, would hold until the device deadline.
+	// Every rank then takes part in every agreement, failures included, so
+	// the collectives stay matched.
+	sh, isSharer := r.b.(backend.Sharer)
+	shared := isSharer && sh.RanksPerGPU() > 1
+	agreeBatch := func(what, why string) bool {
+		if !shared {
+			return why == ""
+		}
+		reason, err := comm.AgreeReason(r.c, why)
+		if err != nil {
+			res.Fatal = fmt.Sprintf("agree after %s: %v", what, err)
+			return false
+		}
+		if reason != "" && why == "" {
+			fail("error", "stopped with the other ranks after %s: %s", what, reason)
+		}
+		return reason == ""
+	}
 	n := r.cfg.Stress
 	slot := s.region
 	k := int(min(int64(n), stressMaxBatch, max(1, stressBudget/(2*slot))))
-	srcAll, err := r.b.Alloc(int64(k) * slot)
-	if err != nil {
-		fail("error", "alloc %d stress input slots: %v", k, err)
-		return
-	}
-	defer r.b.Free(srcAll)
 	m := s.c.Mode
-	var outAll backend.Ptr
-	if !(m.InPlace && !m.Registered) {
-		if outAll, err = r.b.Alloc(int64(k) * slot); err != nil {
-			fail("error", "alloc %d stress output slots: %v", k, err)
-			return
+	var srcAll, outAll, poisonBuf backend.Ptr
+	defer func() {
+		for _, p := range []backend.Ptr{srcAll, outAll, poisonBuf} {
+			if p != 0 {
+				r.b.Free(p)
+			}
 		}
-		defer r.b.Free(outAll)
+	}()
+	sched := r.sched
+	setup := func() error {
+		var err error
+		if srcAll, err = r.b.Alloc(int64(k) * slot); err != nil {
+			return fmt.Errorf("alloc %d stress input slots: %w", k, err)
+		}
+		if !(m.InPlace && !m.Registered) {
+			if outAll, err = r.b.Alloc(int64(k) * slot); err != nil {
+				return fmt.Errorf("alloc %d stress output slots: %w", k, err)
+			}
+		}
+		if sched.Poison {
+			if poisonBuf, err = r.b.Alloc(s.bytes); err != nil {
+				return fmt.Errorf("alloc the poison-after-return source: %w", err)
+			}
+			p := make([]byte, s.bytes)
+			reference.FillPoison(p, s.c.DType)
+			if err := r.b.Upload(poisonBuf, p); err != nil {
+				return fmt.Errorf("upload the poison-after-return source: %w", err)
+			}
+		}
+		if sched.Straggler {
+			if err := r.b.(backend.Straggler).PrepareStraggle(); err != nil {
+				return fmt.Errorf("prepare the straggler's load: %w", err)
+			}
+		}
+		return nil
+	}
+	setupErr := setup()
+	if setupErr != nil {
+		fail("error", "%v", setupErr)
+	}
+	if !agreeBatch("stress set-up", errText(setupErr)) {
+		return
 	}
 	at := func(base backend.Ptr, j int) backend.Ptr { return base + backend.Ptr(int64(j)*slot) }
 	// Where iteration j's kernel writes, and where its result is checked.
@@ -65,31 +117,11 @@ func (r *run) stress(s *caseState, res *rankResult) {
 			check[j] = at(outAll, j)
 		}
 	}
-	sched := r.sched
-	var poisonBuf backend.Ptr
-	if sched.Poison {
-		if poisonBuf, err = r.b.Alloc(s.bytes); err != nil {
-			fail("error", "alloc the poison-after-return source: %v", err)
-			return
-		}
-		defer r.b.Free(poisonBuf)
-		p := make([]byte, s.bytes)
-		reference.FillPoison(p, s.c.DType)
-		if err := r.b.Upload(poisonBuf, p); err != nil {
-			fail("error", "upload the poison-after-return source: %v", err)
-			return
-		}
-	}
-	if sched.Straggler {
-		if err := r.b.(backend.Straggler).PrepareStraggle(); err != nil {
-			fail("error", "prepare the straggler's load: %v", err)
-			return
-		}
-	}
 	id := s.c.ID()
 	// batch enqueues iterations s0..s0+kk-1. Graph modes capture it once
 	// per batch size, so their replays repeat the first batch's plan.
 	batch := func(s0, kk int) error {
+		loaded := false
 		for j := 0; j < kk; j++ {
 			st := sched.plan(r.cfg.Seed, id, s0+j, r.w.Size)
 			if st.skewRank == r.w.Rank {
@@ -99,19 +131,18 @@ func (r *run) stress(s *caseState, res *rankResult) {
 					return fmt.Errorf("skew: %w", err)
 				}
 			}
-			// Each iteration's input goes into the registered buffer the
-			// moment the previous call returns: exactly what the end
-			// barrier must make safe.
-			call := func() error { return r.enqueueCall(s, &launches[j], s.msg(at(srcAll, j))) }
 			if st.stragRank == r.w.Rank {
 				// The load starts with the input copy and runs beside
 				// the call: this rank's blocks read slowly.
-				// Straggle names its own failures; call's come back as
-				// they are.
-				if err := r.b.(backend.Straggler).Straggle(st.stragLoad, call); err != nil {
+				if err := r.b.(backend.Straggler).Straggle(st.stragLoad); err != nil {
 					return err
 				}
-			} else if err := call(); err != nil {
+				loaded = true
+			}
+			// Each iteration's input goes into the registered buffer the
+			// moment the previous call returns: exactly what the end
+			// barrier must make safe.
+			if err := r.enqueueCall(s, &launches[j], s.msg(at(srcAll, j))); err != nil {
 				return err
 			}
 			if m.InPlace && m.Registered {
@@ -129,6 +160,10 @@ func (r *run) stress(s *caseState, res *rankResult) {
 				}
 			}
 		}
+		if loaded {
+			// The batch's end waits for its loads; no call waits for one.
+			return r.b.(backend.Straggler).JoinStraggle()
+		}
 		return nil
 	}
 
@@ -144,8 +179,9 @@ func (r *run) stress(s *caseState, res *rankResult) {
 		stats.Checker = CheckDevice
 	}
 	res.Check = &stats
-	for s0 := 0; s0 < n; s0 += k {
-		kk := min(k, n-s0)
+	// runBatch runs and checks one batch; false stops the case (its
+	// failure recorded).
+	runBatch := func(s0, kk int) bool {
 		srcImg := make([]byte, int64(kk)*slot)
 		outImg := make([]byte, int64(kk)*slot)
 		poison := s.poison()
@@ -157,20 +193,21 @@ func (r *run) stress(s *caseState, res *rankResult) {
 		})
 		if err := r.b.Upload(srcAll, srcImg); err != nil {
 			fail("error", "upload stress inputs: %v", err)
-			return
+			return false
 		}
 		if outAll != 0 {
 			if err := r.b.Upload(outAll, outImg); err != nil {
 				fail("error", "poison stress outputs: %v", err)
-				return
+				return false
 			}
 		}
+		var err error
 		if m.Graph {
 			g := graphs[kk]
 			if g == nil {
 				if g, err = r.b.Capture(func() error { return batch(s0, kk) }); err != nil {
 					fail("error", "capture %d stress calls: %v", kk, err)
-					return
+					return false
 				}
 				graphs[kk] = g
 				s.calls -= uint32(kk) // counted when replayed
@@ -183,12 +220,12 @@ func (r *run) stress(s *caseState, res *rankResult) {
 		if err != nil {
 			fail("error", "stress iteration %d: %v", s0, err)
 			_ = r.sync(s.c, "stress calls", s.launch.Blocks)
-			return
+			return false
 		}
 		if err := r.sync(s.c, fmt.Sprintf("stress iterations %d..%d", s0, s0+kk-1), launches[0].Blocks); err != nil {
 			fail("error", "stress iterations %d..%d: %v", s0, s0+kk-1, err)
 			res.Fatal = fatalText(err)
-			return
+			return false
 		}
 		results := make([]rankResult, kk)
 		oks := make([]bool, kk)
@@ -196,7 +233,7 @@ func (r *run) stress(s *caseState, res *rankResult) {
 			if err := r.checkBatchOnDevice(s, r.devCheck, check[0], slot, s0, kk, failedIters, results, oks, &stats); err != nil {
 				fail("error", "%v", err)
 				res.Fatal = fatalText(err)
-				return
+				return false
 			}
 		} else {
 			// The check slots are contiguous: one download, then every
@@ -207,7 +244,7 @@ func (r *run) stress(s *caseState, res *rankResult) {
 			if err := r.b.Download(all, check[0]); err != nil {
 				fail("error", "download stress outputs: %v", err)
 				res.Fatal = fatalText(err)
-				return
+				return false
 			}
 			parallel(kk, func(j int) {
 				img := all[int64(j)*slot : int64(j+1)*slot]
@@ -229,6 +266,17 @@ func (r *run) stress(s *caseState, res *rankResult) {
 			if failedIters <= maxStressFailures {
 				res.Failures = append(res.Failures, one.Failures...)
 			}
+		}
+		return true
+	}
+	for s0 := 0; s0 < n; s0 += k {
+		kk := min(k, n-s0)
+		why := ""
+		if !runBatch(s0, kk) {
+			why = fmt.Sprintf("rank %d's stress iterations %d..%d failed", r.w.Rank, s0, s0+kk-1)
+		}
+		if !agreeBatch(fmt.Sprintf("stress iterations %d..%d", s0, s0+kk-1), why) {
+			return
 		}
 	}
 	if failedIters > 0 {

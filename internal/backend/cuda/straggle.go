@@ -18,6 +18,7 @@ type loadState struct {
 	stream     cu.Stream
 	fork, join cu.Event
 	buf        cu.DevicePtr
+	pending    bool // a load was started since the last join
 }
 
 // StraggleReason: the straggler's load needs artest_load in the fatbin.
@@ -60,12 +61,12 @@ func (b *Backend) PrepareStraggle() error {
 	return nil
 }
 
-// Straggle forks the side stream from the main one (an event), launches
-// artest_load there with one block per multiprocessor, enqueues call on
-// the main stream, and joins: the main stream waits for the load before
-// what follows. Captured, the load is a branch of the graph beside the
-// call.
-func (b *Backend) Straggle(d time.Duration, call func() error) error {
+// Straggle forks the side stream from the main one (an event), zeroes
+// the load's deadline word there and launches artest_load with
+// LoadBlocksPerSM blocks per multiprocessor. Nothing on the main stream
+// waits for it until JoinStraggle. Captured, the load is a branch of the
+// graph beside the calls.
+func (b *Backend) Straggle(d time.Duration) error {
 	if b.load.buf == 0 {
 		return errors.New("straggler: PrepareStraggle was not called")
 	}
@@ -80,21 +81,35 @@ func (b *Backend) Straggle(d time.Duration, call func() error) error {
 	if err := b.d.StreamWaitEvent(l.stream, l.fork); err != nil {
 		return fmt.Errorf("straggler: fork: %w", wrap(err))
 	}
+	if err := b.d.MemsetD8Async(l.buf, 0, kernels.LoadHead, l.stream); err != nil {
+		return fmt.Errorf("straggler: zero the load's deadline: %w", wrap(err))
+	}
 	args := kernels.LoadArgs{Buf: uint64(l.buf), Bytes: kernels.LoadScratchBytes,
 		Ns: uint64(min(max(d, 0), kernels.LoadMax).Nanoseconds())}
-	if err := cu.LaunchArg(b.d, f, cu.D1(uint32(max(b.sms, 1))), cu.D1(kernels.LoadThreads), 0, l.stream, &args); err != nil {
+	grid := cu.D1(uint32(max(b.sms, 1) * kernels.LoadBlocksPerSM))
+	if err := cu.LaunchArg(b.d, f, grid, cu.D1(kernels.LoadThreads), 0, l.stream, &args); err != nil {
 		return fmt.Errorf("straggler: launch %s for %v: %w", kernels.LoadKernel, d, wrap(err))
 	}
+	l.pending = true
+	return nil
+}
+
+// JoinStraggle makes the main stream wait for the side stream's loads
+// (one event recorded after the last; a no-op when none was started since
+// the last join).
+func (b *Backend) JoinStraggle() error {
+	l := &b.load
+	if !l.pending {
+		return nil
+	}
+	l.pending = false
 	if err := b.d.EventRecord(l.join, l.stream); err != nil {
 		return fmt.Errorf("straggler: join: %w", wrap(err))
 	}
-	callErr := call()
-	// Join even when call failed: a capture must not end with the side
-	// stream's branch still open.
-	if err := b.d.StreamWaitEvent(b.stream, l.join); err != nil && callErr == nil {
+	if err := b.d.StreamWaitEvent(b.stream, l.join); err != nil {
 		return fmt.Errorf("straggler: join: %w", wrap(err))
 	}
-	return callErr
+	return nil
 }
 
 // closeLoad frees what PrepareStraggle made.

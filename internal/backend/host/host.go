@@ -57,6 +57,8 @@ type Backend struct {
 	// producer is the --pdl producer enqueued last and not yet waited
 	// for (pdl.go); only stream operations touch it.
 	producer *hostmodel.Producer
+	// spinners are the straggler's load goroutines (straggle.go).
+	spinners sync.WaitGroup
 
 	world   *backend.World
 	signals []sigblock.Block
