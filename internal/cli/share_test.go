@@ -213,3 +213,35 @@ func TestSharedStressFailureStopsEveryRank(t *testing.T) {
 	require.Contains(t, all, "rank 2: prepare the straggler's load: out of memory for the load's scratch")
 	require.Contains(t, all, "rank 0: stopped with the other ranks after stress set-up: rank 2: prepare the straggler's load")
 }
+
+// stragglingShared is a shared GPU with the straggler's load.
+type stragglingShared struct {
+	blockCounter
+	h *host.Backend
+}
+
+func (s stragglingShared) PrepareStraggle() error         { return nil }
+func (s stragglingShared) Straggle(d time.Duration) error { return s.h.Straggle(d) }
+func (s stragglingShared) JoinStraggle() error            { return s.h.JoinStraggle() }
+
+// Under skew or the straggler, stress on shared GPUs launches half the
+// agreed cap, and the report says why.
+func TestSharedStressHalvesTheCapUnderLateRanks(t *testing.T) {
+	caps := map[string][]int{"oneshot": {6, 4, 6, 5}}
+	most := make([]atomic.Int64, 4)
+	dir := t.TempDir()
+	open := func(o *Options, c comm.Comm) (backend.Backend, error) {
+		h := host.New(dir)
+		return stragglingShared{blockCounter{sharedHost{Backend: h, rank: c.Rank(), caps: caps}, &most[c.Rank()]}, h}, nil
+	}
+	js := filepath.Join(t.TempDir(), "r.json")
+	res := runWorldWith(t, 4, same("--backend", "cuda", "--variant", "oneshot", "--dtype", "f32", "--op", "sum",
+		"--size", "64K", "--mode", "oop,reg,plain", "--stress", "5", "--schedule", "straggler", "--device-timeout", "30s", "--json", js), open)
+	require.Equal(t, []int{0, 0, 0, 0}, res.codes, "stderr: %v\nstdout: %s", res.stderr, res.stdout[0])
+	for r := range most {
+		require.EqualValues(t, 2, most[r].Load(), "rank %d: the cap 4, halved", r)
+	}
+	rep := readReport(t, js)
+	require.Equal(t, 2, rep.Cases[0].GridCap)
+	require.Contains(t, rep.Cases[0].GridCapFrom, "rank 1's cap for oneshot; halved under skew and straggler")
+}
