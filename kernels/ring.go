@@ -7,7 +7,7 @@ import (
 	"github.com/artest/artest/sigblock"
 )
 
-// The ring variant (kernels/ring/ring.cu, its host model kernels/hostmodel/ring.go):
+// The ring variant (kernels/ring/ring.cu, its host model kernels/ring/host.go):
 // a Disruptor-style ring of slots per lane between neighbouring ranks, and a
 // persistent kernel that produces into its right neighbour's ring while it
 // consumes its own, running a ring reduce-scatter and then a ring

@@ -36,6 +36,6 @@ func Variant() kernels.Variant {
 		GridFunc: kernels.MultimemGrid,
 		Tune: kernels.TuneSpace{Blocks: kernels.TuneBlocks, Threads: kernels.TuneThreads,
 			Params: map[string][]uint32{"shots": {kernels.MultimemOneShot, kernels.MultimemTwoShot}}},
-		Host: hostmodel.Multimem,
+		Host: hostmodel.Body(Host),
 	}
 }

@@ -37,6 +37,6 @@ func Variant() kernels.Variant {
 		// second block per SM needs; 2..4 brackets the default 3.
 		Tune: kernels.TuneSpace{Blocks: kernels.TuneBlocks, Threads: kernels.TuneThreads,
 			Params: map[string][]uint32{"stages": {2, 3, 4}}},
-		Host: hostmodel.OneshotCpasync,
+		Host: hostmodel.Body(Host),
 	}
 }

@@ -31,6 +31,6 @@ func Variant() kernels.Variant {
 		StageNeed:  kernels.LLStageBytes,
 		Faults: []kernels.Fault{{Name: "ll-no-flag", Bit: kernels.InjectLlNoFlag,
 			Help: "slots used without checking their sequence"}},
-		Host: hostmodel.OneshotLL,
+		Host: hostmodel.Body(Host),
 	}
 }

@@ -7,7 +7,7 @@
 // and the arguments for no deadlock, flow control and the barriers are in
 // kernels/ring.go; the plan is ring.cuh; the SignalBlock words are
 // SIG_RING_* in signal.cuh. The host backend runs the same protocol in
-// kernels/hostmodel/ring.go.
+// kernels/ring/host.go.
 //
 // Memory ordering, per unit of a lane's loop:
 //   thread 0: acquire-poll our slot's sequence (the left neighbour

@@ -45,6 +45,6 @@ func Variant() kernels.Variant {
 			}},
 		Faults: []kernels.Fault{{Name: "no-credit-wait", Bit: kernels.InjectNoCreditWait,
 			Help: "the producer does not wait for credit"}},
-		Host: hostmodel.Ring,
+		Host: hostmodel.Body(Host),
 	}
 }

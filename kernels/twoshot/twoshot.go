@@ -32,7 +32,7 @@ func Variant() kernels.Variant {
 		// Pull or push all-gather: the auto rule's crossover is what is tuned.
 		Tune: kernels.TuneSpace{Blocks: kernels.TuneBlocks, Threads: kernels.TuneThreads,
 			Params: map[string][]uint32{"gather": {kernels.TwoshotGatherPull, kernels.TwoshotGatherPush}}},
-		Host: hostmodel.Twoshot,
+		Host: hostmodel.Body(Host),
 	}
 }
 

@@ -1,4 +1,4 @@
-package hostmodel_test
+package multimem_test
 
 import (
 	"bytes"
