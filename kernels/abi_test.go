@@ -4,11 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/printer"
-	"go/token"
-	"go/types"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/artest/artest/kernels/internal/cconst"
 	"github.com/artest/artest/reference"
 	"github.com/artest/artest/sigblock"
 )
@@ -104,7 +100,7 @@ func TestCheckHeadersRejectsDrift(t *testing.T) {
 // checkHeaders compares the constants and the ArtestArgs struct of the two
 // headers with the Go side; it returns every difference in one error.
 func checkHeaders(sigText, commonText string, want map[string]uint64) error {
-	got, err := parseCConstants(sigText + "\n" + commonText)
+	got, err := cconst.FromC(sigText + "\n" + commonText)
 	if err != nil {
 		return err
 	}
@@ -150,13 +146,13 @@ func hasAnyPrefix(s string, prefixes []string) bool {
 func goABIConstants(t *testing.T) map[string]uint64 {
 	t.Helper()
 	want := map[string]uint64{}
-	sig, err := goConstants(filepath.Join("..", "sigblock", "layout.go"))
+	sig, err := cconst.FromGoFile(filepath.Join("..", "sigblock", "layout.go"))
 	require.NoError(t, err)
 	require.NotEmpty(t, sig)
 	for name, v := range sig {
 		want["SIG_"+upperSnake(name)] = v
 	}
-	abi, err := goConstants("abi.go")
+	abi, err := cconst.FromGoFile("abi.go")
 	require.NoError(t, err)
 	var bits int
 	for name, v := range abi {
@@ -178,55 +174,6 @@ func goABIConstants(t *testing.T) map[string]uint64 {
 	require.Equal(t, uint64(InjectNoMidBarrier), want["INJECT_NO_MID_BARRIER"])
 	require.Equal(t, uint64(FlagInPlace), want["FLAG_IN_PLACE"])
 	return want
-}
-
-// goConstants evaluates every top-level constant of one Go file. The const
-// declarations are type-checked on their own, so the file's imports do not
-// matter as long as its constants refer only to each other.
-func goConstants(path string) (map[string]uint64, error) {
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, path, nil, 0)
-	if err != nil {
-		return nil, fmt.Errorf("parse %s: %w", path, err)
-	}
-	var src bytes.Buffer
-	src.WriteString("package p\n")
-	for _, decl := range f.Decls {
-		if gd, ok := decl.(*ast.GenDecl); ok && gd.Tok == token.CONST {
-			if err := printer.Fprint(&src, fset, gd); err != nil {
-				return nil, fmt.Errorf("print consts of %s: %w", path, err)
-			}
-			src.WriteString("\n")
-		}
-	}
-	return evalConstants(src.String())
-}
-
-// evalConstants type-checks a package of constant declarations and returns
-// each constant's value.
-func evalConstants(src string) (map[string]uint64, error) {
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "consts.go", src, 0)
-	if err != nil {
-		return nil, fmt.Errorf("parse constants: %w", err)
-	}
-	pkg, err := (&types.Config{}).Check("p", fset, []*ast.File{f}, nil)
-	if err != nil {
-		return nil, fmt.Errorf("evaluate constants: %w", err)
-	}
-	out := map[string]uint64{}
-	for _, name := range pkg.Scope().Names() {
-		c, ok := pkg.Scope().Lookup(name).(*types.Const)
-		if !ok {
-			continue
-		}
-		v, err := strconv.ParseUint(c.Val().ExactString(), 0, 64)
-		if err != nil {
-			return nil, fmt.Errorf("constant %s = %s: not an unsigned integer", name, c.Val().ExactString())
-		}
-		out[name] = v
-	}
-	return out, nil
 }
 
 // upperSnake turns a Go name into the C constant name convention:
@@ -252,34 +199,7 @@ func lowerSnake(name string) string {
 	return b.String()
 }
 
-var (
-	cConstRe      = regexp.MustCompile(`(?m)^\s*(?:static\s+)?constexpr\s+\w+\s+([A-Z][A-Z0-9_]*)\s*=\s*([^;]+);`)
-	cIntSuffixRe  = regexp.MustCompile(`\b(0[xX][0-9a-fA-F]+|[0-9]+)[uUlL]+\b`)
-	cLineCommentR = regexp.MustCompile(`//[^\n]*`)
-)
-
-// parseCConstants evaluates the `constexpr <type> NAME = expr;` lines of C++
-// text. The expressions (integer literals, + - * << and names defined
-// earlier) are C and Go alike once integer suffixes are dropped, so Go's
-// type checker evaluates them.
-func parseCConstants(text string) (map[string]uint64, error) {
-	text = cLineCommentR.ReplaceAllString(text, "")
-	var src strings.Builder
-	src.WriteString("package p\n")
-	seen := map[string]bool{}
-	for _, m := range cConstRe.FindAllStringSubmatch(text, -1) {
-		name, expr := m[1], strings.TrimSpace(m[2])
-		if seen[name] {
-			return nil, fmt.Errorf("constant %s defined twice", name)
-		}
-		seen[name] = true
-		fmt.Fprintf(&src, "const %s = %s\n", name, cIntSuffixRe.ReplaceAllString(expr, "$1"))
-	}
-	if len(seen) == 0 {
-		return nil, fmt.Errorf("no constexpr constants found")
-	}
-	return evalConstants(src.String())
-}
+var cLineCommentR = regexp.MustCompile(`//[^\n]*`)
 
 // cField is one member of a C struct as laid out by a C compiler.
 type cField struct {
@@ -421,7 +341,7 @@ func TestHeadersWithHostCompiler(t *testing.T) {
 		}
 	}
 	common := readFile(t, commonHeader)
-	consts, err := parseCConstants(readFile(t, signalHeader) + "\n" + common)
+	consts, err := cconst.FromC(readFile(t, signalHeader) + "\n" + common)
 	require.NoError(t, err)
 	fields, err := parseCStruct(common, "ArtestArgs", consts)
 	require.NoError(t, err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/artest/artest/kernels/internal/cconst"
 	"github.com/artest/artest/sigblock"
 )
 
@@ -33,7 +34,7 @@ func ringCConstants() map[string]uint64 {
 }
 
 func checkRingHeader(text string, want map[string]uint64) error {
-	got, err := parseCConstants(text)
+	got, err := cconst.FromC(text)
 	if err != nil {
 		return err
 	}

@@ -30,9 +30,9 @@ var layers = []struct {
 	name string
 	pkgs []string
 }{
-	{"leaves: numerics, the SignalBlock layout, exit codes, dlopen, reports", []string{
+	{"leaves: numerics, the SignalBlock layout, exit codes, dlopen, reports, the header-constant parser", []string{
 		"reference", "sigblock", "internal/exitcode", "internal/dl", "internal/coresident",
-		"internal/topo", "internal/report", "mpi/internal/chunk", "docker",
+		"internal/topo", "internal/report", "mpi/internal/chunk", "docker", "kernels/internal/cconst",
 	}},
 	{"the variant type and kernel ABI, the ranks' collectives, the CUDA driver, repro bundles", []string{
 		"kernels", "internal/comm", "internal/cudadrv", "internal/repro",
