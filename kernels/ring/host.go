@@ -14,13 +14,13 @@ import (
 )
 
 // Host is the host model of the ring kernel (ring.cu), block b being lane
-// b: the same plan (kernels.NewRingPlan), the same slots in the
+// b: the same plan (NewPlan), the same slots in the
 // receiver's staging, the same sequence and credit words in the
 // SignalBlocks, the same unit loop and the same fault switches. The
-// protocol is described in kernels/ring.go.
+// protocol is described in protocol.go.
 func Host(k *hostmodel.Kernel, b int) error {
 	a := k.Args()
-	if err := kernels.RingCheck(a, k.Blocks(), k.Elem()); err != nil {
+	if err := Check(a, k.Blocks(), k.Elem()); err != nil {
 		return err
 	}
 	own := k.Own()
@@ -35,11 +35,11 @@ func Host(k *hostmodel.Kernel, b int) error {
 	}
 	n, rank := int64(a.NRanks), int64(a.Rank)
 	lanes, slotBytes, slots := int64(a.Param0), int64(a.Param1), int64(a.Param2)
-	// One lane per block (kernels.RingGrid); with another grid, block b
+	// One lane per block (Grid); with another grid, block b
 	// runs lanes b, b+blocks, ... in turn, as block b of every peer does.
-	plans := map[int]kernels.RingPlan{}
+	plans := map[int]Plan{}
 	for lane := b; lane < int(lanes); lane += k.Blocks() {
-		plans[lane] = kernels.NewRingPlan(int64(a.Count), n, lanes, slotBytes, slots, int64(lane))
+		plans[lane] = NewPlan(int64(a.Count), n, lanes, slotBytes, slots, int64(lane))
 		// For diagnosis: the lane is in a launch until Head reaches
 		// Target (set before the injected delay, so a delayed rank shows
 		// as in the launch and waiting for nobody).
@@ -64,15 +64,15 @@ func Host(k *hostmodel.Kernel, b int) error {
 }
 
 // units is the lane's loop: at unit u it consumes piece u-Q and
-// produces piece u (kernels/ring.go says why that order cannot deadlock).
-func units(k *hostmodel.Kernel, lane int, plan *kernels.RingPlan, head uint32) error {
+// produces piece u (protocol.go says why that order cannot deadlock).
+func units(k *hostmodel.Kernel, lane int, plan *Plan, head uint32) error {
 	a := k.Args()
 	d, op := k.DType(), k.Op()
 	n, rank := int64(a.NRanks), int64(a.Rank)
 	right, left := int((rank+1)%n), int((rank-1+n)%n)
 	slots, slotBytes := int64(a.Param2), int64(a.Param1)
 	ring := func(p int) []byte { // lane's ring in rank p's staging
-		base := kernels.RingStageBase(a.PeerStage[p]) + uint64(int64(lane)*slots*slotBytes)
+		base := StageBase(a.PeerStage[p]) + uint64(int64(lane)*slots*slotBytes)
 		return k.Bytes(base, slots*slotBytes)
 	}
 	mine, theirs := ring(int(rank)), ring(right)
@@ -106,7 +106,7 @@ func units(k *hostmodel.Kernel, lane int, plan *kernels.RingPlan, head uint32) e
 		if produce {
 			if round, step, j := plan.Step(p); step == 0 {
 				// Reduce-scatter step 0: this rank's own chunk, as float32.
-				lo, hi := plan.Span(round, kernels.RingSendChunk(rank, 0, n), j)
+				lo, hi := plan.Span(round, SendChunk(rank, 0, n), j)
 				dst := slot(theirs, p)
 				for i := lo; i < hi; i++ {
 					putPartial(dst, i-lo, d.GetF32(in, int(i)))
@@ -115,7 +115,7 @@ func units(k *hostmodel.Kernel, lane int, plan *kernels.RingPlan, head uint32) e
 		}
 		if consume {
 			round, step, j := plan.Step(c)
-			lo, hi := plan.Span(round, kernels.RingRecvChunk(rank, step, n), j)
+			lo, hi := plan.Span(round, RecvChunk(rank, step, n), j)
 			src := slot(mine, c)
 			var dst []byte // the next step's slot, when this piece goes on
 			if step < 2*n-3 {

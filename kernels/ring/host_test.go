@@ -185,7 +185,7 @@ func ringOrderExpect(t *testing.T, w *ringWorld, a *kernels.Args, op reference.O
 	}
 	lanes := int64(a.Param0)
 	for l := int64(0); l < lanes; l++ {
-		p := kernels.NewRingPlan(w.count, n, lanes, int64(a.Param1), int64(a.Param2), l)
+		p := ring.NewPlan(w.count, n, lanes, int64(a.Param1), int64(a.Param2), l)
 		if n == 1 {
 			for i := p.Lo; i < p.Hi; i++ {
 				start[i] = 0
@@ -231,7 +231,7 @@ func TestRingWrapsAroundAtEveryWorldSize(t *testing.T) {
 					a := w.args(ringVariant(t), 0)
 					require.Equal(t, p.slots, a.Param2)
 					require.Equal(t, p.slotBytes, a.Param1)
-					plan := kernels.NewRingPlan(w.count, int64(n), 1, int64(a.Param1), int64(a.Param2), 0)
+					plan := ring.NewPlan(w.count, int64(n), 1, int64(a.Param1), int64(a.Param2), 0)
 					if n > 1 {
 						require.Greater(t, plan.Pieces, 10*int64(p.slots), "wrap-around: many more pieces than slots")
 						require.Greater(t, plan.Rounds, int64(1))
@@ -283,7 +283,7 @@ func TestRingOddSizes(t *testing.T) {
 
 // Lane counts 1, 2 and the maximum, each checked, and the auto rule.
 func TestRingLanes(t *testing.T) {
-	for _, lanes := range []uint32{0, 1, 2, kernels.RingMaxLanes} {
+	for _, lanes := range []uint32{0, 1, 2, ring.MaxLanes} {
 		for _, n := range []int{2, 3} {
 			t.Run(fmt.Sprintf("lanes%d/np%d", lanes, n), func(t *testing.T) {
 				w := newRingWorld(n, reference.F16, 20000)

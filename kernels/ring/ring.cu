@@ -5,7 +5,7 @@
 // consuming piece u-Q from its own ring while it produces piece u into its
 // right neighbour's. The protocol, the piece numbering, the reduction order
 // and the arguments for no deadlock, flow control and the barriers are in
-// kernels/ring.go; the plan is ring.cuh; the SignalBlock words are
+// protocol.go; the plan is ring.cuh; the SignalBlock words are
 // SIG_RING_* in signal.cuh. The host backend runs the same protocol in
 // kernels/ring/host.go.
 //
@@ -230,7 +230,7 @@ __device__ __forceinline__ void copy_lane(const ArtestArgs& a, const RingPlan& p
   }
 }
 
-// The lane's unit loop (kernels/ring.go): at unit u, consume piece u-Q and
+// The lane's unit loop (protocol.go): at unit u, consume piece u-Q and
 // produce piece u. Thread k of the block handles units (4 elements) k,
 // k + blockDim.x, ... of both pieces.
 template <typename T, uint32_t OP>
@@ -346,14 +346,14 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
   pdl_wait(a);  // --pdl: before any input read or flag store (common.cuh)
   check_launch(a, 0, sizeof(T));
   // The rings fit the staging buffer and the parameters are in range: the
-  // host's RingResolve and RingCheck guarantee it; anything else is a host
+  // host's Resolve and Check (protocol.go) guarantee it; anything else is a host
   // bug, trapped rather than left to corrupt a peer's memory.
   if (!ring_args_ok(a.param0, a.param1, a.param2, a.nranks, a.stage_bytes)) __trap();
   const uint32_t e = epoch_begin(a);
 
   // Start: no rank writes into a peer's staging before the peer's launch
   // began (the peer's previous launch, of any variant, may still be using
-  // its staging). No end barrier: kernels/ring.go says why.
+  // its staging). No end barrier: protocol.go says why.
   if ((a.inject & INJECT_NO_START_BARRIER) == 0) barrier<Sync::kArrive>(a, SIG_PHASE_START, e);
   // For the watchdog: this block's lanes are in a launch until their Head
   // reaches Target (set before the injected delay, so a delayed rank shows
@@ -371,7 +371,7 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
   // Units are 4 elements: vector accesses need the input and the output
   // aligned to 4 elements (the staging rings always are).
   const bool vec = ((a.peer_in[a.rank] | a.out) & (RING_UNIT * sizeof(T) - 1)) == 0;
-  // One lane per block (RingGrid); a grid of another size (--blocks) works
+  // One lane per block (Grid in protocol.go); a grid of another size (--blocks) works
   // too: block b runs lanes b, b + gridDim.x, ... one after another, and
   // so does block b of every peer, so each lane still meets its partners.
   __shared__ uint32_t s_head;
