@@ -64,11 +64,6 @@ constexpr uint32_t INJECT_NO_CREDIT_WAIT = 1u << 6;  // ring only; other kernels
 constexpr uint32_t INJECT_LL_NO_FLAG = 1u << 12;  // oneshot-ll: a slot is used without its sequence
 constexpr uint32_t INJECT_PDL_NO_WAIT = 1u << 7;     // pdl_wait is skipped: the input is read before the producer wrote it
 
-// twoshot's gather (param0; kernels/twoshot.go is the Go twin): how chunks
-// reach the other ranks after the reduce-scatter.
-constexpr uint32_t TWOSHOT_GATHER_PULL = 1u;  // each rank reads every peer's staging
-constexpr uint32_t TWOSHOT_GATHER_PUSH = 2u;  // each rank writes its chunk into every peer's staging
-
 // Element types and operators, numbered as reference.DType and reference.Op.
 constexpr uint32_t DTYPE_F32 = 0u;
 constexpr uint32_t DTYPE_F16 = 1u;
@@ -132,17 +127,6 @@ ARTEST_HD constexpr uint64_t artest_ll_half_bytes(uint64_t stage_bytes) {
   return stage_bytes < 16 ? 0 : (stage_bytes - 16) / 2 / 16 * 16;
 }
 ARTEST_HD constexpr uint64_t artest_ll_align(uint64_t p) { return (p + 15) / 16 * 16; }
-
-ARTEST_HD constexpr uint32_t artest_oneshot_blocks(uint64_t count, uint32_t elem_bytes, uint32_t threads,
-                                                   uint32_t max_blocks) {
-  return artest_clamp_blocks(artest_ceil_div(count, ARTEST_SLOT_BYTES / elem_bytes), threads, max_blocks);
-}
-
-ARTEST_HD constexpr uint32_t artest_twoshot_blocks(uint64_t count, uint32_t elem_bytes, uint32_t nranks,
-                                                   uint32_t threads, uint32_t max_blocks) {
-  return artest_clamp_blocks(artest_twoshot_chunk(count, nranks, elem_bytes) / (ARTEST_SLOT_BYTES / elem_bytes),
-                             threads, max_blocks);
-}
 
 #if defined(__CUDACC__)
 // ---------------------------------------------------------------------------

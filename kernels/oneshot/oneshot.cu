@@ -8,6 +8,7 @@
 // rank owns the same slots: that is what lets one block's barrier speak for
 // exactly the data that the same block of every peer touched.
 #include "common.cuh"
+#include "oneshot.cuh"
 
 namespace artest {
 namespace oneshot {

@@ -33,7 +33,7 @@ func Host(k *hostmodel.Kernel, b int) error {
 	}
 	k.Delay()
 	lo, hi := chunkSpan(int(a.Rank))
-	if a.Param0 == kernels.TwoshotGatherPush {
+	if a.Param0 == GatherPush {
 		return push(k, b, epoch, lo, hi, chunkSpan)
 	}
 	k.ReduceInto(k.Bytes(a.PeerStage[a.Rank], count*k.Elem()), lo, hi)
