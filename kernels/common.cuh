@@ -119,15 +119,6 @@ ARTEST_HD constexpr uint64_t artest_twoshot_chunk(uint64_t count, uint32_t nrank
          (ARTEST_SLOT_BYTES / elem_bytes);
 }
 
-// oneshot-ll's staging halves (kernels/oneshotll/oneshot_ll.cu, LLHalfBytes in
-// kernels/ll.go): the staging buffer from its first 16-byte boundary (a
-// case's element offset may misalign it; 64-bit LL words need alignment),
-// halved and rounded down to 16 bytes.
-ARTEST_HD constexpr uint64_t artest_ll_half_bytes(uint64_t stage_bytes) {
-  return stage_bytes < 16 ? 0 : (stage_bytes - 16) / 2 / 16 * 16;
-}
-ARTEST_HD constexpr uint64_t artest_ll_align(uint64_t p) { return (p + 15) / 16 * 16; }
-
 #if defined(__CUDACC__)
 // ---------------------------------------------------------------------------
 // Device code.

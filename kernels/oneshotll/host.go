@@ -25,8 +25,8 @@ func Host(k *hostmodel.Kernel, b int) error {
 	elem := k.Elem()
 	perSlot := int64(kernels.VecBytes) / elem
 	slots := (count + perSlot - 1) / perSlot
-	region := uint64(slots) * kernels.LLSlotBytes
-	half := kernels.LLHalfBytes(a.StageBytes)
+	region := uint64(slots) * SlotBytes
+	half := HalfBytes(a.StageBytes)
 	if region*uint64(n) > half {
 		return fmt.Errorf("host oneshot-ll: %d ranks x %d bytes of LL slots exceed half the staging (%d bytes)", n, region, half)
 	}
@@ -39,14 +39,14 @@ func Host(k *hostmodel.Kernel, b int) error {
 	in := k.Bytes(a.PeerIn[a.Rank], count*elem)
 	stages := make([][]byte, n)
 	for p := range stages {
-		base := kernels.LLAlign(a.PeerStage[p])
+		base := Align(a.PeerStage[p])
 		stages[p] = k.Bytes(base, int64(myHalf+uint64(n)*region))
 	}
 	var slot [kernels.VecBytes]byte
 	for s := lo; s < hi; s++ {
 		clear(slot[:])
 		copy(slot[:], in[s*perSlot*elem:min((s+1)*perSlot, count)*elem])
-		at := myHalf + uint64(a.Rank)*region + uint64(s)*kernels.LLSlotBytes
+		at := myHalf + uint64(a.Rank)*region + uint64(s)*SlotBytes
 		for p := 0; p < n; p++ {
 			for w := 0; w < 4; w++ {
 				data := uint64(slot[4*w]) | uint64(slot[4*w+1])<<8 | uint64(slot[4*w+2])<<16 | uint64(slot[4*w+3])<<24
@@ -61,7 +61,7 @@ func Host(k *hostmodel.Kernel, b int) error {
 	got := make([][kernels.VecBytes]byte, n)
 	for s := lo; s < hi; s++ {
 		for src := 0; src < n; src++ {
-			at := myHalf + uint64(src)*region + uint64(s)*kernels.LLSlotBytes
+			at := myHalf + uint64(src)*region + uint64(s)*SlotBytes
 			if err := llWait(k, stages[a.Rank], at, seq, b, int(s), src, &got[src]); err != nil {
 				return err
 			}
@@ -129,7 +129,7 @@ func llWait(k *hostmodel.Kernel, stage []byte, at uint64, seq uint32, b, slot, s
 }
 
 // llWord is the 64-bit LL word at byte off of buf (8-byte aligned: the
-// staging base is LLAlign'ed and every offset is a multiple of 8).
+// staging base is Align'ed and every offset is a multiple of 8).
 func llWord(buf []byte, off uint64) *uint64 {
 	return (*uint64)(unsafe.Pointer(&buf[off]))
 }

@@ -27,8 +27,8 @@ func Variant() kernels.Variant {
 		// oneshot's 36 x 512 until artest tune measures it on H200.
 		Blocks: 36, Threads: 512,
 		HostBlocks: 4,
-		TooBig:     kernels.LLTooBig,
-		StageNeed:  kernels.LLStageBytes,
+		TooBig:     TooBig,
+		StageNeed:  StageBytes,
 		Faults: []kernels.Fault{{Name: "ll-no-flag", Bit: kernels.InjectLlNoFlag,
 			Help: "slots used without checking their sequence"}},
 		Host: hostmodel.Body(Host),
