@@ -3,7 +3,6 @@ package oneshotcpasync
 import (
 	"fmt"
 
-	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/kernels/hostmodel"
 	"github.com/artest/artest/kernels/oneshot"
 )
@@ -23,9 +22,9 @@ import (
 // Like the kernel, it refuses a stage count outside the range (the kernel
 // traps), so a host that forgets to set param0 fails here too.
 func Host(k *hostmodel.Kernel, b int) error {
-	if s := k.Args().Param0; s < kernels.CpasyncMinStages || s > kernels.CpasyncMaxStages {
+	if s := k.Args().Param0; s < MinStages || s > MaxStages {
 		return fmt.Errorf("host %s: stages (param0) %d, want %d..%d",
-			k.Variant().Name, s, kernels.CpasyncMinStages, kernels.CpasyncMaxStages)
+			k.Variant().Name, s, MinStages, MaxStages)
 	}
 	return oneshot.Host(k, b)
 }

@@ -70,14 +70,14 @@ func TestCpasyncModelMatchesOneshot(t *testing.T) {
 // Like the kernel's trap, the model refuses a stage count outside the range.
 func TestCpasyncModelRejectsBadStages(t *testing.T) {
 	cp := variant()
-	for _, stages := range []uint32{1, kernels.CpasyncMaxStages + 1} {
+	for _, stages := range []uint32{1, MaxStages + 1} {
 		w := hostmodeltest.NewWorld(2, reference.F32, 64, false)
 		w.Fill(0)
 		for _, err := range w.Launch(cp, reference.Sum, stages, 0) {
 			require.ErrorContains(t, err, fmt.Sprintf("stages (param0) %d", stages))
 		}
 	}
-	for _, stages := range []uint32{kernels.CpasyncMinStages, kernels.CpasyncMaxStages} {
+	for _, stages := range []uint32{MinStages, MaxStages} {
 		w := hostmodeltest.NewWorld(2, reference.F32, 64, false)
 		w.Fill(0)
 		for _, err := range w.Launch(cp, reference.Sum, stages, 0) {
