@@ -49,8 +49,8 @@ func Host(k *hostmodel.Kernel, b int) error {
 		return fmt.Errorf("host multimem: launched without a multicast mapping (the CUDA kernel traps here)")
 	}
 	shots := a.Param0
-	if shots != kernels.MultimemOneShot && shots != kernels.MultimemTwoShot {
-		return fmt.Errorf("host multimem: shots %d, want %d or %d (the CUDA kernel traps here)", shots, kernels.MultimemOneShot, kernels.MultimemTwoShot)
+	if shots != OneShot && shots != TwoShot {
+		return fmt.Errorf("host multimem: shots %d, want %d or %d (the CUDA kernel traps here)", shots, OneShot, TwoShot)
 	}
 	if k.Op() != reference.Sum {
 		return fmt.Errorf("host multimem: no %s kernel (the switch has no f32 max or min)", k.Op())
@@ -69,7 +69,7 @@ func Host(k *hostmodel.Kernel, b int) error {
 		}
 	}
 	k.Delay()
-	if shots == kernels.MultimemTwoShot {
+	if shots == TwoShot {
 		err = m.twoShot(inPlace)
 	} else {
 		err = m.oneShot(inPlace)
