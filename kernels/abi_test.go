@@ -21,17 +21,18 @@ import (
 	"github.com/artest/artest/sigblock"
 )
 
-// The CUDA side of the kernel ABI lives in two headers; this file checks them
-// against the Go side without a GPU or a CUDA toolkit: every constant by name
-// and value (derived from the Go declarations, so a constant added in Go
-// without its C twin fails), and the ArtestArgs struct field by field, with
-// offsets computed the way a C compiler lays out a naturally aligned struct.
+// The CUDA side of the kernel ABI lives in two headers (signal.cuh and
+// abi.cuh); this file checks them against the Go side without a GPU or a
+// CUDA toolkit: every constant by name and value (derived from the Go
+// declarations, so a constant added in Go without its C twin fails), and
+// the ArtestArgs struct field by field, with offsets computed the way a C
+// compiler lays out a naturally aligned struct.
 // Where a host C++ compiler exists, a second test lets it compute the offsets
 // and the flag formula for real.
 
 const (
 	signalHeader = "signal.cuh"
-	commonHeader = "common.cuh"
+	abiHeader    = "abi.cuh"
 )
 
 // Prefixes of C constants that must each have a Go twin.
@@ -45,20 +46,20 @@ func readFile(t *testing.T, path string) string {
 }
 
 func TestHeadersMatchGo(t *testing.T) {
-	sig, common := readFile(t, signalHeader), readFile(t, commonHeader)
+	sig, abi := readFile(t, signalHeader), readFile(t, abiHeader)
 	want := goABIConstants(t)
-	require.NoError(t, checkHeaders(sig, common, want))
+	require.NoError(t, checkHeaders(sig, abi, want))
 }
 
 // TestCheckHeadersRejectsDrift proves the check can fail: each case alters
 // one thing in a copy of the real headers, and the check must reject it.
 func TestCheckHeadersRejectsDrift(t *testing.T) {
-	sig, common := readFile(t, signalHeader), readFile(t, commonHeader)
+	sig, abi := readFile(t, signalHeader), readFile(t, abiHeader)
 	want := goABIConstants(t)
 
 	cases := []struct {
 		name    string
-		inSig   bool // alter signal.cuh, else common.cuh
+		inSig   bool // alter signal.cuh, else abi.cuh
 		old     string
 		new     string
 		errPart string
@@ -83,7 +84,7 @@ func TestCheckHeadersRejectsDrift(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s, c := sig, common
+			s, c := sig, abi
 			target := &c
 			if tc.inSig {
 				target = &s
@@ -99,8 +100,8 @@ func TestCheckHeadersRejectsDrift(t *testing.T) {
 
 // checkHeaders compares the constants and the ArtestArgs struct of the two
 // headers with the Go side; it returns every difference in one error.
-func checkHeaders(sigText, commonText string, want map[string]uint64) error {
-	got, err := cconst.FromC(sigText + "\n" + commonText)
+func checkHeaders(sigText, abiText string, want map[string]uint64) error {
+	got, err := cconst.FromC(sigText + "\n" + abiText)
 	if err != nil {
 		return err
 	}
@@ -119,12 +120,12 @@ func checkHeaders(sigText, commonText string, want map[string]uint64) error {
 			problems = append(problems, fmt.Sprintf("%s: no Go counterpart", name))
 		}
 	}
-	fields, err := parseCStruct(commonText, "ArtestArgs", got)
+	fields, err := parseCStruct(abiText, "ArtestArgs", got)
 	if err != nil {
 		return err
 	}
 	problems = append(problems, compareStruct(fields, reflect.TypeOf(Args{}))...)
-	problems = append(problems, checkAssertedSize(commonText, "ArtestArgs", reflect.TypeOf(Args{}).Size())...)
+	problems = append(problems, checkAssertedSize(abiText, "ArtestArgs", reflect.TypeOf(Args{}).Size())...)
 	if len(problems) > 0 {
 		return fmt.Errorf("kernel ABI differs between Go and the CUDA headers:\n  %s", strings.Join(problems, "\n  "))
 	}
@@ -340,14 +341,14 @@ func TestHeadersWithHostCompiler(t *testing.T) {
 			t.Skip("no host C++ compiler (g++ or c++) on PATH")
 		}
 	}
-	common := readFile(t, commonHeader)
-	consts, err := cconst.FromC(readFile(t, signalHeader) + "\n" + common)
+	abi := readFile(t, abiHeader)
+	consts, err := cconst.FromC(readFile(t, signalHeader) + "\n" + abi)
 	require.NoError(t, err)
-	fields, err := parseCStruct(common, "ArtestArgs", consts)
+	fields, err := parseCStruct(abi, "ArtestArgs", consts)
 	require.NoError(t, err)
 
 	var prog strings.Builder
-	prog.WriteString("#include <cstddef>\n#include <cstdio>\n#include \"common.cuh\"\nint main() {\n")
+	prog.WriteString("#include <cstddef>\n#include <cstdio>\n#include \"abi.cuh\"\nint main() {\n")
 	prog.WriteString("  std::printf(\"size %zu\\n\", sizeof(ArtestArgs));\n")
 	for _, f := range fields {
 		fmt.Fprintf(&prog, "  std::printf(\"field %s %%zu\\n\", offsetof(ArtestArgs, %s));\n", f.name, f.name)

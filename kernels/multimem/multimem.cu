@@ -237,7 +237,7 @@ __device__ __forceinline__ void one_shot(const ArtestArgs& a, uint64_t delta, bo
 
 template <typename T>
 __device__ __forceinline__ void run(const ArtestArgs& a) {
-  pdl_wait(a);  // --pdl: before any input read or flag store (common.cuh)
+  pdl_wait(a);  // --pdl: before any input read or flag store (sync.cuh)
   const uint64_t delta = static_cast<uint64_t>(a.param3) << 32 | a.param2;
   // No multicast mapping: the host did not bind this launch to a multicast
   // object, and a multimem instruction on a plain address is undefined.

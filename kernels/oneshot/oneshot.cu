@@ -15,7 +15,7 @@ namespace oneshot {
 
 template <typename T, uint32_t OP>
 __device__ __forceinline__ void run(const ArtestArgs& a) {
-  pdl_wait(a);  // --pdl: before any input read or flag store (common.cuh)
+  pdl_wait(a);  // --pdl: before any input read or flag store (sync.cuh)
   using S = Slot<T>;
   using R = Reduce<T, OP>;
   const bool in_place = (a.flags & FLAG_IN_PLACE) != 0;

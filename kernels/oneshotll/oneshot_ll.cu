@@ -87,7 +87,7 @@ template <typename T, uint32_t OP>
 __device__ __forceinline__ void run(const ArtestArgs& a) {
   using S = Slot<T>;
   using R = Reduce<T, OP>;
-  pdl_wait(a);  // --pdl: before any input read or flag store (common.cuh)
+  pdl_wait(a);  // --pdl: before any input read or flag store (sync.cuh)
   const uint32_t n = a.nranks;
   const uint64_t slots = artest_ceil_div(a.count, S::kElems);
   const uint64_t region = slots * kSlotBytes;  // one rank's region in a half

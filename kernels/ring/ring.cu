@@ -15,7 +15,7 @@
 //             right neighbour released it after reading the slot we are
 //             about to overwrite);
 //   bar.sync: every thread's slot reads and writes come after both
-//             acquires (the same argument as barrier() in common.cuh);
+//             acquires (the same argument as barrier() in sync.cuh);
 //   all:      read our slot (.cg: L2, never a stale L1 line from the last
 //             time round the ring), write the right neighbour's slot
 //             (remote stores, posted);
@@ -35,12 +35,12 @@ namespace ring {
 
 // Waiting: the first poll is immediate (the data is often there already);
 // then __nanosleep from 32 ns, doubling to a 256 ns cap. Provisional until
-// measured on H200: the barrier's measurement (common.cuh: a cap
+// measured on H200: the barrier's measurement (sync.cuh: a cap
 // of 1024 ns cost 0.5-1.5 us a launch, 128 ns was as fast as spinning)
 // says a short cap; a ring waits once per piece, so a long sleep would
 // cost per piece. The poll is one thread's load of a word in its own GPU's
 // memory. The launch's deadline (a.wait_timeout_ns) bounds each wait as in
-// barrier() (common.cuh): thread 0 gives up, records it in the SIG_DIAG_*
+// barrier() (sync.cuh): thread 0 gives up, records it in the SIG_DIAG_*
 // words, and the block exits together at the __syncthreads_or that follows
 // the waits. The lane's Wait* words stay set, so the host's watchdog still
 // says who waited for whom.
@@ -343,7 +343,7 @@ __device__ __forceinline__ void run_units(const ArtestArgs& a, const RingPlan& p
 
 template <typename T, uint32_t OP>
 __device__ __forceinline__ void run(const ArtestArgs& a) {
-  pdl_wait(a);  // --pdl: before any input read or flag store (common.cuh)
+  pdl_wait(a);  // --pdl: before any input read or flag store (sync.cuh)
   check_launch(a, 0, sizeof(T));
   // The rings fit the staging buffer and the parameters are in range: the
   // host's Resolve and Check (protocol.go) guarantee it; anything else is a host

@@ -21,7 +21,7 @@
 
 #include <stdint.h>
 
-#include "common.cuh"
+#include "grid.cuh"
 
 // Mirrors of protocol.go (Unit -> RING_UNIT, ...).
 constexpr uint32_t RING_UNIT = 4u;            // elements: lanes, chunks and pieces are multiples

@@ -34,7 +34,7 @@ namespace twoshot {
 
 template <typename T, uint32_t OP>
 __device__ __forceinline__ void run(const ArtestArgs& a) {
-  pdl_wait(a);  // --pdl: before any input read or flag store (common.cuh)
+  pdl_wait(a);  // --pdl: before any input read or flag store (sync.cuh)
   using S = Slot<T>;
   using R = Reduce<T, OP>;
   check_launch(a, a.count, sizeof(T));
