@@ -4,10 +4,11 @@
 // reference/types.go). kernels/abi_test.go checks every constant and field
 // against the Go side, so change both together.
 //
-// The fault switches share one 32-bit word, so their bits are allocated in
-// this one place, the ones only one variant tests (ring's, oneshot-ll's)
-// included: no two variants can pick the same bit. A variant lists the
-// switches of its own protocol in its Variant().Faults.
+// The fault switches here are the ones every custom kernel shares; a
+// variant's own (ring's INJECT_NO_CREDIT_WAIT, oneshot-ll's
+// INJECT_LL_NO_FLAG) sit in the header beside its kernel, with their Go
+// twins in its Variant().Faults, and kernels/registry's tests keep every
+// bit of the word distinct.
 //
 // Plain C++ so that a host compiler can include it (abi_test.go does).
 #pragma once
@@ -64,8 +65,6 @@ constexpr uint32_t INJECT_DELAY = 1u << 2;      // delay_rank sleeps delay_ns af
 constexpr uint32_t INJECT_SKIP_LAST = 1u << 3;  // element count-1 of out is not written
 constexpr uint32_t INJECT_OVERRUN = 1u << 4;    // element count of out (one past the end) is written
 constexpr uint32_t INJECT_NO_MID_BARRIER = 1u << 5;
-constexpr uint32_t INJECT_NO_CREDIT_WAIT = 1u << 6;  // ring only; other kernels ignore it
-constexpr uint32_t INJECT_LL_NO_FLAG = 1u << 12;  // oneshot-ll: a slot is used without its sequence
 constexpr uint32_t INJECT_PDL_NO_WAIT = 1u << 7;     // pdl_wait is skipped: the input is read before the producer wrote it
 
 // Element types and operators, numbered as reference.DType and reference.Op.

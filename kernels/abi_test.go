@@ -68,7 +68,7 @@ func TestCheckHeadersRejectsDrift(t *testing.T) {
 		{"derived constant", true, "SIG_OFF_EPOCH + 8u * SIG_MAX_BLOCKS", "SIG_OFF_EPOCH + 16u * SIG_MAX_BLOCKS", "SIG_OFF_FLAGS"},
 		{"missing constant", true, "constexpr uint32_t SIG_OFF_RANK = 8u;", "", "SIG_OFF_RANK"},
 		{"inject bit", false, "INJECT_OVERRUN = 1u << 4", "INJECT_OVERRUN = 1u << 7", "INJECT_OVERRUN"},
-		{"missing inject bit", false, "constexpr uint32_t INJECT_NO_CREDIT_WAIT = 1u << 6;", "", "INJECT_NO_CREDIT_WAIT"},
+		{"missing inject bit", false, "constexpr uint32_t INJECT_NO_MID_BARRIER = 1u << 5;", "", "INJECT_NO_MID_BARRIER"},
 		{"constant without Go twin", false, "constexpr uint32_t FLAG_IN_PLACE = 1u << 0;",
 			"constexpr uint32_t FLAG_IN_PLACE = 1u << 0;\nconstexpr uint32_t FLAG_BOGUS = 1u << 3;", "FLAG_BOGUS"},
 		{"dtype number", false, "DTYPE_BF16 = 2u", "DTYPE_BF16 = 3u", "DTYPE_BF16"},

@@ -114,7 +114,7 @@ func llWait(k *hostmodel.Kernel, stage []byte, at uint64, seq uint32, b, slot, s
 		return seen, ok
 	}
 	seen, ok := lowest()
-	if ok || k.Injected(kernels.InjectLlNoFlag) {
+	if ok || k.Injected(InjectLlNoFlag) {
 		return nil
 	}
 	waited, err := k.PollUntil(time.Now(), func() bool {

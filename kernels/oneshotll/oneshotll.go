@@ -12,6 +12,11 @@ import (
 // ID is the trace id oneshot-ll's launches write. Never reuse a number.
 const ID uint32 = 0x0056
 
+// InjectLlNoFlag is oneshot-ll's own fault switch (a kernels.Args.Inject
+// bit, INJECT_LL_NO_FLAG in oneshot_ll.cuh): a slot is used without checking
+// its sequence, so stale data from an older launch goes through.
+const InjectLlNoFlag uint32 = 1 << 12
+
 // Variant is oneshot-ll's complete description.
 func Variant() kernels.Variant {
 	return kernels.Variant{
@@ -29,7 +34,7 @@ func Variant() kernels.Variant {
 		HostBlocks: 4,
 		TooBig:     TooBig,
 		StageNeed:  StageBytes,
-		Faults: []kernels.Fault{{Name: "ll-no-flag", Bit: kernels.InjectLlNoFlag,
+		Faults: []kernels.Fault{{Name: "ll-no-flag", Bit: InjectLlNoFlag,
 			Help: "slots used without checking their sequence"}},
 		Host: hostmodel.Body(Host),
 	}

@@ -1,11 +1,13 @@
 package oneshotll
 
 import (
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/internal/cconst"
 )
 
 func TestLLStaging(t *testing.T) {
@@ -34,4 +36,13 @@ func TestLLStaging(t *testing.T) {
 	require.Equal(t, uint64(32), Align(32))
 	require.Empty(t, TooBig(MaxBytes))
 	require.Contains(t, TooBig(MaxBytes+1), "oneshot-ll takes messages up to")
+}
+
+// The fault switch's bit is written on both sides of the launch ABI.
+func TestLLNoFlagMatchesCUDA(t *testing.T) {
+	src, err := os.ReadFile("oneshot_ll.cuh")
+	require.NoError(t, err)
+	consts, err := cconst.FromC(string(src))
+	require.NoError(t, err)
+	require.Equal(t, map[string]uint64{"INJECT_LL_NO_FLAG": uint64(InjectLlNoFlag)}, consts)
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/kernels/oneshot"
+	"github.com/artest/artest/kernels/oneshotll"
+	"github.com/artest/artest/kernels/ring"
 )
 
 type ownerOnly string
@@ -143,8 +145,8 @@ func TestBuiltinVariantsAreComplete(t *testing.T) {
 		}
 	}
 	require.Equal(t, []kernels.Fault{
-		{Name: "ll-no-flag", Bit: kernels.InjectLlNoFlag, Help: "slots used without checking their sequence"},
-		{Name: "no-credit-wait", Bit: kernels.InjectNoCreditWait, Help: "the producer does not wait for credit"},
+		{Name: "ll-no-flag", Bit: oneshotll.InjectLlNoFlag, Help: "slots used without checking their sequence"},
+		{Name: "no-credit-wait", Bit: ring.InjectNoCreditWait, Help: "the producer does not wait for credit"},
 	}, Faults())
 }
 

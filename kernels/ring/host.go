@@ -84,7 +84,7 @@ func units(k *hostmodel.Kernel, lane int, plan *Plan, head uint32) error {
 	count := int64(a.Count)
 	in := k.Bytes(a.PeerIn[rank], count*k.Elem())
 	out := k.Bytes(a.Out, count*k.Elem())
-	noCredit := k.Injected(kernels.InjectNoCreditWait)
+	noCredit := k.Injected(InjectNoCreditWait)
 
 	q, total := plan.Q, plan.Pieces
 	for u := int64(0); u < total+q; u++ {

@@ -342,7 +342,7 @@ func TestRingNoCreditWaitCorrupts(t *testing.T) {
 			for iter := 0; iter < 3; iter++ {
 				require.Zero(t, w.check(t, reference.Sum, iter), "with credits, iteration %d", iter)
 			}
-			w.inject |= kernels.InjectNoCreditWait
+			w.inject |= ring.InjectNoCreditWait
 			var wrong uint64
 			for iter := 0; iter < 10 && wrong == 0; iter++ {
 				wrong += w.check(t, reference.Sum, iter)

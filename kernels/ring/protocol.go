@@ -119,6 +119,11 @@ const (
 	MaxPieces = 1 << 30
 )
 
+// InjectNoCreditWait is the ring's own fault switch (a kernels.Args.Inject
+// bit, INJECT_NO_CREDIT_WAIT in ring.cuh): the producer does not wait for
+// credit.
+const InjectNoCreditWait uint32 = 1 << 6
+
 // Ring launch parameters (kernels.Args.Param0..2).
 const (
 	paramLanes     = 0

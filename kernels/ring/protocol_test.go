@@ -43,6 +43,8 @@ func ringCConstants() map[string]uint64 {
 		"RING_MAX_SLOTS":      MaxSlots,
 		"RING_MAX_LANES":      MaxLanes,
 		"RING_MAX_PIECES":     MaxPieces,
+		// The ring's own fault switch.
+		"INJECT_NO_CREDIT_WAIT": uint64(InjectNoCreditWait),
 	}
 }
 

@@ -33,6 +33,10 @@ constexpr uint32_t RING_MAX_SLOTS = SIG_RING_MAX_SLOTS;
 constexpr uint32_t RING_MAX_LANES = SIG_RING_MAX_LANES;
 constexpr uint32_t RING_MAX_PIECES = 1u << 30;  // per lane and launch: sequences stay far from wrapping
 
+// The ring's own fault switch (an Args.inject bit; InjectNoCreditWait in
+// protocol.go): the producer does not wait for credit.
+constexpr uint32_t INJECT_NO_CREDIT_WAIT = 1u << 6;
+
 // Q, the pieces per step: below S (no deadlock) and above S/2 (flow control
 // matters from 2 ranks on). protocol.go has both arguments.
 ARTEST_HD constexpr uint64_t ring_step_pieces(uint64_t slots) {

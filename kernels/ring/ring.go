@@ -43,7 +43,7 @@ func Variant() kernels.Variant {
 				"slot-bytes": {16 << 10, 64 << 10, 256 << 10},
 				"slots":      {4, 8, 16},
 			}},
-		Faults: []kernels.Fault{{Name: "no-credit-wait", Bit: kernels.InjectNoCreditWait,
+		Faults: []kernels.Fault{{Name: "no-credit-wait", Bit: InjectNoCreditWait,
 			Help: "the producer does not wait for credit"}},
 		Host: hostmodel.Body(Host),
 	}
