@@ -3,7 +3,7 @@ package kernels
 import "github.com/artest/artest/sigblock"
 
 // Args is the one parameter every custom kernel takes, by value. Its layout is
-// the C struct ArtestArgs in kernels/common.cuh; abi_test.go checks sizes and
+// the C struct ArtestArgs in kernels/abi.cuh; abi_test.go checks sizes and
 // offsets against the header, so a field added on one side only fails the
 // build's tests. The host backend passes the same struct to its Go model of
 // each kernel, so both backends see identical launch parameters.
@@ -58,14 +58,15 @@ const (
 
 // Inject bits: faults compiled into every kernel and every host model as
 // runtime switches, so the suite can prove that each protection matters.
+// These are the ones every custom kernel shares; a variant's own switches
+// (its Variant().Faults) take their bits in its folder, and
+// kernels/registry's tests keep every bit distinct.
 const (
-	InjectNoEndBarrier   uint32 = 1 << 0  // skip the end barrier
-	InjectNoStartBarrier uint32 = 1 << 1  // skip the start barrier
-	InjectDelay          uint32 = 1 << 2  // DelayRank sleeps DelayNs after the start barrier, in every block
-	InjectSkipLast       uint32 = 1 << 3  // planted bug: the last element is not written (poison must catch it)
-	InjectOverrun        uint32 = 1 << 4  // planted bug: one element past the end is written (guards must catch it)
-	InjectNoMidBarrier   uint32 = 1 << 5  // skip the mid barrier (twoshot, in-place oneshot)
-	InjectNoCreditWait   uint32 = 1 << 6  // ring: the producer does not wait for credit
-	InjectPdlNoWait      uint32 = 1 << 7  // --pdl: the kernel reads its input without waiting for the producer (griddepcontrol.wait)
-	InjectLlNoFlag       uint32 = 1 << 12 // oneshot-ll: a slot is used without checking its sequence (stale data)
+	InjectNoEndBarrier   uint32 = 1 << 0 // skip the end barrier
+	InjectNoStartBarrier uint32 = 1 << 1 // skip the start barrier
+	InjectDelay          uint32 = 1 << 2 // DelayRank sleeps DelayNs after the start barrier, in every block
+	InjectSkipLast       uint32 = 1 << 3 // planted bug: the last element is not written (poison must catch it)
+	InjectOverrun        uint32 = 1 << 4 // planted bug: one element past the end is written (guards must catch it)
+	InjectNoMidBarrier   uint32 = 1 << 5 // skip the mid barrier (twoshot, in-place oneshot)
+	InjectPdlNoWait      uint32 = 1 << 7 // --pdl: the kernel reads its input without waiting for the producer (griddepcontrol.wait)
 )

@@ -4,11 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/printer"
-	"go/token"
-	"go/types"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,21 +16,23 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/artest/artest/kernels/internal/cconst"
 	"github.com/artest/artest/reference"
 	"github.com/artest/artest/sigblock"
 )
 
-// The CUDA side of the kernel ABI lives in two headers; this file checks them
-// against the Go side without a GPU or a CUDA toolkit: every constant by name
-// and value (derived from the Go declarations, so a constant added in Go
-// without its C twin fails), and the ArtestArgs struct field by field, with
-// offsets computed the way a C compiler lays out a naturally aligned struct.
+// The CUDA side of the kernel ABI lives in two headers (signal.cuh and
+// abi.cuh); this file checks them against the Go side without a GPU or a
+// CUDA toolkit: every constant by name and value (derived from the Go
+// declarations, so a constant added in Go without its C twin fails), and
+// the ArtestArgs struct field by field, with offsets computed the way a C
+// compiler lays out a naturally aligned struct.
 // Where a host C++ compiler exists, a second test lets it compute the offsets
 // and the flag formula for real.
 
 const (
 	signalHeader = "signal.cuh"
-	commonHeader = "common.cuh"
+	abiHeader    = "abi.cuh"
 )
 
 // Prefixes of C constants that must each have a Go twin.
@@ -49,20 +46,20 @@ func readFile(t *testing.T, path string) string {
 }
 
 func TestHeadersMatchGo(t *testing.T) {
-	sig, common := readFile(t, signalHeader), readFile(t, commonHeader)
+	sig, abi := readFile(t, signalHeader), readFile(t, abiHeader)
 	want := goABIConstants(t)
-	require.NoError(t, checkHeaders(sig, common, want))
+	require.NoError(t, checkHeaders(sig, abi, want))
 }
 
 // TestCheckHeadersRejectsDrift proves the check can fail: each case alters
 // one thing in a copy of the real headers, and the check must reject it.
 func TestCheckHeadersRejectsDrift(t *testing.T) {
-	sig, common := readFile(t, signalHeader), readFile(t, commonHeader)
+	sig, abi := readFile(t, signalHeader), readFile(t, abiHeader)
 	want := goABIConstants(t)
 
 	cases := []struct {
 		name    string
-		inSig   bool // alter signal.cuh, else common.cuh
+		inSig   bool // alter signal.cuh, else abi.cuh
 		old     string
 		new     string
 		errPart string
@@ -71,7 +68,7 @@ func TestCheckHeadersRejectsDrift(t *testing.T) {
 		{"derived constant", true, "SIG_OFF_EPOCH + 8u * SIG_MAX_BLOCKS", "SIG_OFF_EPOCH + 16u * SIG_MAX_BLOCKS", "SIG_OFF_FLAGS"},
 		{"missing constant", true, "constexpr uint32_t SIG_OFF_RANK = 8u;", "", "SIG_OFF_RANK"},
 		{"inject bit", false, "INJECT_OVERRUN = 1u << 4", "INJECT_OVERRUN = 1u << 7", "INJECT_OVERRUN"},
-		{"missing inject bit", false, "constexpr uint32_t INJECT_NO_CREDIT_WAIT = 1u << 6;", "", "INJECT_NO_CREDIT_WAIT"},
+		{"missing inject bit", false, "constexpr uint32_t INJECT_NO_MID_BARRIER = 1u << 5;", "", "INJECT_NO_MID_BARRIER"},
 		{"constant without Go twin", false, "constexpr uint32_t FLAG_IN_PLACE = 1u << 0;",
 			"constexpr uint32_t FLAG_IN_PLACE = 1u << 0;\nconstexpr uint32_t FLAG_BOGUS = 1u << 3;", "FLAG_BOGUS"},
 		{"dtype number", false, "DTYPE_BF16 = 2u", "DTYPE_BF16 = 3u", "DTYPE_BF16"},
@@ -87,7 +84,7 @@ func TestCheckHeadersRejectsDrift(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			s, c := sig, common
+			s, c := sig, abi
 			target := &c
 			if tc.inSig {
 				target = &s
@@ -103,8 +100,8 @@ func TestCheckHeadersRejectsDrift(t *testing.T) {
 
 // checkHeaders compares the constants and the ArtestArgs struct of the two
 // headers with the Go side; it returns every difference in one error.
-func checkHeaders(sigText, commonText string, want map[string]uint64) error {
-	got, err := parseCConstants(sigText + "\n" + commonText)
+func checkHeaders(sigText, abiText string, want map[string]uint64) error {
+	got, err := cconst.FromC(sigText + "\n" + abiText)
 	if err != nil {
 		return err
 	}
@@ -123,12 +120,12 @@ func checkHeaders(sigText, commonText string, want map[string]uint64) error {
 			problems = append(problems, fmt.Sprintf("%s: no Go counterpart", name))
 		}
 	}
-	fields, err := parseCStruct(commonText, "ArtestArgs", got)
+	fields, err := parseCStruct(abiText, "ArtestArgs", got)
 	if err != nil {
 		return err
 	}
 	problems = append(problems, compareStruct(fields, reflect.TypeOf(Args{}))...)
-	problems = append(problems, checkAssertedSize(commonText, "ArtestArgs", reflect.TypeOf(Args{}).Size())...)
+	problems = append(problems, checkAssertedSize(abiText, "ArtestArgs", reflect.TypeOf(Args{}).Size())...)
 	if len(problems) > 0 {
 		return fmt.Errorf("kernel ABI differs between Go and the CUDA headers:\n  %s", strings.Join(problems, "\n  "))
 	}
@@ -150,13 +147,13 @@ func hasAnyPrefix(s string, prefixes []string) bool {
 func goABIConstants(t *testing.T) map[string]uint64 {
 	t.Helper()
 	want := map[string]uint64{}
-	sig, err := goConstants(filepath.Join("..", "sigblock", "layout.go"))
+	sig, err := cconst.FromGoFile(filepath.Join("..", "sigblock", "layout.go"))
 	require.NoError(t, err)
 	require.NotEmpty(t, sig)
 	for name, v := range sig {
 		want["SIG_"+upperSnake(name)] = v
 	}
-	abi, err := goConstants("abi.go")
+	abi, err := cconst.FromGoFile("abi.go")
 	require.NoError(t, err)
 	var bits int
 	for name, v := range abi {
@@ -178,55 +175,6 @@ func goABIConstants(t *testing.T) map[string]uint64 {
 	require.Equal(t, uint64(InjectNoMidBarrier), want["INJECT_NO_MID_BARRIER"])
 	require.Equal(t, uint64(FlagInPlace), want["FLAG_IN_PLACE"])
 	return want
-}
-
-// goConstants evaluates every top-level constant of one Go file. The const
-// declarations are type-checked on their own, so the file's imports do not
-// matter as long as its constants refer only to each other.
-func goConstants(path string) (map[string]uint64, error) {
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, path, nil, 0)
-	if err != nil {
-		return nil, fmt.Errorf("parse %s: %w", path, err)
-	}
-	var src bytes.Buffer
-	src.WriteString("package p\n")
-	for _, decl := range f.Decls {
-		if gd, ok := decl.(*ast.GenDecl); ok && gd.Tok == token.CONST {
-			if err := printer.Fprint(&src, fset, gd); err != nil {
-				return nil, fmt.Errorf("print consts of %s: %w", path, err)
-			}
-			src.WriteString("\n")
-		}
-	}
-	return evalConstants(src.String())
-}
-
-// evalConstants type-checks a package of constant declarations and returns
-// each constant's value.
-func evalConstants(src string) (map[string]uint64, error) {
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "consts.go", src, 0)
-	if err != nil {
-		return nil, fmt.Errorf("parse constants: %w", err)
-	}
-	pkg, err := (&types.Config{}).Check("p", fset, []*ast.File{f}, nil)
-	if err != nil {
-		return nil, fmt.Errorf("evaluate constants: %w", err)
-	}
-	out := map[string]uint64{}
-	for _, name := range pkg.Scope().Names() {
-		c, ok := pkg.Scope().Lookup(name).(*types.Const)
-		if !ok {
-			continue
-		}
-		v, err := strconv.ParseUint(c.Val().ExactString(), 0, 64)
-		if err != nil {
-			return nil, fmt.Errorf("constant %s = %s: not an unsigned integer", name, c.Val().ExactString())
-		}
-		out[name] = v
-	}
-	return out, nil
 }
 
 // upperSnake turns a Go name into the C constant name convention:
@@ -252,34 +200,7 @@ func lowerSnake(name string) string {
 	return b.String()
 }
 
-var (
-	cConstRe      = regexp.MustCompile(`(?m)^\s*(?:static\s+)?constexpr\s+\w+\s+([A-Z][A-Z0-9_]*)\s*=\s*([^;]+);`)
-	cIntSuffixRe  = regexp.MustCompile(`\b(0[xX][0-9a-fA-F]+|[0-9]+)[uUlL]+\b`)
-	cLineCommentR = regexp.MustCompile(`//[^\n]*`)
-)
-
-// parseCConstants evaluates the `constexpr <type> NAME = expr;` lines of C++
-// text. The expressions (integer literals, + - * << and names defined
-// earlier) are C and Go alike once integer suffixes are dropped, so Go's
-// type checker evaluates them.
-func parseCConstants(text string) (map[string]uint64, error) {
-	text = cLineCommentR.ReplaceAllString(text, "")
-	var src strings.Builder
-	src.WriteString("package p\n")
-	seen := map[string]bool{}
-	for _, m := range cConstRe.FindAllStringSubmatch(text, -1) {
-		name, expr := m[1], strings.TrimSpace(m[2])
-		if seen[name] {
-			return nil, fmt.Errorf("constant %s defined twice", name)
-		}
-		seen[name] = true
-		fmt.Fprintf(&src, "const %s = %s\n", name, cIntSuffixRe.ReplaceAllString(expr, "$1"))
-	}
-	if len(seen) == 0 {
-		return nil, fmt.Errorf("no constexpr constants found")
-	}
-	return evalConstants(src.String())
-}
+var cLineCommentR = regexp.MustCompile(`//[^\n]*`)
 
 // cField is one member of a C struct as laid out by a C compiler.
 type cField struct {
@@ -420,14 +341,14 @@ func TestHeadersWithHostCompiler(t *testing.T) {
 			t.Skip("no host C++ compiler (g++ or c++) on PATH")
 		}
 	}
-	common := readFile(t, commonHeader)
-	consts, err := parseCConstants(readFile(t, signalHeader) + "\n" + common)
+	abi := readFile(t, abiHeader)
+	consts, err := cconst.FromC(readFile(t, signalHeader) + "\n" + abi)
 	require.NoError(t, err)
-	fields, err := parseCStruct(common, "ArtestArgs", consts)
+	fields, err := parseCStruct(abi, "ArtestArgs", consts)
 	require.NoError(t, err)
 
 	var prog strings.Builder
-	prog.WriteString("#include <cstddef>\n#include <cstdio>\n#include \"common.cuh\"\nint main() {\n")
+	prog.WriteString("#include <cstddef>\n#include <cstdio>\n#include \"abi.cuh\"\nint main() {\n")
 	prog.WriteString("  std::printf(\"size %zu\\n\", sizeof(ArtestArgs));\n")
 	for _, f := range fields {
 		fmt.Fprintf(&prog, "  std::printf(\"field %s %%zu\\n\", offsetof(ArtestArgs, %s));\n", f.name, f.name)

@@ -40,7 +40,8 @@ NVCC ?= $(firstword $(wildcard /usr/local/cuda/bin/nvcc $(KERNELS_TOOLS_NVCC)) n
 # The shared kernels (check, delay, pdl) beside this file, and each
 # variant's own in its folder (kernels/<variant>/*.cu).
 KERNELS_SRC := $(sort $(filter-out %_test.cu,$(wildcard $(KERNELS_DIR)/*.cu $(KERNELS_DIR)/*/*.cu)))
-KERNELS_HDR := $(sort $(wildcard $(KERNELS_DIR)/*.cuh))
+# Shared headers beside this file, and a variant's own in its folder.
+KERNELS_HDR := $(sort $(wildcard $(KERNELS_DIR)/*.cuh $(KERNELS_DIR)/*/*.cuh))
 KERNELS_UNITY := $(KERNELS_BIN)/artest_kernels.cu
 KERNELS_FATBIN := $(KERNELS_BIN)/artest.fatbin
 KERNELS_PTX := $(KERNELS_BIN)/artest.ptx

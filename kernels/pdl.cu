@@ -10,7 +10,7 @@
 //      producer has executed griddepcontrol.launch_dependents, which they do
 //      first thing, so its launch and prologue overlap the producer.
 //
-// The allreduce must execute griddepcontrol.wait (pdl_wait, common.cuh)
+// The allreduce must execute griddepcontrol.wait (pdl_wait, sync.cuh)
 // before it reads any input or tells its peers that its input is ready;
 // INJECT_PDL_NO_WAIT skips that and the case must fail. For that failure to
 // show at every size, the producer is slow on purpose, like the GEMM that

@@ -26,6 +26,8 @@
 #include <vector>
 
 #include "common.cuh"
+#include "oneshot/oneshot.cuh"
+#include "twoshot/twoshot.cuh"
 
 namespace {
 

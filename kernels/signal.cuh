@@ -32,9 +32,11 @@ constexpr uint32_t SIG_PHASE_MID = 1u;    // this block's first half is done
 constexpr uint32_t SIG_PHASE_END = 2u;    // this block no longer reads peers
 constexpr uint32_t SIG_NUM_PHASES = 3u;
 
-// The ring variant's region (sigblock/layout.go, sigblock/ring.go, ring.cuh): one
+// The ring variant's region (sigblock/layout.go, sigblock/ring.go, ring/ring.cuh): one
 // record of SIG_RING_LANE_BYTES per lane at SIG_OFF_RING + lane *
-// SIG_RING_LANE_BYTES. The words the lane's own block writes share the first
+// SIG_RING_LANE_BYTES. It stays in this shared layout, like oneshot-ll's
+// words below, because every SignalBlock has one layout and size (sigblock
+// checks them) and the host's hang diagnosis (sigblock/ring.go) reads it. The words the lane's own block writes share the first
 // 64 bytes; the credit (written by the right neighbour) and the slot
 // sequences (written by the left neighbour) have lines of their own.
 constexpr uint32_t SIG_RING_MAX_LANES = 32u;

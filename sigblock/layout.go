@@ -8,7 +8,7 @@
 // memory or a shared-memory segment). Peer p tells rank r that block b of p
 // has reached phase ph of launch epoch e by storing the 64-bit word
 // tag<<32 | e into Flag[ph][b][p] of r's SignalBlock, in one store (release
-// or relaxed: see kernels/common.cuh, Sync). Rank r's block b waits until
+// or relaxed: see kernels/sync.cuh, Sync). Rank r's block b waits until
 // every peer's flag has reached e; then the high word, the peer's launch
 // tag, must be what r expects of peer p for this call (Args.PeerTag[p]): a
 // peer that launched a different call (size, variant, grid, parameters) or

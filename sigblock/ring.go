@@ -7,7 +7,7 @@ import (
 )
 
 // The ring variant's words (layout in layout.go, the protocol in
-// kernels/ring.go and kernels/ring/ring.cu). Lane l of rank r is a pipe from r to
+// kernels/ring/protocol.go and kernels/ring/ring.cu). Lane l of rank r is a pipe from r to
 // its right neighbour (r+1)%N and from its left neighbour (r-1+N)%N to r.
 // Pieces move through a ring of S slots (a power of two) in the receiver's
 // staging buffer; piece t of a launch has the sequence Head+t+1 and lives in

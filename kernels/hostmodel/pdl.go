@@ -77,9 +77,9 @@ func (p *Producer) Finish() error {
 
 // pdlWait is the kernels' pdl_wait, at the start of every block of a
 // launch made with PDL, unless the fault switch skips it.
-func (k *kernel) pdlWait() error {
+func (k *Kernel) pdlWait() error {
 	p := k.l.Producer
-	if p == nil || k.injected(kernels.InjectPdlNoWait) {
+	if p == nil || k.Injected(kernels.InjectPdlNoWait) {
 		return nil
 	}
 	return p.Wait(k.l.Stop)

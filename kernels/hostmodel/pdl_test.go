@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/artest/artest/kernels/hostmodel"
+	"github.com/artest/artest/kernels/hostmodel/hostmodeltest"
 
 	"github.com/stretchr/testify/require"
 )
@@ -28,9 +29,9 @@ func TestProducerWritesOnlyWhenWaitedFor(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var m fakeMemory
+			var m hostmodeltest.Memory
 			const n = 4096
-			dst, src := m.alloc(n), m.alloc(n)
+			dst, src := m.Alloc(n), m.Alloc(n)
 			copy(m.Bytes(src, n), bytes.Repeat([]byte{0x5a}, n))
 			p := hostmodel.NewProducer(&m, dst, src, n)
 			time.Sleep(5 * time.Millisecond) // room for a producer that would not hold
@@ -42,8 +43,8 @@ func TestProducerWritesOnlyWhenWaitedFor(t *testing.T) {
 }
 
 func TestProducerBadAddressIsAnError(t *testing.T) {
-	var m fakeMemory
-	p := hostmodel.NewProducer(&m, 1<<fakeWindowShift, 2<<fakeWindowShift, 16)
+	var m hostmodeltest.Memory
+	p := hostmodel.NewProducer(&m, 1<<hostmodeltest.WindowShift, 2<<hostmodeltest.WindowShift, 16)
 	require.ErrorContains(t, p.Wait(nil), "host pdl producer")
 	require.ErrorContains(t, p.Finish(), "host pdl producer")
 }

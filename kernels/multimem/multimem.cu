@@ -8,7 +8,7 @@
 //                       returns their sum, reduced in the NVSwitch, and
 //   multimem.st         writes a 16-byte slot to every rank's copy.
 //
-// Two forms (param0, "shots"; kernels.MultimemResolve picks one when 0):
+// Two forms (param0, "shots"; Resolve in shots.go picks one when 0):
 //
 //   two-shot  rank r reduces chunk r (twoshot's chunks) with ld_reduce and
 //             broadcasts it with multimem.st. In place on the registered
@@ -46,7 +46,7 @@
 namespace artest {
 namespace multimem {
 
-// param0 (kernels.MultimemOneShot, MultimemTwoShot). An enum: below sm_90
+// param0 (OneShot, TwoShot in shots.go). An enum: below sm_90
 // nothing uses them, and unused constants would warn.
 enum Shots : uint32_t { kOneShot = 1, kTwoShot = 2 };
 
@@ -237,7 +237,7 @@ __device__ __forceinline__ void one_shot(const ArtestArgs& a, uint64_t delta, bo
 
 template <typename T>
 __device__ __forceinline__ void run(const ArtestArgs& a) {
-  pdl_wait(a);  // --pdl: before any input read or flag store (common.cuh)
+  pdl_wait(a);  // --pdl: before any input read or flag store (sync.cuh)
   const uint64_t delta = static_cast<uint64_t>(a.param3) << 32 | a.param2;
   // No multicast mapping: the host did not bind this launch to a multicast
   // object, and a multimem instruction on a plain address is undefined.

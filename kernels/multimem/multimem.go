@@ -29,13 +29,13 @@ func Variant() kernels.Variant {
 		// 36 x 512 as the other one-slot-per-thread kernels; a guess until
 		// measured on an NVLS node.
 		Blocks: 36, Threads: 512,
-		HostBlocks: 0, // the host backend launches MultimemGrid's blocks too
-		Params: []kernels.Param{{Name: "shots", Slot: 0, Default: 0, Min: kernels.MultimemOneShot, Max: kernels.MultimemTwoShot,
+		HostBlocks: 0, // the host backend launches Grid's blocks too
+		Params: []kernels.Param{{Name: "shots", Slot: 0, Default: 0, Min: OneShot, Max: TwoShot,
 			Help: "1: one-shot, 2: two-shot, 0: auto by size"}},
-		Resolve:  kernels.MultimemResolve,
-		GridFunc: kernels.MultimemGrid,
+		Resolve:  Resolve,
+		GridFunc: Grid,
 		Tune: kernels.TuneSpace{Blocks: kernels.TuneBlocks, Threads: kernels.TuneThreads,
-			Params: map[string][]uint32{"shots": {kernels.MultimemOneShot, kernels.MultimemTwoShot}}},
-		Host: hostmodel.Multimem,
+			Params: map[string][]uint32{"shots": {OneShot, TwoShot}}},
+		Host: hostmodel.Body(Host),
 	}
 }

@@ -8,13 +8,14 @@
 // rank owns the same slots: that is what lets one block's barrier speak for
 // exactly the data that the same block of every peer touched.
 #include "common.cuh"
+#include "oneshot.cuh"
 
 namespace artest {
 namespace oneshot {
 
 template <typename T, uint32_t OP>
 __device__ __forceinline__ void run(const ArtestArgs& a) {
-  pdl_wait(a);  // --pdl: before any input read or flag store (common.cuh)
+  pdl_wait(a);  // --pdl: before any input read or flag store (sync.cuh)
   using S = Slot<T>;
   using R = Reduce<T, OP>;
   const bool in_place = (a.flags & FLAG_IN_PLACE) != 0;

@@ -28,6 +28,6 @@ func Variant() kernels.Variant {
 		Blocks: 36, Threads: 512,
 		HostBlocks: 4,
 		Tune:       kernels.TuneSpace{Blocks: kernels.TuneBlocks, Threads: kernels.TuneThreads},
-		Host:       hostmodel.Oneshot,
+		Host:       hostmodel.Body(Host),
 	}
 }

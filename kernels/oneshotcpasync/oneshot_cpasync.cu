@@ -38,7 +38,7 @@
 //
 // Slots that are not whole aligned 16-byte vectors (misaligned launches,
 // the partial last slot, and the last slot under the planted skip-last and
-// overrun bugs: see Plan in common.cuh) are never copied; the reduce step
+// overrun bugs: see Plan in plan.cuh) are never copied; the reduce step
 // reads them element by element straight from the peers, as oneshot does.
 #include "common.cuh"
 #include "cpasync.cuh"
@@ -111,7 +111,7 @@ struct Pipeline {
 
 template <typename T, uint32_t OP>
 __device__ __forceinline__ void run(const ArtestArgs& a) {
-  pdl_wait(a);  // --pdl: before any input read or flag store (common.cuh)
+  pdl_wait(a);  // --pdl: before any input read or flag store (sync.cuh)
   using S = Slot<T>;
   const bool in_place = (a.flags & FLAG_IN_PLACE) != 0;
   // As in oneshot: the barrier sequence depends on in_place, and out

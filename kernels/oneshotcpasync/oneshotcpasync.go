@@ -26,17 +26,17 @@ func Variant() kernels.Variant {
 		Custom: true,
 		Kernel: "oneshot_cpasync",
 		// Guesses until measured on H200: 256 threads keep 3
-		// stages at 8 ranks to 96 KiB of shared memory (CpasyncSharedBytes),
+		// stages at 8 ranks to 96 KiB of shared memory (SharedBytes),
 		// two blocks per SM; 72 blocks x 256 threads is oneshot's thread count.
 		Blocks: 72, Threads: 256,
 		HostBlocks: 4,
-		Params: []kernels.Param{{Name: "stages", Slot: 0, Default: kernels.CpasyncDefaultStages,
-			Min: kernels.CpasyncMinStages, Max: kernels.CpasyncMaxStages, Help: "cp.async pipeline stages"}},
-		SharedBytes: kernels.CpasyncSharedBytes,
-		// Stages beyond 4 cost shared memory (CpasyncSharedBytes) that the
+		Params: []kernels.Param{{Name: "stages", Slot: 0, Default: DefaultStages,
+			Min: MinStages, Max: MaxStages, Help: "cp.async pipeline stages"}},
+		SharedBytes: SharedBytes,
+		// Stages beyond 4 cost shared memory (SharedBytes) that the
 		// second block per SM needs; 2..4 brackets the default 3.
 		Tune: kernels.TuneSpace{Blocks: kernels.TuneBlocks, Threads: kernels.TuneThreads,
 			Params: map[string][]uint32{"stages": {2, 3, 4}}},
-		Host: hostmodel.OneshotCpasync,
+		Host: hostmodel.Body(Host),
 	}
 }

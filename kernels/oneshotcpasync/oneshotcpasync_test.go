@@ -54,8 +54,8 @@ func TestCpasyncSetParams(t *testing.T) {
 		set  map[string]uint32
 		want uint32
 	}{
-		{"default", nil, kernels.CpasyncDefaultStages},
-		{"other variants' params are ignored", map[string]uint32{"lanes": 4}, kernels.CpasyncDefaultStages},
+		{"default", nil, DefaultStages},
+		{"other variants' params are ignored", map[string]uint32{"lanes": 4}, DefaultStages},
 		{"--param stages=5", map[string]uint32{"stages": 5}, 5},
 		{"--param stages=2", map[string]uint32{"stages": 2}, 2},
 	} {
@@ -124,10 +124,10 @@ func TestCpasyncGrid(t *testing.T) {
 // and the Go constants must agree, and the .cu file must define the
 // symbols the registry names.
 func TestCpasyncHeaderMatchesGo(t *testing.T) {
-	hdr := readFile(t, "../cpasync.cuh")
+	hdr := readFile(t, "cpasync.cuh")
 	for name, want := range map[string]int{
-		"CPASYNC_MIN_STAGES": kernels.CpasyncMinStages,
-		"CPASYNC_MAX_STAGES": kernels.CpasyncMaxStages,
+		"CPASYNC_MIN_STAGES": MinStages,
+		"CPASYNC_MAX_STAGES": MaxStages,
 	} {
 		m := regexp.MustCompile(`constexpr uint32_t ` + name + ` = (\d+)u;`).FindStringSubmatch(hdr)
 		require.NotNil(t, m, "%s not found in cpasync.cuh", name)
@@ -137,8 +137,8 @@ func TestCpasyncHeaderMatchesGo(t *testing.T) {
 	}
 	p, ok := variant().Param("stages")
 	require.True(t, ok)
-	require.Equal(t, uint32(kernels.CpasyncMinStages), p.Min)
-	require.Equal(t, uint32(kernels.CpasyncMaxStages), p.Max)
+	require.Equal(t, uint32(MinStages), p.Min)
+	require.Equal(t, uint32(MaxStages), p.Max)
 
 	src := readFile(t, "oneshot_cpasync.cu")
 	require.Contains(t, src, "artest_"+variant().Kernel+"_##dname##_##oname(")

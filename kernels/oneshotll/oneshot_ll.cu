@@ -6,10 +6,10 @@
 // aligned access is single-copy atomic, so a word that shows the sequence
 // shows its data: no fence, no flag round trip, one NVLink crossing per
 // launch. The cost is twice the bytes on the wire and n x the message in
-// staging, so it is for small messages only (LLMaxBytes in kernels/ll.go).
+// staging, so it is for small messages only (MaxBytes in staging.go).
 // NCCL's LL protocol rests on the same idea (data and flag in one store).
 //
-// Staging (each rank's, kernels/ll.go is the Go twin): two halves, used by
+// Staging (each rank's, staging.go is the Go twin): two halves, used by
 // launches of even and odd sequence; in a half, rank s's region holds the
 // message's slots as 32-byte LL slots (four LL words: 16 data bytes).
 //
@@ -32,6 +32,7 @@
 // at the start; the last block to finish (SIG_OFF_LL_DONE counts them)
 // advances it, so no block of this launch can see the next value.
 #include "common.cuh"
+#include "oneshot_ll.cuh"
 
 namespace artest {
 namespace ll {
@@ -86,7 +87,7 @@ template <typename T, uint32_t OP>
 __device__ __forceinline__ void run(const ArtestArgs& a) {
   using S = Slot<T>;
   using R = Reduce<T, OP>;
-  pdl_wait(a);  // --pdl: before any input read or flag store (common.cuh)
+  pdl_wait(a);  // --pdl: before any input read or flag store (sync.cuh)
   const uint32_t n = a.nranks;
   const uint64_t slots = artest_ceil_div(a.count, S::kElems);
   const uint64_t region = slots * kSlotBytes;  // one rank's region in a half

@@ -12,6 +12,11 @@ import (
 // ID is the trace id oneshot-ll's launches write. Never reuse a number.
 const ID uint32 = 0x0056
 
+// InjectLlNoFlag is oneshot-ll's own fault switch (a kernels.Args.Inject
+// bit, INJECT_LL_NO_FLAG in oneshot_ll.cuh): a slot is used without checking
+// its sequence, so stale data from an older launch goes through.
+const InjectLlNoFlag uint32 = 1 << 12
+
 // Variant is oneshot-ll's complete description.
 func Variant() kernels.Variant {
 	return kernels.Variant{
@@ -27,10 +32,10 @@ func Variant() kernels.Variant {
 		// oneshot's 36 x 512 until artest tune measures it on H200.
 		Blocks: 36, Threads: 512,
 		HostBlocks: 4,
-		TooBig:     kernels.LLTooBig,
-		StageNeed:  kernels.LLStageBytes,
-		Faults: []kernels.Fault{{Name: "ll-no-flag", Bit: kernels.InjectLlNoFlag,
+		TooBig:     TooBig,
+		StageNeed:  StageBytes,
+		Faults: []kernels.Fault{{Name: "ll-no-flag", Bit: InjectLlNoFlag,
 			Help: "slots used without checking their sequence"}},
-		Host: hostmodel.OneshotLL,
+		Host: hostmodel.Body(Host),
 	}
 }

@@ -5,9 +5,9 @@
 // consuming piece u-Q from its own ring while it produces piece u into its
 // right neighbour's. The protocol, the piece numbering, the reduction order
 // and the arguments for no deadlock, flow control and the barriers are in
-// kernels/ring.go; the plan is ring.cuh; the SignalBlock words are
+// protocol.go; the plan is ring.cuh; the SignalBlock words are
 // SIG_RING_* in signal.cuh. The host backend runs the same protocol in
-// kernels/hostmodel/ring.go.
+// kernels/ring/host.go.
 //
 // Memory ordering, per unit of a lane's loop:
 //   thread 0: acquire-poll our slot's sequence (the left neighbour
@@ -15,7 +15,7 @@
 //             right neighbour released it after reading the slot we are
 //             about to overwrite);
 //   bar.sync: every thread's slot reads and writes come after both
-//             acquires (the same argument as barrier() in common.cuh);
+//             acquires (the same argument as barrier() in sync.cuh);
 //   all:      read our slot (.cg: L2, never a stale L1 line from the last
 //             time round the ring), write the right neighbour's slot
 //             (remote stores, posted);
@@ -35,12 +35,12 @@ namespace ring {
 
 // Waiting: the first poll is immediate (the data is often there already);
 // then __nanosleep from 32 ns, doubling to a 256 ns cap. Provisional until
-// measured on H200: the barrier's measurement (common.cuh: a cap
+// measured on H200: the barrier's measurement (sync.cuh: a cap
 // of 1024 ns cost 0.5-1.5 us a launch, 128 ns was as fast as spinning)
 // says a short cap; a ring waits once per piece, so a long sleep would
 // cost per piece. The poll is one thread's load of a word in its own GPU's
 // memory. The launch's deadline (a.wait_timeout_ns) bounds each wait as in
-// barrier() (common.cuh): thread 0 gives up, records it in the SIG_DIAG_*
+// barrier() (sync.cuh): thread 0 gives up, records it in the SIG_DIAG_*
 // words, and the block exits together at the __syncthreads_or that follows
 // the waits. The lane's Wait* words stay set, so the host's watchdog still
 // says who waited for whom.
@@ -230,7 +230,7 @@ __device__ __forceinline__ void copy_lane(const ArtestArgs& a, const RingPlan& p
   }
 }
 
-// The lane's unit loop (kernels/ring.go): at unit u, consume piece u-Q and
+// The lane's unit loop (protocol.go): at unit u, consume piece u-Q and
 // produce piece u. Thread k of the block handles units (4 elements) k,
 // k + blockDim.x, ... of both pieces.
 template <typename T, uint32_t OP>
@@ -343,17 +343,17 @@ __device__ __forceinline__ void run_units(const ArtestArgs& a, const RingPlan& p
 
 template <typename T, uint32_t OP>
 __device__ __forceinline__ void run(const ArtestArgs& a) {
-  pdl_wait(a);  // --pdl: before any input read or flag store (common.cuh)
+  pdl_wait(a);  // --pdl: before any input read or flag store (sync.cuh)
   check_launch(a, 0, sizeof(T));
   // The rings fit the staging buffer and the parameters are in range: the
-  // host's RingResolve and RingCheck guarantee it; anything else is a host
+  // host's Resolve and Check (protocol.go) guarantee it; anything else is a host
   // bug, trapped rather than left to corrupt a peer's memory.
   if (!ring_args_ok(a.param0, a.param1, a.param2, a.nranks, a.stage_bytes)) __trap();
   const uint32_t e = epoch_begin(a);
 
   // Start: no rank writes into a peer's staging before the peer's launch
   // began (the peer's previous launch, of any variant, may still be using
-  // its staging). No end barrier: kernels/ring.go says why.
+  // its staging). No end barrier: protocol.go says why.
   if ((a.inject & INJECT_NO_START_BARRIER) == 0) barrier<Sync::kArrive>(a, SIG_PHASE_START, e);
   // For the watchdog: this block's lanes are in a launch until their Head
   // reaches Target (set before the injected delay, so a delayed rank shows
@@ -371,7 +371,7 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
   // Units are 4 elements: vector accesses need the input and the output
   // aligned to 4 elements (the staging rings always are).
   const bool vec = ((a.peer_in[a.rank] | a.out) & (RING_UNIT * sizeof(T) - 1)) == 0;
-  // One lane per block (RingGrid); a grid of another size (--blocks) works
+  // One lane per block (Grid in protocol.go); a grid of another size (--blocks) works
   // too: block b runs lanes b, b + gridDim.x, ... one after another, and
   // so does block b of every peer, so each lane still meets its partners.
   __shared__ uint32_t s_head;

@@ -21,21 +21,21 @@ func Variant() kernels.Variant {
 		DTypes:  kernels.AllDTypes, Ops: kernels.AllOps,
 		MinRanks: 1, MaxRanks: 8,
 		Needs: kernels.NeedP2P,
-		// Chunk c is summed from rank c around the ring in float32 (ring.go):
+		// Chunk c is summed from rank c around the ring in float32 (protocol.go):
 		// not rank-ascending, so random sums are checked within the bound.
 		Order:  reference.OrderUnknown,
 		Custom: true,
 		Kernel: "ring",
-		// One block per lane (RingGrid); 512 threads is a guess until the
+		// One block per lane (Grid); 512 threads is a guess until the
 		// lead measures on H200.
-		Blocks: kernels.RingMaxLanes, Threads: 512,
-		HostBlocks: 0, // the host backend launches RingGrid's blocks too
-		Params:     kernels.RingParams,
-		Resolve:    kernels.RingResolve,
-		GridFunc:   kernels.RingGrid,
-		// The ring's grid is its lane count (RingGrid): blocks are not an
+		Blocks: MaxLanes, Threads: 512,
+		HostBlocks: 0, // the host backend launches Grid's blocks too
+		Params:     params,
+		Resolve:    Resolve,
+		GridFunc:   Grid,
+		// The ring's grid is its lane count (Grid): blocks are not an
 		// axis. Slot bytes and slots bracket the defaults (64 KiB, 8) by a
-		// factor of 4 and 2; RingResolve shrinks them for small messages,
+		// factor of 4 and 2; Resolve shrinks them for small messages,
 		// which tune.Enumerate then counts as duplicates.
 		Tune: kernels.TuneSpace{Threads: []int{256, 512},
 			Params: map[string][]uint32{
@@ -43,8 +43,8 @@ func Variant() kernels.Variant {
 				"slot-bytes": {16 << 10, 64 << 10, 256 << 10},
 				"slots":      {4, 8, 16},
 			}},
-		Faults: []kernels.Fault{{Name: "no-credit-wait", Bit: kernels.InjectNoCreditWait,
+		Faults: []kernels.Fault{{Name: "no-credit-wait", Bit: InjectNoCreditWait,
 			Help: "the producer does not wait for credit"}},
-		Host: hostmodel.Ring,
+		Host: hostmodel.Body(Host),
 	}
 }

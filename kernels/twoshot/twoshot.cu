@@ -15,7 +15,7 @@
 // exactly the ones our block b reads from it (all-gather), and block b's mid
 // and end barriers cover exactly that data.
 //
-// Gather (param0, kernels/twoshot.go): pull (above) or push. Push: the
+// Gather (param0, twoshot.cuh, gather.go): pull (above) or push. Push: the
 // reduce-scatter stores each reduced slot of chunk r into our output and
 // into every peer's staging at the same index (peer p's staging region of
 // chunk r is written by rank r alone); after the mid barrier (release:
@@ -27,13 +27,14 @@
 // into our staging come after its start barrier, which our block reaches
 // only once this whole launch is done (stream order).
 #include "common.cuh"
+#include "twoshot.cuh"
 
 namespace artest {
 namespace twoshot {
 
 template <typename T, uint32_t OP>
 __device__ __forceinline__ void run(const ArtestArgs& a) {
-  pdl_wait(a);  // --pdl: before any input read or flag store (common.cuh)
+  pdl_wait(a);  // --pdl: before any input read or flag store (sync.cuh)
   using S = Slot<T>;
   using R = Reduce<T, OP>;
   check_launch(a, a.count, sizeof(T));

@@ -31,8 +31,8 @@ func Variant() kernels.Variant {
 		GridFunc:   Grid,
 		// Pull or push all-gather: the auto rule's crossover is what is tuned.
 		Tune: kernels.TuneSpace{Blocks: kernels.TuneBlocks, Threads: kernels.TuneThreads,
-			Params: map[string][]uint32{"gather": {kernels.TwoshotGatherPull, kernels.TwoshotGatherPush}}},
-		Host: hostmodel.Twoshot,
+			Params: map[string][]uint32{"gather": {GatherPull, GatherPush}}},
+		Host: hostmodel.Body(Host),
 	}
 }
 
@@ -49,18 +49,18 @@ func Grid(a *kernels.Args, elem int64, maxBlocks, threads int) int {
 // saves only when the message is small.
 const PushMinBytes = 512 << 10
 
-var params = []kernels.Param{{Name: "gather", Slot: 0, Default: kernels.TwoshotGatherAuto,
-	Min: kernels.TwoshotGatherPull, Max: kernels.TwoshotGatherPush,
+var params = []kernels.Param{{Name: "gather", Slot: 0, Default: GatherAuto,
+	Min: GatherPull, Max: GatherPush,
 	Help: "1: pull (read peers' staging), 2: push (write into peers' staging), 0: auto by size"}}
 
 // Resolve picks the gather for auto, the same on every rank (it
 // depends on the message size only).
 func Resolve(a *kernels.Args, elemBytes int64) {
-	if a.Param0 != kernels.TwoshotGatherAuto {
+	if a.Param0 != GatherAuto {
 		return
 	}
-	a.Param0 = kernels.TwoshotGatherPull
+	a.Param0 = GatherPull
 	if int64(a.Count)*elemBytes >= PushMinBytes {
-		a.Param0 = kernels.TwoshotGatherPush
+		a.Param0 = GatherPush
 	}
 }

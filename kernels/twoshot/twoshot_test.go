@@ -16,10 +16,10 @@ func TestTwoshotResolve(t *testing.T) {
 		count uint64
 		want  uint32
 	}{
-		{"auto, small: pull", nil, PushMinBytes/2 - 1, kernels.TwoshotGatherPull},
-		{"auto, at the threshold: push", nil, PushMinBytes / 2, kernels.TwoshotGatherPush},
-		{"pull asked for at a large size", map[string]uint32{"gather": 1}, 1 << 24, kernels.TwoshotGatherPull},
-		{"push asked for at a small size", map[string]uint32{"gather": 2}, 8, kernels.TwoshotGatherPush},
+		{"auto, small: pull", nil, PushMinBytes/2 - 1, GatherPull},
+		{"auto, at the threshold: push", nil, PushMinBytes / 2, GatherPush},
+		{"pull asked for at a large size", map[string]uint32{"gather": 1}, 1 << 24, GatherPull},
+		{"push asked for at a small size", map[string]uint32{"gather": 2}, 8, GatherPush},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := kernels.Args{Count: tc.count}

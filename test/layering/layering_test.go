@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"path"
 	"sort"
 	"strings"
 	"testing"
@@ -22,14 +23,16 @@ const module = "github.com/artest/artest"
 
 // layers are the module's packages, lowest first, by path inside the
 // module. A package imports only packages of lower layers (its tests may
-// import more). A new package gets a place here.
+// import more). A new package gets a place here, except a new variant
+// folder: an entry "dir/*" places every package directly below dir that
+// no other entry names, so kernels/<variant>/ needs no line of its own.
 var layers = []struct {
 	name string
 	pkgs []string
 }{
-	{"leaves: numerics, the SignalBlock layout, exit codes, dlopen, reports", []string{
+	{"leaves: numerics, the SignalBlock layout, exit codes, dlopen, reports, the header-constant parser", []string{
 		"reference", "sigblock", "internal/exitcode", "internal/dl", "internal/coresident",
-		"internal/topo", "internal/report", "mpi/internal/chunk", "docker",
+		"internal/topo", "internal/report", "mpi/internal/chunk", "docker", "kernels/internal/cconst",
 	}},
 	{"the variant type and kernel ABI, the ranks' collectives, the CUDA driver, repro bundles", []string{
 		"kernels", "internal/comm", "internal/cudadrv", "internal/repro",
@@ -38,10 +41,9 @@ var layers = []struct {
 		"kernels/hostmodel", "mpi", "internal/nccl", "internal/multicast/gate",
 		"internal/mps", "internal/backend",
 	}},
-	{"the variants, one folder each", []string{
-		"kernels/oneshot", "kernels/twoshot", "kernels/oneshotcpasync", "kernels/oneshotll",
-		"kernels/ring", "kernels/multimem", "kernels/ncclbaseline",
-	}},
+	{"the host models' test harness", []string{"kernels/hostmodel/hostmodeltest"}},
+	{"the variants, one folder each", []string{"kernels/*"}},
+	{"variants whose host model runs another variant's", []string{"kernels/oneshotcpasync"}},
 	{"the variant list", []string{"kernels/registry"}},
 	{"the case matrix, plugins", []string{"cases", "internal/plugin"}},
 	{"bench comparison, tuning, multicast set-up", []string{
@@ -63,16 +65,31 @@ type pkg struct {
 	Imports    []string
 }
 
+// layerFor is rel's layer: its own entry's, else that of the entry
+// "dir/*" for the folder it sits directly in. It also returns the entry
+// that placed it.
+func layerFor(rel string, layerOf map[string]int) (int, string, bool) {
+	if l, ok := layerOf[rel]; ok {
+		return l, rel, true
+	}
+	if dir := path.Dir(rel); dir != "." {
+		if l, ok := layerOf[dir+"/*"]; ok {
+			return l, dir + "/*", true
+		}
+	}
+	return 0, "", false
+}
+
 // check returns every violation of the layering in pkgs: a package that
 // is in no layer or in two, an import of a module package from the same or
-// a higher layer, and a layer entry that names no package (a stale table).
+// a higher layer, and a layer entry that places no package (a stale table).
 func check(pkgs []pkg, layerOf map[string]int) []string {
 	var bad []string
 	listed := map[string]bool{}
 	for _, p := range pkgs {
 		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
-		listed[rel] = true
-		me, ok := layerOf[rel]
+		me, entry, ok := layerFor(rel, layerOf)
+		listed[entry] = true
 		if !ok {
 			bad = append(bad, fmt.Sprintf("%s is in no layer: add it to layering_test.go's table", rel))
 			continue
@@ -82,7 +99,7 @@ func check(pkgs []pkg, layerOf map[string]int) []string {
 			if !inModule {
 				continue
 			}
-			l, ok := layerOf[dep]
+			l, _, ok := layerFor(dep, layerOf)
 			switch {
 			case !ok:
 				bad = append(bad, fmt.Sprintf("%s imports %s, which is in no layer", rel, dep))
@@ -93,7 +110,7 @@ func check(pkgs []pkg, layerOf map[string]int) []string {
 	}
 	for rel := range layerOf {
 		if !listed[rel] {
-			bad = append(bad, fmt.Sprintf("layer table names %s, which is no package", rel))
+			bad = append(bad, fmt.Sprintf("layer table names %s, which places no package", rel))
 		}
 	}
 	sort.Strings(bad)
@@ -230,7 +247,8 @@ func TestLayeringCheckFails(t *testing.T) {
 	all := func(extra ...pkg) []pkg {
 		var ps []pkg
 		for rel := range idx {
-			ps = append(ps, pkg{ImportPath: module + "/" + rel})
+			// A "dir/*" entry places a package of that folder.
+			ps = append(ps, pkg{ImportPath: module + "/" + strings.Replace(rel, "*", "somevariant", 1)})
 		}
 		return append(ps, extra...)
 	}
@@ -243,12 +261,12 @@ func TestLayeringCheckFails(t *testing.T) {
 		{
 			"an import of a higher layer",
 			all(pkg{ImportPath: module + "/internal/comm", Imports: []string{module + "/internal/runner"}}),
-			[]string{"internal/comm (layer 1: the variant type and kernel ABI, the ranks' collectives, the CUDA driver, repro bundles) imports internal/runner (layer 7: the backends and the runner)"},
+			[]string{"internal/comm (layer 1: the variant type and kernel ABI, the ranks' collectives, the CUDA driver, repro bundles) imports internal/runner (layer 9: the backends and the runner)"},
 		},
 		{
 			"an import within a layer",
 			all(pkg{ImportPath: module + "/internal/runner", Imports: []string{"fmt", module + "/internal/backend/host"}}),
-			[]string{"internal/runner (layer 7: the backends and the runner) imports internal/backend/host (layer 7: the backends and the runner)"},
+			[]string{"internal/runner (layer 9: the backends and the runner) imports internal/backend/host (layer 9: the backends and the runner)"},
 		},
 		{
 			"a package in no layer",
@@ -266,7 +284,35 @@ func TestLayeringCheckFails(t *testing.T) {
 				}
 				return ps
 			}(),
-			[]string{"layer table names internal/topo, which is no package"},
+			[]string{"layer table names internal/topo, which places no package"},
+		},
+		{
+			"a new variant folder needs no entry",
+			all(pkg{ImportPath: module + "/kernels/newvariant", Imports: []string{module + "/kernels", module + "/kernels/hostmodel"}}),
+			nil,
+		},
+		{
+			"a variant folder imports another",
+			all(pkg{ImportPath: module + "/kernels/newvariant", Imports: []string{module + "/kernels/somevariant"}}),
+			[]string{"kernels/newvariant (layer 4: the variants, one folder each) imports kernels/somevariant (layer 4: the variants, one folder each)"},
+		},
+		{
+			"a folder's entry covers one level only",
+			all(pkg{ImportPath: module + "/kernels/newvariant/helper"}),
+			[]string{"kernels/newvariant/helper is in no layer: add it to layering_test.go's table"},
+		},
+		{
+			"no variant folder left",
+			func() []pkg {
+				ps := all()
+				for i, p := range ps {
+					if p.ImportPath == module+"/kernels/somevariant" {
+						return append(ps[:i], ps[i+1:]...)
+					}
+				}
+				return ps
+			}(),
+			[]string{"layer table names kernels/*, which places no package"},
 		},
 	}
 	for _, tt := range tests {

@@ -1,7 +1,8 @@
 // Package host is the backend that runs anywhere: each rank's "device
 // memory" is a shared-memory segment whose name is exchanged over the
 // communicator exactly like a CUDA IPC handle, a goroutine plays the stream,
-// and the kernels are the Go models in kernels/hostmodel.
+// and the kernels are the variants' Go models (kernels/<variant>/host.go),
+// run by kernels/hostmodel.
 package host
 
 import (

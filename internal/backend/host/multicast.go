@@ -8,7 +8,7 @@ import "fmt"
 // segment, the way a multicast object's address stands for the same offset
 // of every GPU's bound memory. Plain loads and stores of a window address
 // fail like any unmapped address (on a GPU they would be undefined); the
-// multimem model (kernels/hostmodel/multimem.go) reaches the ranks' copies
+// multimem model (kernels/multimem/host.go) reaches the ranks' copies
 // through Replicas.
 //
 // No safety gate is needed here: nothing of this touches a GPU, so the

@@ -1,20 +1,19 @@
 // The cp.async pieces of the oneshot-cpasync variant (oneshot_cpasync.cu):
 // the pipeline's stage limits, its shared-memory size, and the PTX wrappers
-// for asynchronous global-to-shared copies. Kept out of common.cuh because
-// only this variant uses them.
+// for asynchronous global-to-shared copies. Kept beside this variant's
+// kernel because only it uses them.
 //
 // cp.async exists from sm_80 on; the fatbin's targets are sm_80 and sm_90,
-// so the registry marks the variant NeedSM80.
+// so Variant() marks the variant NeedSM80.
 #pragma once
 
 #include <stdint.h>
 
-#include "common.cuh"
+#include "grid.cuh"
 
 // Pipeline stages a launch may ask for (Args.param0). The Go twins are
-// kernels.CpasyncMinStages and CpasyncMaxStages (kernels/cpasync.go), the
-// range of --param stages; kernels/cpasync_test.go reads these two lines
-// and fails when they differ. Two is the least that
+// MinStages and MaxStages (stages.go), the range of --param stages;
+// oneshotcpasync_test.go reads these two lines and fails when they differ. Two is the least that
 // overlaps anything (one stage loading while one is reduced); past eight,
 // the shared memory of one block at 8 ranks x 256 threads (8 x 32 KiB)
 // already exceeds sm_90's 227 KiB, so more stages only buy failed launches.
@@ -22,7 +21,7 @@ constexpr uint32_t CPASYNC_MIN_STAGES = 2u;
 constexpr uint32_t CPASYNC_MAX_STAGES = 8u;
 
 // Dynamic shared memory of one block: per stage, one 16-byte slot per thread
-// per rank. The Go twin is the registry's SharedBytes for oneshot-cpasync.
+// per rank. The Go twin is SharedBytes (stages.go).
 ARTEST_HD constexpr uint64_t artest_cpasync_shared_bytes(uint32_t stages, uint32_t nranks, uint32_t threads) {
   return static_cast<uint64_t>(stages) * nranks * threads * ARTEST_SLOT_BYTES;
 }

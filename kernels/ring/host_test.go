@@ -1,4 +1,4 @@
-package hostmodel_test
+package ring_test
 
 import (
 	"fmt"
@@ -12,7 +12,8 @@ import (
 
 	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/kernels/hostmodel"
-	"github.com/artest/artest/kernels/registry"
+	"github.com/artest/artest/kernels/hostmodel/hostmodeltest"
+	"github.com/artest/artest/kernels/ring"
 	"github.com/artest/artest/reference"
 	"github.com/artest/artest/sigblock"
 )
@@ -167,9 +168,8 @@ func (w *ringWorld) check(t *testing.T, op reference.Op, iter int) uint64 {
 
 func ringVariant(t *testing.T) *kernels.Variant {
 	t.Helper()
-	v, err := registry.Lookup("ring")
-	require.NoError(t, err)
-	return v
+	v := ring.Variant()
+	return &v
 }
 
 // ringOrderExpect is the output the documented order gives: element i of
@@ -185,7 +185,7 @@ func ringOrderExpect(t *testing.T, w *ringWorld, a *kernels.Args, op reference.O
 	}
 	lanes := int64(a.Param0)
 	for l := int64(0); l < lanes; l++ {
-		p := kernels.NewRingPlan(w.count, n, lanes, int64(a.Param1), int64(a.Param2), l)
+		p := ring.NewPlan(w.count, n, lanes, int64(a.Param1), int64(a.Param2), l)
 		if n == 1 {
 			for i := p.Lo; i < p.Hi; i++ {
 				start[i] = 0
@@ -231,7 +231,7 @@ func TestRingWrapsAroundAtEveryWorldSize(t *testing.T) {
 					a := w.args(ringVariant(t), 0)
 					require.Equal(t, p.slots, a.Param2)
 					require.Equal(t, p.slotBytes, a.Param1)
-					plan := kernels.NewRingPlan(w.count, int64(n), 1, int64(a.Param1), int64(a.Param2), 0)
+					plan := ring.NewPlan(w.count, int64(n), 1, int64(a.Param1), int64(a.Param2), 0)
 					if n > 1 {
 						require.Greater(t, plan.Pieces, 10*int64(p.slots), "wrap-around: many more pieces than slots")
 						require.Greater(t, plan.Rounds, int64(1))
@@ -283,7 +283,7 @@ func TestRingOddSizes(t *testing.T) {
 
 // Lane counts 1, 2 and the maximum, each checked, and the auto rule.
 func TestRingLanes(t *testing.T) {
-	for _, lanes := range []uint32{0, 1, 2, kernels.RingMaxLanes} {
+	for _, lanes := range []uint32{0, 1, 2, ring.MaxLanes} {
 		for _, n := range []int{2, 3} {
 			t.Run(fmt.Sprintf("lanes%d/np%d", lanes, n), func(t *testing.T) {
 				w := newRingWorld(n, reference.F16, 20000)
@@ -342,7 +342,7 @@ func TestRingNoCreditWaitCorrupts(t *testing.T) {
 			for iter := 0; iter < 3; iter++ {
 				require.Zero(t, w.check(t, reference.Sum, iter), "with credits, iteration %d", iter)
 			}
-			w.inject |= kernels.InjectNoCreditWait
+			w.inject |= ring.InjectNoCreditWait
 			var wrong uint64
 			for iter := 0; iter < 10 && wrong == 0; iter++ {
 				wrong += w.check(t, reference.Sum, iter)
@@ -435,4 +435,29 @@ func testApply(op reference.Op, acc, x float32) float32 {
 		return min(acc, x)
 	}
 	return acc + x
+}
+
+// The ring's own waits give up too: with the start barrier switched off,
+// rank 0's lane waits for a slot from its left neighbour, rank 2, which
+// never launched.
+func TestRingWaitGivesUpAfterTheDeadline(t *testing.T) {
+	w := hostmodeltest.NewWorld(3, reference.F32, 4096, false)
+	w.Adjust = func(a *kernels.Args) {
+		a.Param1, a.Param2 = 256, 4 // slot bytes, slots: small rings fit the test's staging
+	}
+	w.Fill(0)
+	v := ringVariant(t)
+	errs, took := w.LaunchSome(t, v, kernels.InjectNoStartBarrier, 0, 1)
+	require.NoError(t, errs[0])
+	require.NoError(t, errs[1])
+	require.Less(t, took, 40*hostmodeltest.WaitTimeout)
+	g, ok := w.Snapshot(0).GiveUp()
+	require.True(t, ok)
+	require.Equal(t, sigblock.DiagKindRingData, g.Kind)
+	require.Equal(t, 2, g.Peer)
+	require.Equal(t, uint32(1), g.Want, "the first piece's sequence")
+	require.Equal(t, uint32(0), g.Seen)
+	require.Equal(t, v.ID, g.Variant)
+	require.Contains(t, g.String(), "rank 0 lane 0 gave up after")
+	require.Contains(t, g.String(), "waiting for slot 0 seq 1 from rank 2 (seen 0)")
 }

@@ -1,4 +1,4 @@
-package hostmodel_test
+package multimem_test
 
 import (
 	"bytes"
@@ -186,7 +186,7 @@ func TestMultimemModelMatchesReference(t *testing.T) {
 		shots   uint32
 		inPlace bool
 	}
-	forms := []form{{kernels.MultimemOneShot, false}, {kernels.MultimemOneShot, true}, {kernels.MultimemTwoShot, false}, {kernels.MultimemTwoShot, true}}
+	forms := []form{{multimem.OneShot, false}, {multimem.OneShot, true}, {multimem.TwoShot, false}, {multimem.TwoShot, true}}
 	var cases []mmCase
 	for n := 1; n <= 8; n++ {
 		for i, f := range forms {
@@ -221,7 +221,7 @@ func TestMultimemModelMatchesReference(t *testing.T) {
 // declares OrderUnknown (and which shows that every form takes the
 // multicast path on aligned buffers). Exact inputs agree bit for bit.
 func TestMultimemModelOrderIsNotRankOrder(t *testing.T) {
-	for _, shots := range []uint32{kernels.MultimemOneShot, kernels.MultimemTwoShot} {
+	for _, shots := range []uint32{multimem.OneShot, multimem.TwoShot} {
 		for _, inPlace := range []bool{false, true} {
 			c := mmCase{n: 8, dtype: reference.F32, count: 4096, shots: shots, inPlace: inPlace, kind: reference.Random}
 			outs, _ := runMultimem(t, c)
@@ -248,19 +248,19 @@ func TestMultimemModelFaults(t *testing.T) {
 	}{
 		// Two-shot, staged: without the mid barrier a fast rank copies its
 		// staging before the slow rank's chunk arrived.
-		{"two-shot no mid barrier", mmCase{shots: kernels.MultimemTwoShot, inject: kernels.InjectNoMidBarrier | kernels.InjectDelay}, false},
+		{"two-shot no mid barrier", mmCase{shots: multimem.TwoShot, inject: kernels.InjectNoMidBarrier | kernels.InjectDelay}, false},
 		// Two-shot in place: without the end barrier a fast rank returns
 		// before the slow rank broadcast its chunk into everyone's output.
-		{"two-shot in place no end barrier", mmCase{shots: kernels.MultimemTwoShot, inPlace: true, inject: kernels.InjectNoEndBarrier | kernels.InjectDelay}, false},
+		{"two-shot in place no end barrier", mmCase{shots: multimem.TwoShot, inPlace: true, inject: kernels.InjectNoEndBarrier | kernels.InjectDelay}, false},
 		// One-shot in place: without the mid barrier a fast rank overwrites
 		// its input (its output) while the slow rank still reduces it.
-		{"one-shot in place no mid barrier", mmCase{shots: kernels.MultimemOneShot, inPlace: true, inject: kernels.InjectNoMidBarrier | kernels.InjectDelay}, false},
-		{"skip-last, two-shot", mmCase{shots: kernels.MultimemTwoShot, inject: kernels.InjectSkipLast}, false},
-		{"skip-last, two-shot in place", mmCase{shots: kernels.MultimemTwoShot, inPlace: true, inject: kernels.InjectSkipLast}, false},
-		{"skip-last, one-shot", mmCase{shots: kernels.MultimemOneShot, inject: kernels.InjectSkipLast}, false},
-		{"overrun, two-shot", mmCase{shots: kernels.MultimemTwoShot, inject: kernels.InjectOverrun}, true},
-		{"overrun, two-shot in place", mmCase{shots: kernels.MultimemTwoShot, inPlace: true, inject: kernels.InjectOverrun}, true},
-		{"overrun, one-shot in place", mmCase{shots: kernels.MultimemOneShot, inPlace: true, inject: kernels.InjectOverrun}, true},
+		{"one-shot in place no mid barrier", mmCase{shots: multimem.OneShot, inPlace: true, inject: kernels.InjectNoMidBarrier | kernels.InjectDelay}, false},
+		{"skip-last, two-shot", mmCase{shots: multimem.TwoShot, inject: kernels.InjectSkipLast}, false},
+		{"skip-last, two-shot in place", mmCase{shots: multimem.TwoShot, inPlace: true, inject: kernels.InjectSkipLast}, false},
+		{"skip-last, one-shot", mmCase{shots: multimem.OneShot, inject: kernels.InjectSkipLast}, false},
+		{"overrun, two-shot", mmCase{shots: multimem.TwoShot, inject: kernels.InjectOverrun}, true},
+		{"overrun, two-shot in place", mmCase{shots: multimem.TwoShot, inPlace: true, inject: kernels.InjectOverrun}, true},
+		{"overrun, one-shot in place", mmCase{shots: multimem.OneShot, inPlace: true, inject: kernels.InjectOverrun}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := tc.c
@@ -291,7 +291,7 @@ func TestMultimemModelFaults(t *testing.T) {
 
 func TestMultimemModelRefusesWhatTheKernelTraps(t *testing.T) {
 	m := newMCMemory(1, 1024)
-	a := &kernels.Args{Count: 4, NRanks: 1, Param0: kernels.MultimemTwoShot, VariantID: multimem.ID, StageBytes: 512}
+	a := &kernels.Args{Count: 4, NRanks: 1, Param0: multimem.TwoShot, VariantID: multimem.ID, StageBytes: 512}
 	a.PeerIn[0], a.PeerStage[0], a.PeerSignal[0], a.Out = m.input(0), m.stage(0), m.seg(0), m.out(0)
 	l := &hostmodel.Launch{Variant: &multimemVariant, DType: reference.F32, Op: reference.Sum, Args: a, Blocks: 1}
 	require.ErrorContains(t, hostmodel.Run(m, l), "without a multicast mapping")
@@ -299,7 +299,7 @@ func TestMultimemModelRefusesWhatTheKernelTraps(t *testing.T) {
 	kernels.SetMulticastDelta(a, mcWindow-m.seg(0))
 	a.Param0 = 3
 	require.ErrorContains(t, hostmodel.Run(m, l), "shots 3")
-	a.Param0 = kernels.MultimemOneShot
+	a.Param0 = multimem.OneShot
 	l.Op = reference.Max
 	require.ErrorContains(t, hostmodel.Run(m, l), "no max kernel")
 	l.Op = reference.Sum

@@ -1,4 +1,4 @@
-package hostmodel
+package ring
 
 import (
 	"encoding/binary"
@@ -8,37 +8,38 @@ import (
 	"time"
 
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/hostmodel"
 	"github.com/artest/artest/reference"
 	"github.com/artest/artest/sigblock"
 )
 
-// ring is the host model of the ring kernel (kernels/ring/ring.cu), block b
-// being lane b: the same plan (kernels.NewRingPlan), the same slots in the
+// Host is the host model of the ring kernel (ring.cu), block b being lane
+// b: the same plan (NewPlan), the same slots in the
 // receiver's staging, the same sequence and credit words in the
 // SignalBlocks, the same unit loop and the same fault switches. The
-// protocol is described in kernels/ring.go.
-func (k *kernel) ring(b int) error {
-	a := k.l.Args
-	if err := kernels.RingCheck(a, k.l.Blocks, k.elem); err != nil {
+// protocol is described in protocol.go.
+func Host(k *hostmodel.Kernel, b int) error {
+	a := k.Args()
+	if err := Check(a, k.Blocks(), k.Elem()); err != nil {
 		return err
 	}
-	own := k.own()
-	epoch, err := k.epochBegin(b)
+	own := k.Own()
+	epoch, err := k.EpochBegin(b)
 	if err != nil {
 		return err
 	}
-	if !k.injected(kernels.InjectNoStartBarrier) {
-		if err := k.barrier(sigblock.PhaseStart, b, epoch); err != nil {
+	if !k.Injected(kernels.InjectNoStartBarrier) {
+		if err := k.Barrier(sigblock.PhaseStart, b, epoch); err != nil {
 			return err
 		}
 	}
 	n, rank := int64(a.NRanks), int64(a.Rank)
 	lanes, slotBytes, slots := int64(a.Param0), int64(a.Param1), int64(a.Param2)
-	// One lane per block (kernels.RingGrid); with another grid, block b
+	// One lane per block (Grid); with another grid, block b
 	// runs lanes b, b+blocks, ... in turn, as block b of every peer does.
-	plans := map[int]kernels.RingPlan{}
-	for lane := b; lane < int(lanes); lane += k.l.Blocks {
-		plans[lane] = kernels.NewRingPlan(int64(a.Count), n, lanes, slotBytes, slots, int64(lane))
+	plans := map[int]Plan{}
+	for lane := b; lane < int(lanes); lane += k.Blocks() {
+		plans[lane] = NewPlan(int64(a.Count), n, lanes, slotBytes, slots, int64(lane))
 		// For diagnosis: the lane is in a launch until Head reaches
 		// Target (set before the injected delay, so a delayed rank shows
 		// as in the launch and waiting for nobody).
@@ -46,33 +47,33 @@ func (k *kernel) ring(b int) error {
 		own.Store(sigblock.RingOffset(lane, sigblock.RingOffSlots), uint32(slots))
 		own.Store(sigblock.RingOffset(lane, sigblock.RingOffTarget), head+uint32(plans[lane].Pieces))
 	}
-	k.delay()
-	for lane := b; lane < int(lanes); lane += k.l.Blocks {
+	k.Delay()
+	for lane := b; lane < int(lanes); lane += k.Blocks() {
 		plan := plans[lane]
 		head := own.Load(sigblock.RingOffset(lane, sigblock.RingOffHead))
 		if n == 1 {
 			// No ring: the allreduce of one rank is a copy.
-			k.writeOut(k.mem.Bytes(a.PeerIn[rank], int64(a.Count)*k.elem), plan.Lo, plan.Hi)
-		} else if err := k.ringUnits(lane, &plan, head); err != nil {
+			k.WriteOut(k.Bytes(a.PeerIn[rank], int64(a.Count)*k.Elem()), plan.Lo, plan.Hi)
+		} else if err := units(k, lane, &plan, head); err != nil {
 			return err
 		}
 		own.Store(sigblock.RingOffset(lane, sigblock.RingOffHead), head+uint32(plan.Pieces))
 	}
-	k.epochEnd(b, epoch)
+	k.EpochEnd(b, epoch)
 	return nil
 }
 
-// ringUnits is the lane's loop: at unit u it consumes piece u-Q and
-// produces piece u (kernels/ring.go says why that order cannot deadlock).
-func (k *kernel) ringUnits(lane int, plan *kernels.RingPlan, head uint32) error {
-	a := k.l.Args
-	d, op := k.l.DType, k.l.Op
+// units is the lane's loop: at unit u it consumes piece u-Q and
+// produces piece u (protocol.go says why that order cannot deadlock).
+func units(k *hostmodel.Kernel, lane int, plan *Plan, head uint32) error {
+	a := k.Args()
+	d, op := k.DType(), k.Op()
 	n, rank := int64(a.NRanks), int64(a.Rank)
 	right, left := int((rank+1)%n), int((rank-1+n)%n)
 	slots, slotBytes := int64(a.Param2), int64(a.Param1)
 	ring := func(p int) []byte { // lane's ring in rank p's staging
-		base := kernels.RingStageBase(a.PeerStage[p]) + uint64(int64(lane)*slots*slotBytes)
-		return k.mem.Bytes(base, slots*slotBytes)
+		base := StageBase(a.PeerStage[p]) + uint64(int64(lane)*slots*slotBytes)
+		return k.Bytes(base, slots*slotBytes)
 	}
 	mine, theirs := ring(int(rank)), ring(right)
 	slot := func(ring []byte, t int64) []byte {
@@ -81,9 +82,9 @@ func (k *kernel) ringUnits(lane int, plan *kernels.RingPlan, head uint32) error 
 	}
 	seq := func(t int64) uint32 { return head + uint32(t) + 1 }
 	count := int64(a.Count)
-	in := k.mem.Bytes(a.PeerIn[rank], count*k.elem)
-	out := k.mem.Bytes(a.Out, count*k.elem)
-	noCredit := k.injected(kernels.InjectNoCreditWait)
+	in := k.Bytes(a.PeerIn[rank], count*k.Elem())
+	out := k.Bytes(a.Out, count*k.Elem())
+	noCredit := k.Injected(InjectNoCreditWait)
 
 	q, total := plan.Q, plan.Pieces
 	for u := int64(0); u < total+q; u++ {
@@ -91,13 +92,13 @@ func (k *kernel) ringUnits(lane int, plan *kernels.RingPlan, head uint32) error 
 		consume, produce := c >= 0, p < total
 		if consume {
 			s := int((int64(head) + c) & (slots - 1))
-			if err := k.ringWait(lane, sigblock.RingSeqOffset(lane, s), seq(c), sigblock.RingWaitData, s); err != nil {
+			if err := wait(k, lane, sigblock.RingSeqOffset(lane, s), seq(c), sigblock.RingWaitData, s); err != nil {
 				return err
 			}
 		}
 		if produce && !noCredit {
 			// Slot p%S held piece p-S: it must have been consumed.
-			if err := k.ringWait(lane, sigblock.RingOffset(lane, sigblock.RingOffCredit), seq(p)-uint32(slots), sigblock.RingWaitCredit, 0); err != nil {
+			if err := wait(k, lane, sigblock.RingOffset(lane, sigblock.RingOffCredit), seq(p)-uint32(slots), sigblock.RingWaitCredit, 0); err != nil {
 				return err
 			}
 		}
@@ -105,7 +106,7 @@ func (k *kernel) ringUnits(lane int, plan *kernels.RingPlan, head uint32) error 
 		if produce {
 			if round, step, j := plan.Step(p); step == 0 {
 				// Reduce-scatter step 0: this rank's own chunk, as float32.
-				lo, hi := plan.Span(round, kernels.RingSendChunk(rank, 0, n), j)
+				lo, hi := plan.Span(round, SendChunk(rank, 0, n), j)
 				dst := slot(theirs, p)
 				for i := lo; i < hi; i++ {
 					putPartial(dst, i-lo, d.GetF32(in, int(i)))
@@ -114,7 +115,7 @@ func (k *kernel) ringUnits(lane int, plan *kernels.RingPlan, head uint32) error 
 		}
 		if consume {
 			round, step, j := plan.Step(c)
-			lo, hi := plan.Span(round, kernels.RingRecvChunk(rank, step, n), j)
+			lo, hi := plan.Span(round, RecvChunk(rank, step, n), j)
 			src := slot(mine, c)
 			var dst []byte // the next step's slot, when this piece goes on
 			if step < 2*n-3 {
@@ -126,7 +127,7 @@ func (k *kernel) ringUnits(lane int, plan *kernels.RingPlan, head uint32) error 
 					putPartial(dst, i-lo, apply(op, getPartial(src, i-lo), d.GetF32(in, int(i))))
 				}
 			case step == n-2: // last reduce-scatter step: the sum is final
-				end := k.outEnd(hi) // the skip-last bug leaves the last element unwritten
+				end := k.OutEnd(hi) // the skip-last bug leaves the last element unwritten
 				for i := lo; i < hi; i++ {
 					v := d.FromF32(apply(op, getPartial(src, i-lo), d.GetF32(in, int(i))))
 					if i < end {
@@ -134,33 +135,33 @@ func (k *kernel) ringUnits(lane int, plan *kernels.RingPlan, head uint32) error 
 					}
 					d.SetBits(dst, int(i-lo), v)
 				}
-				k.overrun(lo, hi)
+				k.Overrun(lo, hi)
 			default: // all-gather: write the final values out, pass them on
-				for i := lo; i < k.outEnd(hi); i++ {
+				for i := lo; i < k.OutEnd(hi); i++ {
 					d.SetBits(out, int(i), d.GetBits(src, int(i-lo)))
 				}
 				if dst != nil {
-					copy(dst[:(hi-lo)*k.elem], src[:(hi-lo)*k.elem])
+					copy(dst[:(hi-lo)*k.Elem()], src[:(hi-lo)*k.Elem()])
 				}
-				k.overrun(lo, hi)
+				k.Overrun(lo, hi)
 			}
 		}
 
 		if consume {
-			k.sig[left].Store(sigblock.RingOffset(lane, sigblock.RingOffCredit), seq(c))
+			k.Signal(left).Store(sigblock.RingOffset(lane, sigblock.RingOffCredit), seq(c))
 		}
 		if produce {
-			k.sig[right].Store(sigblock.RingSeqOffset(lane, int((int64(head)+p)&(slots-1))), seq(p))
+			k.Signal(right).Store(sigblock.RingSeqOffset(lane, int((int64(head)+p)&(slots-1))), seq(p))
 		}
 	}
 	return nil
 }
 
-// ringWait waits until word off of this rank's SignalBlock reaches want,
+// wait waits until word off of this rank's SignalBlock reaches want,
 // recording what it waits for (kind, slot) in the lane's Wait* words while
 // it does, for the hang diagnosis.
-func (k *kernel) ringWait(lane, off int, want uint32, kind, slot int) error {
-	own := k.own()
+func wait(k *hostmodel.Kernel, lane, off int, want uint32, kind, slot int) error {
+	own := k.Own()
 	if sigblock.Reached(own.Load(off), want) {
 		return nil
 	}
@@ -169,20 +170,20 @@ func (k *kernel) ringWait(lane, off int, want uint32, kind, slot int) error {
 	own.Store(sigblock.RingOffset(lane, sigblock.RingOffWaitSlot), uint32(slot))
 	own.Store(sigblock.RingOffset(lane, sigblock.RingOffWaitKind), uint32(kind))
 	var seen uint32
-	waited, err := k.pollUntil(start, func() bool {
+	waited, err := k.PollUntil(start, func() bool {
 		seen = own.Load(off)
 		return sigblock.Reached(seen, want)
 	})
-	if errors.Is(err, errTimedOut) {
+	if errors.Is(err, hostmodel.ErrTimedOut) {
 		// The Wait* words stay set: the flag-based diagnosis still
 		// shows what the lane waited for.
-		n := int(k.l.Args.NRanks)
-		g := sigblock.GiveUp{Block: k.ringBlock(lane), Kind: sigblock.DiagKindRingCredit, Peer: (int(k.l.Args.Rank) + 1) % n,
+		n := int(k.Args().NRanks)
+		g := sigblock.GiveUp{Block: laneBlock(k, lane), Kind: sigblock.DiagKindRingCredit, Peer: (int(k.Args().Rank) + 1) % n,
 			Want: want, Seen: seen, Waited: waited, Lane: lane}
 		if kind == sigblock.RingWaitData {
-			g.Kind, g.Where, g.Peer = sigblock.DiagKindRingData, slot, (int(k.l.Args.Rank)-1+n)%n
+			g.Kind, g.Where, g.Peer = sigblock.DiagKindRingData, slot, (int(k.Args().Rank)-1+n)%n
 		}
-		return k.giveUp(g)
+		return k.GiveUp(g)
 	}
 	if err != nil {
 		return err
@@ -191,8 +192,8 @@ func (k *kernel) ringWait(lane, off int, want uint32, kind, slot int) error {
 	return nil
 }
 
-// ringBlock is the block that runs lane (block b runs lanes b, b+blocks, ...).
-func (k *kernel) ringBlock(lane int) int { return lane % k.l.Blocks }
+// laneBlock is the block that runs lane (block b runs lanes b, b+blocks, ...).
+func laneBlock(k *hostmodel.Kernel, lane int) int { return lane % k.Blocks() }
 
 func getPartial(slot []byte, i int64) float32 {
 	return math.Float32frombits(binary.LittleEndian.Uint32(slot[4*i:]))
@@ -203,7 +204,7 @@ func putPartial(slot []byte, i int64, v float32) {
 }
 
 // apply is one step of the reduction in float32, as Op<OP>::apply in
-// common.cuh.
+// kernels/elem.cuh.
 func apply(op reference.Op, acc, x float32) float32 {
 	switch op {
 	case reference.Sum:

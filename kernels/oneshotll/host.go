@@ -1,4 +1,4 @@
-package hostmodel
+package oneshotll
 
 import (
 	"errors"
@@ -8,43 +8,45 @@ import (
 	"unsafe"
 
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/hostmodel"
 	"github.com/artest/artest/sigblock"
 )
 
-// oneshotLL is the host form of kernels/oneshotll/oneshot_ll.cu (read its comment for
-// the protocol): push this block's slots of our input into every rank's
+// Host is the host form of oneshot_ll.cu (read its comment for the
+// protocol): push this block's slots of our input into every rank's
 // staging as LL words (data | sequence<<32, one 64-bit atomic store each),
 // then reduce each slot from our own staging once all its words carry this
 // launch's sequence. No barriers; the sequence is the rank's, advanced by
 // the last block to finish.
-func (k *kernel) oneshotLL(b int) error {
-	a := k.l.Args
+func Host(k *hostmodel.Kernel, b int) error {
+	a := k.Args()
 	n := int(a.NRanks)
 	count := int64(a.Count)
-	perSlot := int64(kernels.VecBytes) / k.elem
+	elem := k.Elem()
+	perSlot := int64(kernels.VecBytes) / elem
 	slots := (count + perSlot - 1) / perSlot
-	region := uint64(slots) * kernels.LLSlotBytes
-	half := kernels.LLHalfBytes(a.StageBytes)
+	region := uint64(slots) * SlotBytes
+	half := HalfBytes(a.StageBytes)
 	if region*uint64(n) > half {
 		return fmt.Errorf("host oneshot-ll: %d ranks x %d bytes of LL slots exceed half the staging (%d bytes)", n, region, half)
 	}
-	own := k.own()
-	seq := k.llSeq()
+	own := k.Own()
+	seq := launchSeq(k)
 	myHalf := uint64(seq&1) * half
-	lo, hi := span(slots, b, k.l.Blocks)
+	lo, hi := hostmodel.Span(slots, b, k.Blocks())
 
-	k.delay()
-	in := k.mem.Bytes(a.PeerIn[a.Rank], count*k.elem)
+	k.Delay()
+	in := k.Bytes(a.PeerIn[a.Rank], count*elem)
 	stages := make([][]byte, n)
 	for p := range stages {
-		base := kernels.LLAlign(a.PeerStage[p])
-		stages[p] = k.mem.Bytes(base, int64(myHalf+uint64(n)*region))
+		base := Align(a.PeerStage[p])
+		stages[p] = k.Bytes(base, int64(myHalf+uint64(n)*region))
 	}
 	var slot [kernels.VecBytes]byte
 	for s := lo; s < hi; s++ {
 		clear(slot[:])
-		copy(slot[:], in[s*perSlot*k.elem:min((s+1)*perSlot, count)*k.elem])
-		at := myHalf + uint64(a.Rank)*region + uint64(s)*kernels.LLSlotBytes
+		copy(slot[:], in[s*perSlot*elem:min((s+1)*perSlot, count)*elem])
+		at := myHalf + uint64(a.Rank)*region + uint64(s)*SlotBytes
 		for p := 0; p < n; p++ {
 			for w := 0; w < 4; w++ {
 				data := uint64(slot[4*w]) | uint64(slot[4*w+1])<<8 | uint64(slot[4*w+2])<<16 | uint64(slot[4*w+3])<<24
@@ -53,14 +55,14 @@ func (k *kernel) oneshotLL(b int) error {
 		}
 	}
 
-	d := k.l.DType
-	out := k.mem.Bytes(a.Out, (count+1)*k.elem)
-	end := k.outEnd(count)
+	d := k.DType()
+	out := k.Bytes(a.Out, (count+1)*elem)
+	end := k.OutEnd(count)
 	got := make([][kernels.VecBytes]byte, n)
 	for s := lo; s < hi; s++ {
 		for src := 0; src < n; src++ {
-			at := myHalf + uint64(src)*region + uint64(s)*kernels.LLSlotBytes
-			if err := k.llWait(stages[a.Rank], at, seq, b, int(s), src, &got[src]); err != nil {
+			at := myHalf + uint64(src)*region + uint64(s)*SlotBytes
+			if err := llWait(k, stages[a.Rank], at, seq, b, int(s), src, &got[src]); err != nil {
 				return err
 			}
 		}
@@ -69,35 +71,34 @@ func (k *kernel) oneshotLL(b int) error {
 			acc := d.GetF32(got[0][:], j)
 			for r := 1; r < n; r++ {
 				x := d.GetF32(got[r][:], j)
-				acc = k.combine(acc, x)
+				acc = k.Combine(acc, x)
 			}
 			if i < end {
 				d.SetF32(out, int(i), acc)
 			}
-			if i == count-1 && k.injected(kernels.InjectOverrun) {
+			if i == count-1 && k.Injected(kernels.InjectOverrun) {
 				d.SetF32(out, int(count), acc)
 			}
 		}
 	}
-	if own.Add(sigblock.OffLlDone, 1) == uint32(k.l.Blocks) {
+	if own.Add(sigblock.OffLlDone, 1) == uint32(k.Blocks()) {
 		own.Store(sigblock.OffLlDone, 0)
 		own.Store(sigblock.OffLlSeq, seq)
 	}
 	return nil
 }
 
-// llSeq is the sequence every block of this launch uses, the last one + 1
-// (never 0, which zeroed staging holds): read once per launch (the first
-// block to ask), so that no block can see the value the last block of this
-// launch writes.
-func (k *kernel) llSeq() uint32 {
-	k.llOnce.Do(func() { k.llSeqVal = k.own().Load(sigblock.OffLlSeq) + 1 })
-	return k.llSeqVal
+// launchSeq is the sequence every block of this launch uses, the last one
+// + 1 (never 0, which zeroed staging holds): read once per launch (the
+// first block to ask), so that no block can see the value the last block
+// of this launch writes.
+func launchSeq(k *hostmodel.Kernel) uint32 {
+	return k.OncePerLaunch(func() any { return k.Own().Load(sigblock.OffLlSeq) + 1 }).(uint32)
 }
 
 // llWait reads the LL slot at byte at of stage (our own staging) into dst
 // once its four words carry seq, with the launch's deadline.
-func (k *kernel) llWait(stage []byte, at uint64, seq uint32, b, slot, src int, dst *[kernels.VecBytes]byte) error {
+func llWait(k *hostmodel.Kernel, stage []byte, at uint64, seq uint32, b, slot, src int, dst *[kernels.VecBytes]byte) error {
 	lowest := func() (uint32, bool) {
 		ok, seen := true, seq
 		for w := 0; w < 4; w++ {
@@ -113,22 +114,22 @@ func (k *kernel) llWait(stage []byte, at uint64, seq uint32, b, slot, src int, d
 		return seen, ok
 	}
 	seen, ok := lowest()
-	if ok || k.injected(kernels.InjectLlNoFlag) {
+	if ok || k.Injected(InjectLlNoFlag) {
 		return nil
 	}
-	waited, err := k.pollUntil(time.Now(), func() bool {
+	waited, err := k.PollUntil(time.Now(), func() bool {
 		seen, ok = lowest()
 		return ok
 	})
-	if errors.Is(err, errTimedOut) {
-		return k.giveUp(sigblock.GiveUp{Block: b, Kind: sigblock.DiagKindLlData, Where: slot, Peer: src,
+	if errors.Is(err, hostmodel.ErrTimedOut) {
+		return k.GiveUp(sigblock.GiveUp{Block: b, Kind: sigblock.DiagKindLlData, Where: slot, Peer: src,
 			Want: seq, Seen: seen, Waited: waited, Lane: b})
 	}
 	return err
 }
 
 // llWord is the 64-bit LL word at byte off of buf (8-byte aligned: the
-// staging base is LLAlign'ed and every offset is a multiple of 8).
+// staging base is Align'ed and every offset is a multiple of 8).
 func llWord(buf []byte, off uint64) *uint64 {
 	return (*uint64)(unsafe.Pointer(&buf[off]))
 }

@@ -1,11 +1,11 @@
-// The ring variant's constants and plan, shared by the kernel (ring.cu) and,
-// through kernels/ring_test.go, checked against the Go side (kernels/ring.go,
-// which the host model uses): the RING_* constants by name and value, and the
+// The ring variant's constants and plan, used by the kernel (ring.cu) and,
+// through protocol_test.go, checked against the Go side (protocol.go, which
+// the host model uses): the RING_* constants by name and value, and the
 // plan functions by compiling this header with a host C++ compiler and
 // comparing their results with Go's over a table of launches.
 //
 // The protocol and the reasons for it are written down once, in
-// kernels/ring.go; the SignalBlock words it uses are in signal.cuh
+// protocol.go; the SignalBlock words it uses are in kernels/signal.cuh
 // (SIG_RING_*) and sigblock/ring.go. In short:
 //
 //   lane l of the message -> one block per rank; ring of S slots of
@@ -21,9 +21,9 @@
 
 #include <stdint.h>
 
-#include "common.cuh"
+#include "grid.cuh"
 
-// Mirrors of kernels/ring.go (RingUnit -> RING_UNIT, ...).
+// Mirrors of protocol.go (Unit -> RING_UNIT, ...).
 constexpr uint32_t RING_UNIT = 4u;            // elements: lanes, chunks and pieces are multiples
 constexpr uint32_t RING_PARTIAL_BYTES = 4u;   // a partial sum in a slot is a float
 constexpr uint32_t RING_MIN_SLOT_BYTES = 16u;
@@ -33,8 +33,12 @@ constexpr uint32_t RING_MAX_SLOTS = SIG_RING_MAX_SLOTS;
 constexpr uint32_t RING_MAX_LANES = SIG_RING_MAX_LANES;
 constexpr uint32_t RING_MAX_PIECES = 1u << 30;  // per lane and launch: sequences stay far from wrapping
 
+// The ring's own fault switch (an Args.inject bit; InjectNoCreditWait in
+// protocol.go): the producer does not wait for credit.
+constexpr uint32_t INJECT_NO_CREDIT_WAIT = 1u << 6;
+
 // Q, the pieces per step: below S (no deadlock) and above S/2 (flow control
-// matters from 2 ranks on). kernels/ring.go has both arguments.
+// matters from 2 ranks on). protocol.go has both arguments.
 ARTEST_HD constexpr uint64_t ring_step_pieces(uint64_t slots) {
   return slots - (slots / 4 > 1 ? slots / 4 : 1);
 }
@@ -46,7 +50,7 @@ ARTEST_HD constexpr uint64_t ring_lane_elems(uint64_t count, uint64_t lanes) {
 
 ARTEST_HD constexpr uint64_t ring_min(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
-// One lane's share of a launch (kernels.RingPlan).
+// One lane's share of a launch (Plan in protocol.go).
 struct RingPlan {
   uint64_t lo, hi;  // elements [lo, hi) of the message
   uint64_t n;       // ranks
@@ -92,12 +96,12 @@ ARTEST_HD constexpr uint64_t ring_recv_chunk(uint64_t rank, uint64_t s, uint64_t
 }
 
 // Where the rings start in a staging buffer: the next 16-byte boundary
-// (kernels.RingStageBase).
+// (StageBase in protocol.go).
 ARTEST_HD constexpr uint64_t ring_stage_base(uint64_t stage) { return (stage + 15) & ~uint64_t{15}; }
 
 ARTEST_HD constexpr bool ring_pow2(uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
-// kernels.RingCheck without the per-lane piece bound: the launch contract
+// Check (protocol.go) without the per-lane piece bound: the launch contract
 // every block checks (the same on every block).
 ARTEST_HD constexpr bool ring_args_ok(uint64_t lanes, uint64_t slot_bytes, uint64_t slots, uint64_t nranks,
                                       uint64_t stage_bytes) {

@@ -1,13 +1,14 @@
-package kernels
+package ring
 
 import (
 	"fmt"
 	"math/bits"
 
+	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/sigblock"
 )
 
-// The ring variant (kernels/ring/ring.cu, its host model kernels/hostmodel/ring.go):
+// The ring protocol (ring.cu, and its host model in host.go):
 // a Disruptor-style ring of slots per lane between neighbouring ranks, and a
 // persistent kernel that produces into its right neighbour's ring while it
 // consumes its own, running a ring reduce-scatter and then a ring
@@ -22,7 +23,7 @@ import (
 // meaning: sigblock/ring.go.
 //
 // Lanes: lane l owns elements [l*L, (l+1)*L) of the message (L = the lane
-// share rounded up to RingUnit) and has its own ring, block and counters.
+// share rounded up to Unit) and has its own ring, block and counters.
 //
 // Pieces: each lane's elements are processed in rounds. A round splits its
 // elements into N chunks of Q pieces of E elements; piece t of the launch
@@ -38,9 +39,9 @@ import (
 //	               before the last step, forwarded.
 //
 // So chunk c is accumulated x_c + x_{c+1} + ... + x_{c-1} (ranks mod N) in
-// float32: the partial sums travel as float32 (RingPartialBytes per
+// float32: the partial sums travel as float32 (PartialBytes per
 // element) and the final values in the dtype. The order depends on the
-// chunk, so the registry declares reference.OrderUnknown: random-input sums
+// chunk, so Variant declares reference.OrderUnknown: random-input sums
 // are checked within the float64 reference's bound, which covers any order
 // of float32 accumulation and one final rounding (reference/doc.go); exact
 // inputs, max and min are still compared bit for bit.
@@ -53,7 +54,7 @@ import (
 // (the right neighbour consumed the piece slot p%S held); after it, it
 // publishes c's credit to the left and p's sequence to the right.
 //
-// Why this cannot deadlock (Q <= S-1, RingStepPieces): a unit of rank r at
+// Why this cannot deadlock (Q <= S-1, StepPieces): a unit of rank r at
 // u needs (a) the left neighbour's unit c = u-Q < u finished, and (b) the
 // right neighbour's unit p-S+Q <= u-1 finished (it consumed p-S there).
 // Take the rank whose next unit u is the smallest of all ranks: every other
@@ -65,7 +66,7 @@ import (
 //
 // Flow control: without credits, a producer can run ahead of a slow
 // consumer by up to N*Q pieces (each rank produces at most Q pieces beyond
-// what it consumed), more than the S slots whenever N*Q > S. RingStepPieces
+// what it consumed), more than the S slots whenever N*Q > S. StepPieces
 // keeps Q above S/2, so that holds from N = 2 on: the no-credit-wait fault
 // switch can corrupt data at every world size.
 //
@@ -79,202 +80,207 @@ import (
 // neighbour may still store credits into this rank's SignalBlock after it
 // returned; credits only grow and no one else writes that word.
 
-// Ring constants; kernels/ring/ring.cuh repeats them (ring_test.go compares).
+// Ring constants; ring.cuh repeats them (protocol_test.go compares).
 const (
-	// RingUnit is the granularity of lanes, chunks and pieces in elements:
+	// Unit is the granularity of lanes, chunks and pieces in elements:
 	// one 16-byte vector of float32 partial sums.
-	RingUnit = 4
-	// RingPartialBytes is the width of a partial sum in a slot (float32).
-	RingPartialBytes = 4
+	Unit = 4
+	// PartialBytes is the width of a partial sum in a slot (float32).
+	PartialBytes = 4
 	// Slot sizes: powers of two from one unit of partial sums to 1 MiB.
-	RingMinSlotBytes = 16
-	RingMaxSlotBytes = 1 << 20
-	// RingDefaultSlotBytes is a guess until measured on H200:
+	MinSlotBytes = 16
+	MaxSlotBytes = 1 << 20
+	// DefaultSlotBytes is a guess until measured on H200:
 	// a slot is the unit of one handoff (one system-scope fence, two
 	// block barriers and a poll each way, a few microseconds), so it must
 	// be large enough to amortise them; 64 KiB of float partials is 32
 	// bytes per thread of a 512-thread block and unit. Messages below
-	// lanes x slots x 64 KiB get smaller slots anyway (RingResolve).
-	RingDefaultSlotBytes = 64 << 10
+	// lanes x slots x 64 KiB get smaller slots anyway (Resolve).
+	DefaultSlotBytes = 64 << 10
 	// Slots per lane: powers of two. Two is the fewest the deadlock
 	// argument allows (Q <= S-1); the maximum is the SignalBlock's.
-	RingMinSlots     = 2
-	RingMaxSlots     = sigblock.RingMaxSlots
-	RingDefaultSlots = 8 // a guess until measured on H200
-	// RingMaxLanes is the most lanes (blocks) of a launch: the SignalBlock
+	MinSlots     = 2
+	MaxSlots     = sigblock.RingMaxSlots
+	DefaultSlots = 8 // a guess until measured on H200
+	// MaxLanes is the most lanes (blocks) of a launch: the SignalBlock
 	// holds this many lane records.
-	RingMaxLanes = sigblock.RingMaxLanes
-	// The auto lane rule (RingAutoLanes), provisional until a sweep of
-	// --param lanes=1,2,4,8,16 on H200: one lane per RingAutoBytesPerLane
-	// of message, a power of two, at most RingAutoMaxLanes.
-	RingAutoBytesPerLane = 128 << 10
-	RingAutoMaxLanes     = 16
-	// RingStageSlack is how many bytes beyond the message a staging buffer
+	MaxLanes = sigblock.RingMaxLanes
+	// The auto lane rule (AutoLanes), provisional until a sweep of
+	// --param lanes=1,2,4,8,16 on H200: one lane per AutoBytesPerLane
+	// of message, a power of two, at most AutoMaxLanes.
+	AutoBytesPerLane = 128 << 10
+	AutoMaxLanes     = 16
+	// StageSlack is how many bytes beyond the message a staging buffer
 	// always has: the runner's guard after the message (256 bytes) less the
 	// up to 15 bytes that aligning the ring to 16 bytes costs.
-	RingStageSlack = 240
-	// RingMaxPieces bounds a lane's pieces in one launch, so sequence
+	StageSlack = 240
+	// MaxPieces bounds a lane's pieces in one launch, so sequence
 	// distances stay far inside the signed range Reached compares in.
-	RingMaxPieces = 1 << 30
+	MaxPieces = 1 << 30
 )
 
-// Ring launch parameters (Args.Param0..2).
+// InjectNoCreditWait is the ring's own fault switch (a kernels.Args.Inject
+// bit, INJECT_NO_CREDIT_WAIT in ring.cuh): the producer does not wait for
+// credit.
+const InjectNoCreditWait uint32 = 1 << 6
+
+// Ring launch parameters (kernels.Args.Param0..2).
 const (
-	ringParamLanes     = 0
-	ringParamSlotBytes = 1
-	ringParamSlots     = 2
+	paramLanes     = 0
+	paramSlotBytes = 1
+	paramSlots     = 2
 )
 
-// RingParams are the ring's --param names.
-var RingParams = []Param{
-	{Name: "lanes", Slot: ringParamLanes, Default: 0, Min: 1, Max: RingMaxLanes,
+// params are the ring's --param names.
+var params = []kernels.Param{
+	{Name: "lanes", Slot: paramLanes, Default: 0, Min: 1, Max: MaxLanes,
 		Help: "lanes (one ring and one block each); 0: auto by size"},
-	{Name: "slot-bytes", Slot: ringParamSlotBytes, Default: RingDefaultSlotBytes, Min: RingMinSlotBytes, Max: RingMaxSlotBytes,
+	{Name: "slot-bytes", Slot: paramSlotBytes, Default: DefaultSlotBytes, Min: MinSlotBytes, Max: MaxSlotBytes,
 		Help: "largest slot in bytes, a power of two (others round down); smaller when the message is"},
-	{Name: "slots", Slot: ringParamSlots, Default: RingDefaultSlots, Min: RingMinSlots, Max: RingMaxSlots,
+	{Name: "slots", Slot: paramSlots, Default: DefaultSlots, Min: MinSlots, Max: MaxSlots,
 		Help: "ring capacity in slots, a power of two (others round down)"},
 }
 
-// RingAutoLanes is the lane count for a message of bytes bytes on nranks
+// AutoLanes is the lane count for a message of bytes bytes on nranks
 // ranks when --param lanes is not set (or 0). Provisional (see
-// RingAutoBytesPerLane); nranks is not used yet, but the rule may depend on
+// AutoBytesPerLane); nranks is not used yet, but the rule may depend on
 // it once measured, and every rank computes the same value either way.
-func RingAutoLanes(bytes int64, nranks int) uint32 {
+func AutoLanes(bytes int64, nranks int) uint32 {
 	_ = nranks
-	return uint32(min(ringPow2Floor(max(bytes/RingAutoBytesPerLane, 1)), RingAutoMaxLanes))
+	return uint32(min(pow2Floor(max(bytes/AutoBytesPerLane, 1)), AutoMaxLanes))
 }
 
-// RingStepPieces is Q, the pieces per step, for a ring of slots slots:
+// StepPieces is Q, the pieces per step, for a ring of slots slots:
 // below slots (the deadlock argument) and above slots/2 (so that flow
 // control matters from 2 ranks on): 1, 3, 6, 12, 24, 48 for 2..64 slots.
-func RingStepPieces(slots int64) int64 { return slots - max(1, slots/4) }
+func StepPieces(slots int64) int64 { return slots - max(1, slots/4) }
 
-// RingLaneElems is L, every lane's share but the last's, in elements.
-func RingLaneElems(count, lanes int64) int64 {
-	return ringRoundUp(ringCeilDiv(count, lanes), RingUnit)
+// LaneElems is L, every lane's share but the last's, in elements.
+func LaneElems(count, lanes int64) int64 {
+	return roundUp(ceilDiv(count, lanes), Unit)
 }
 
-// RingResolve fills the ring's parameters for one launch: the lane count
+// Resolve fills the ring's parameters for one launch: the lane count
 // (auto when 0), then slot bytes and slots as powers of two within range,
 // then the effective values this message allows, the same on every rank:
 //
 //   - no lane without data: lanes <= ceil(count / L);
 //   - no slot larger than a lane's chunk needs;
 //   - the rings fit the staging buffer: lanes * slots * slot bytes <=
-//     count * element size + RingStageSlack, which every staging buffer
+//     count * element size + StageSlack, which every staging buffer
 //     has (so the values depend on this message only, not on the other
 //     cases of the run). Slot bytes shrink first, then slots, then lanes.
 //
 // Param0 becomes the lane count (and the grid), Param1 the slot size in
 // bytes (also the slot stride), Param2 the slots per lane.
-func RingResolve(a *Args, elemBytes int64) {
+func Resolve(a *kernels.Args, elemBytes int64) {
 	count, n := int64(a.Count), int64(a.NRanks)
 	lanes := int64(a.Param0)
 	if lanes == 0 {
-		lanes = int64(RingAutoLanes(count*elemBytes, int(n)))
+		lanes = int64(AutoLanes(count*elemBytes, int(n)))
 	}
-	lanes = min(max(lanes, 1), RingMaxLanes, max(ringCeilDiv(count, RingUnit), 1))
-	lanes = ringUsedLanes(count, lanes)
-	slotBytes := ringPow2Floor(min(max(int64(a.Param1), RingMinSlotBytes), RingMaxSlotBytes))
-	slots := ringPow2Floor(min(max(int64(a.Param2), RingMinSlots), RingMaxSlots))
-	chunk := ringRoundUp(ringCeilDiv(RingLaneElems(count, lanes), max(n, 1)), RingUnit) * RingPartialBytes
-	slotBytes = min(slotBytes, max(ringPow2Ceil(chunk), RingMinSlotBytes))
+	lanes = min(max(lanes, 1), MaxLanes, max(ceilDiv(count, Unit), 1))
+	lanes = usedLanes(count, lanes)
+	slotBytes := pow2Floor(min(max(int64(a.Param1), MinSlotBytes), MaxSlotBytes))
+	slots := pow2Floor(min(max(int64(a.Param2), MinSlots), MaxSlots))
+	chunk := roundUp(ceilDiv(LaneElems(count, lanes), max(n, 1)), Unit) * PartialBytes
+	slotBytes = min(slotBytes, max(pow2Ceil(chunk), MinSlotBytes))
 
-	budget := count*elemBytes + RingStageSlack
-	for lanes*slots*slotBytes > budget && slotBytes > RingMinSlotBytes {
+	budget := count*elemBytes + StageSlack
+	for lanes*slots*slotBytes > budget && slotBytes > MinSlotBytes {
 		slotBytes /= 2
 	}
-	for lanes*slots*slotBytes > budget && slots > RingMinSlots {
+	for lanes*slots*slotBytes > budget && slots > MinSlots {
 		slots /= 2
 	}
 	if lanes*slots*slotBytes > budget {
-		lanes = ringUsedLanes(count, max(1, budget/(slots*slotBytes)))
+		lanes = usedLanes(count, max(1, budget/(slots*slotBytes)))
 	}
 	a.Param0, a.Param1, a.Param2 = uint32(lanes), uint32(slotBytes), uint32(slots)
 }
 
-// ringUsedLanes drops lanes that the lane share L leaves without data.
-func ringUsedLanes(count, lanes int64) int64 {
+// usedLanes drops lanes that the lane share L leaves without data.
+func usedLanes(count, lanes int64) int64 {
 	if count <= 0 {
 		return 1
 	}
-	return ringCeilDiv(count, RingLaneElems(count, lanes))
+	return ceilDiv(count, LaneElems(count, lanes))
 }
 
-// RingGrid is the ring's grid: one block per lane (RingResolve ran first).
+// Grid is the ring's grid: one block per lane (Resolve ran first).
 // With another grid (--blocks), block b runs lanes b, b+grid, ... in turn.
-func RingGrid(a *Args, elemBytes int64, maxBlocks, threads int) int { return int(a.Param0) }
+func Grid(a *kernels.Args, elemBytes int64, maxBlocks, threads int) int { return int(a.Param0) }
 
-// RingBytes is the staging each rank's rings take (from the 16-byte aligned
+// StagingBytes is the staging each rank's rings take (from the 16-byte aligned
 // start of its staging buffer).
-func RingBytes(a *Args) int64 {
+func StagingBytes(a *kernels.Args) int64 {
 	return int64(a.Param0) * int64(a.Param2) * int64(a.Param1)
 }
 
-// RingStageBase is where the rings start in a staging buffer at addr: the
+// StageBase is where the rings start in a staging buffer at addr: the
 // next 16-byte boundary. Every rank's mapping of a buffer has the same
 // alignment (mappings start on allocation-granularity boundaries), so the
 // producer and the consumer agree on it.
-func RingStageBase(addr uint64) uint64 { return (addr + 15) &^ 15 }
+func StageBase(addr uint64) uint64 { return (addr + 15) &^ 15 }
 
-// RingCheck reports why a launch of the ring with these arguments would be
+// Check reports why a launch of the ring with these arguments would be
 // wrong (the kernel traps on the same conditions), or nil. Any grid works
-// (blocks run lanes b, b+blocks, ...; RingGrid gives one block per lane),
+// (blocks run lanes b, b+blocks, ...; Grid gives one block per lane),
 // so blocks is not checked; it is there for the caller's symmetry with the
 // kernel's check_launch.
-func RingCheck(a *Args, blocks int, elemBytes int64) error {
+func Check(a *kernels.Args, blocks int, elemBytes int64) error {
 	lanes, slotBytes, slots := int64(a.Param0), int64(a.Param1), int64(a.Param2)
 	switch {
-	case lanes < 1 || lanes > RingMaxLanes:
-		return fmt.Errorf("ring: %d lanes, want 1..%d", lanes, RingMaxLanes)
-	case slotBytes < RingMinSlotBytes || slotBytes > RingMaxSlotBytes || bits.OnesCount64(uint64(slotBytes)) != 1:
-		return fmt.Errorf("ring: slot bytes %d, want a power of two in %d..%d", slotBytes, RingMinSlotBytes, RingMaxSlotBytes)
-	case slots < RingMinSlots || slots > RingMaxSlots || bits.OnesCount64(uint64(slots)) != 1:
-		return fmt.Errorf("ring: %d slots, want a power of two in %d..%d", slots, RingMinSlots, RingMaxSlots)
-	case a.NRanks > 1 && uint64(RingBytes(a)+15) > a.StageBytes:
+	case lanes < 1 || lanes > MaxLanes:
+		return fmt.Errorf("ring: %d lanes, want 1..%d", lanes, MaxLanes)
+	case slotBytes < MinSlotBytes || slotBytes > MaxSlotBytes || bits.OnesCount64(uint64(slotBytes)) != 1:
+		return fmt.Errorf("ring: slot bytes %d, want a power of two in %d..%d", slotBytes, MinSlotBytes, MaxSlotBytes)
+	case slots < MinSlots || slots > MaxSlots || bits.OnesCount64(uint64(slots)) != 1:
+		return fmt.Errorf("ring: %d slots, want a power of two in %d..%d", slots, MinSlots, MaxSlots)
+	case a.NRanks > 1 && uint64(StagingBytes(a)+15) > a.StageBytes:
 		return fmt.Errorf("ring: %d lanes x %d slots x %d bytes do not fit %d bytes of staging", lanes, slots, slotBytes, a.StageBytes)
 	}
 	for l := int64(0); l < lanes; l++ {
-		if p := NewRingPlan(int64(a.Count), int64(a.NRanks), lanes, slotBytes, slots, l); p.Pieces >= RingMaxPieces {
-			return fmt.Errorf("ring: lane %d would move %d pieces, more than %d", l, p.Pieces, RingMaxPieces)
+		if p := NewPlan(int64(a.Count), int64(a.NRanks), lanes, slotBytes, slots, l); p.Pieces >= MaxPieces {
+			return fmt.Errorf("ring: lane %d would move %d pieces, more than %d", l, p.Pieces, MaxPieces)
 		}
 	}
 	return nil
 }
 
-// RingPlan is one lane's share of a ring launch: its elements, how they
+// Plan is one lane's share of a ring launch: its elements, how they
 // split into rounds, chunks and pieces, and how many pieces it moves. The
 // same numbers on every rank (they depend on the count, the world size and
 // the resolved parameters); ring.cuh computes them the same way
-// (ring_test.go compares the two over a table of launches).
-type RingPlan struct {
+// (protocol_test.go compares the two over a table of launches).
+type Plan struct {
 	Lo, Hi int64 // the lane's elements [Lo, Hi) of the message
 	N      int64 // ranks
-	Q      int64 // pieces per step (<= RingStepPieces)
+	Q      int64 // pieces per step (<= StepPieces)
 	Rounds int64
 	E      int64 // elements per piece in every round but the last
 	ELast  int64 // elements per piece in the last round
 	Pieces int64 // pieces the lane produces (and consumes): Rounds * 2(N-1) * Q
 }
 
-// NewRingPlan plans lane lane of a launch over count elements on n ranks.
+// NewPlan plans lane lane of a launch over count elements on n ranks.
 // A round is N chunks of Q pieces: E = slotBytes/4 elements per piece, and
-// Q = RingStepPieces(slots), or fewer when the lane fits one round with
-// fewer; the last round's pieces shrink (ELast, a multiple of RingUnit) so
+// Q = StepPieces(slots), or fewer when the lane fits one round with
+// fewer; the last round's pieces shrink (ELast, a multiple of Unit) so
 // that its chunks split the rest evenly instead of leaving empty pieces.
-func NewRingPlan(count, n, lanes, slotBytes, slots, lane int64) RingPlan {
-	l := RingLaneElems(count, lanes)
+func NewPlan(count, n, lanes, slotBytes, slots, lane int64) Plan {
+	l := LaneElems(count, lanes)
 	lo := min(lane*l, count)
-	p := RingPlan{Lo: lo, Hi: min(lo+l, count), N: n}
+	p := Plan{Lo: lo, Hi: min(lo+l, count), N: n}
 	elems := p.Hi - p.Lo
 	if n <= 1 || elems <= 0 {
 		return p
 	}
-	emax := slotBytes / RingPartialBytes
-	p.Q = min(RingStepPieces(slots), ringCeilDiv(elems, n*emax))
-	p.Rounds = ringCeilDiv(elems, n*p.Q*emax)
+	emax := slotBytes / PartialBytes
+	p.Q = min(StepPieces(slots), ceilDiv(elems, n*emax))
+	p.Rounds = ceilDiv(elems, n*p.Q*emax)
 	rest := elems - (p.Rounds-1)*n*p.Q*emax
-	p.ELast = ringRoundUp(ringCeilDiv(rest, n*p.Q), RingUnit)
+	p.ELast = roundUp(ceilDiv(rest, n*p.Q), Unit)
 	p.E = emax
 	if p.Rounds == 1 {
 		p.E = p.ELast
@@ -284,7 +290,7 @@ func NewRingPlan(count, n, lanes, slotBytes, slots, lane int64) RingPlan {
 }
 
 // Step splits piece t into its round, its step and its index in the step.
-func (p *RingPlan) Step(t int64) (round, step, j int64) {
+func (p *Plan) Step(t int64) (round, step, j int64) {
 	per := 2 * (p.N - 1) * p.Q
 	round, w := t/per, t%per
 	return round, w / p.Q, w % p.Q
@@ -292,7 +298,7 @@ func (p *RingPlan) Step(t int64) (round, step, j int64) {
 
 // Span is the elements [lo, hi) of the message that piece j of chunk c in
 // round holds; lo == hi for a piece past the lane's end.
-func (p *RingPlan) Span(round, c, j int64) (lo, hi int64) {
+func (p *Plan) Span(round, c, j int64) (lo, hi int64) {
 	e := p.E
 	if round == p.Rounds-1 {
 		e = p.ELast
@@ -301,23 +307,23 @@ func (p *RingPlan) Span(round, c, j int64) (lo, hi int64) {
 	return min(base, p.Hi), min(base+e, p.Hi)
 }
 
-// RingSendChunk is the chunk rank sends at step s; RingRecvChunk the one it
+// SendChunk is the chunk rank sends at step s; RecvChunk the one it
 // receives.
-func RingSendChunk(rank, s, n int64) int64 { return ((rank-s)%n + n) % n }
-func RingRecvChunk(rank, s, n int64) int64 { return RingSendChunk(rank-1, s, n) }
+func SendChunk(rank, s, n int64) int64 { return ((rank-s)%n + n) % n }
+func RecvChunk(rank, s, n int64) int64 { return SendChunk(rank-1, s, n) }
 
-func ringCeilDiv(a, b int64) int64 { return (a + b - 1) / b }
-func ringRoundUp(a, b int64) int64 { return ringCeilDiv(a, b) * b }
+func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
+func roundUp(a, b int64) int64 { return ceilDiv(a, b) * b }
 
-func ringPow2Floor(x int64) int64 {
+func pow2Floor(x int64) int64 {
 	if x < 1 {
 		return 1
 	}
 	return 1 << (63 - bits.LeadingZeros64(uint64(x)))
 }
 
-func ringPow2Ceil(x int64) int64 {
-	p := ringPow2Floor(x)
+func pow2Ceil(x int64) int64 {
+	p := pow2Floor(x)
 	if p < x {
 		p *= 2
 	}

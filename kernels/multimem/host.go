@@ -1,15 +1,16 @@
-package hostmodel
+package multimem
 
 import (
 	"fmt"
 
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/hostmodel"
 	"github.com/artest/artest/reference"
 	"github.com/artest/artest/sigblock"
 )
 
-// Multicast is what a Memory implements to model multicast addresses, as
-// the host backend does: offset o of its multicast window is offset o of
+// Multicast is what a hostmodel.Memory implements to model multicast
+// addresses, as the host backend does: offset o of its multicast window is offset o of
 // every rank's segment.
 type Multicast interface {
 	// Replicas returns, for multicast address p, the n bytes at p's offset
@@ -19,8 +20,8 @@ type Multicast interface {
 	Replicas(p uint64, n int64) [][]byte
 }
 
-// multimem is the host model of kernels/multimem/multimem.cu: the same forms, the
-// same barriers (start; two-shot in place: end; two-shot staged: mid, copy,
+// Host is the host model of multimem.cu: the same forms, the same
+// barriers (start; two-shot in place: end; two-shot staged: mid, copy,
 // end; one-shot: end, or in place mid and copy), the same split between
 // the multicast path (whole 16-byte slots at 16-byte aligned addresses)
 // and the unicast path (everything else), and the same fault switches.
@@ -32,43 +33,43 @@ type Multicast interface {
 // variant that declares the wrong Order. The unicast path reduces in rank
 // order, as Reduce::elems does on the GPU.
 //
-// Blocks own contiguous slot ranges (span) instead of the kernel's grid
+// Blocks own contiguous slot ranges (hostmodel.Span) instead of the kernel's grid
 // stride; as in the other models, block b of every rank owns the same
 // slots, which is what the per-block barriers need.
-func (k *kernel) multimem(b int) error {
-	a := k.l.Args
-	mc, ok := k.mem.(Multicast)
+func Host(k *hostmodel.Kernel, b int) error {
+	a := k.Args()
+	mc, ok := k.Mem().(Multicast)
 	if !ok {
 		return fmt.Errorf("host multimem: the backend models no multicast addresses")
 	}
 	m := &mcModel{k: k, mc: mc, b: b, delta: kernels.MulticastDelta(a)}
 	m.count = int64(a.Count)
-	m.w = kernels.VecBytes / k.elem
+	m.w = kernels.VecBytes / k.Elem()
 	if m.delta == 0 {
 		return fmt.Errorf("host multimem: launched without a multicast mapping (the CUDA kernel traps here)")
 	}
 	shots := a.Param0
-	if shots != kernels.MultimemOneShot && shots != kernels.MultimemTwoShot {
-		return fmt.Errorf("host multimem: shots %d, want %d or %d (the CUDA kernel traps here)", shots, kernels.MultimemOneShot, kernels.MultimemTwoShot)
+	if shots != OneShot && shots != TwoShot {
+		return fmt.Errorf("host multimem: shots %d, want %d or %d (the CUDA kernel traps here)", shots, OneShot, TwoShot)
 	}
-	if k.l.Op != reference.Sum {
-		return fmt.Errorf("host multimem: no %s kernel (the switch has no f32 max or min)", k.l.Op)
+	if k.Op() != reference.Sum {
+		return fmt.Errorf("host multimem: no %s kernel (the switch has no f32 max or min)", k.Op())
 	}
 	inPlace := a.Flags&kernels.FlagInPlace != 0
 	if !inPlace && a.Out == a.PeerIn[a.Rank] {
 		return fmt.Errorf("host multimem: output aliases the input without the in-place flag (the CUDA kernel traps here)")
 	}
 	var err error
-	if m.epoch, err = k.epochBegin(b); err != nil {
+	if m.epoch, err = k.EpochBegin(b); err != nil {
 		return err
 	}
-	if !k.injected(kernels.InjectNoStartBarrier) {
-		if err := k.barrier(sigblock.PhaseStart, b, m.epoch); err != nil {
+	if !k.Injected(kernels.InjectNoStartBarrier) {
+		if err := k.Barrier(sigblock.PhaseStart, b, m.epoch); err != nil {
 			return err
 		}
 	}
-	k.delay()
-	if shots == kernels.MultimemTwoShot {
+	k.Delay()
+	if shots == TwoShot {
 		err = m.twoShot(inPlace)
 	} else {
 		err = m.oneShot(inPlace)
@@ -76,12 +77,12 @@ func (k *kernel) multimem(b int) error {
 	if err != nil {
 		return err
 	}
-	k.epochEnd(b, m.epoch)
+	k.EpochEnd(b, m.epoch)
 	return nil
 }
 
 type mcModel struct {
-	k     *kernel
+	k     *hostmodel.Kernel
 	mc    Multicast
 	b     int
 	delta uint64
@@ -93,7 +94,7 @@ type mcModel struct {
 
 func aligned16(p uint64) bool { return p%kernels.VecBytes == 0 }
 
-// plan is Plan<T> of common.cuh: which slot bases take the 16-byte path.
+// plan is Plan<T> of kernels/plan.cuh: which slot bases take the 16-byte path.
 // Below fastEnd a slot moves whole; the partial last slot, and the last
 // slot when a planted bug must touch it, take the element path.
 type plan struct{ fastEnd int64 }
@@ -104,7 +105,7 @@ func (m *mcModel) plan(vec bool) plan {
 		return p
 	}
 	p.fastEnd = m.count / m.w * m.w
-	if p.fastEnd == m.count && m.count > 0 && m.k.injected(kernels.InjectSkipLast|kernels.InjectOverrun) {
+	if p.fastEnd == m.count && m.count > 0 && m.k.Injected(kernels.InjectSkipLast|kernels.InjectOverrun) {
 		p.fastEnd -= m.w
 	}
 	return p
@@ -115,18 +116,18 @@ func (p plan) fast(base int64) bool { return base < p.fastEnd }
 // valid is how many elements of the slot at base exist.
 func (m *mcModel) valid(base int64) int64 { return min(m.w, m.count-base) }
 
-func (m *mcModel) barrier(ph int) error { return m.k.barrier(ph, m.b, m.epoch) }
+func (m *mcModel) barrier(ph int) error { return m.k.Barrier(ph, m.b, m.epoch) }
 
 // replicas resolves the multicast address of a whole buffer (element 0 at
 // p) once per launch: every rank's copy of the message.
 func (m *mcModel) replicas(p uint64) [][]byte {
-	return m.mc.Replicas(p, m.count*m.k.elem)
+	return m.mc.Replicas(p, m.count*m.k.Elem())
 }
 
 // ldReduce is multimem.ld_reduce.add of the slot at element base of a
 // multicast buffer (its replicas) into slot (16 bytes, element 0 first).
 func (m *mcModel) ldReduce(reps [][]byte, base int64, slot []byte) {
-	d := m.k.l.DType
+	d := m.k.DType()
 	n := len(reps)
 	first := int(base / m.w % int64(n))
 	for j := 0; j < int(m.w); j++ {
@@ -141,7 +142,7 @@ func (m *mcModel) ldReduce(reps [][]byte, base int64, slot []byte) {
 
 // st is multimem.st of slot to element base of a multicast buffer.
 func (m *mcModel) st(reps [][]byte, base int64, slot []byte) {
-	e := m.k.elem
+	e := m.k.Elem()
 	for _, rep := range reps {
 		copy(rep[base*e:(base+m.w)*e], slot)
 	}
@@ -150,11 +151,11 @@ func (m *mcModel) st(reps [][]byte, base int64, slot []byte) {
 // elems is Reduce::elems: valid elements from base, over every rank's input
 // in rank order, accumulated in f32 and rounded once.
 func (m *mcModel) elems(base, valid int64, slot []byte) {
-	a, d := m.k.l.Args, m.k.l.DType
+	a, d := m.k.Args(), m.k.DType()
 	if m.ins == nil {
 		m.ins = make([][]byte, a.NRanks)
 		for r := range m.ins {
-			m.ins[r] = m.k.mem.Bytes(a.PeerIn[r], m.count*m.k.elem)
+			m.ins[r] = m.k.Bytes(a.PeerIn[r], m.count*m.k.Elem())
 		}
 	}
 	for j := int64(0); j < valid; j++ {
@@ -169,36 +170,36 @@ func (m *mcModel) elems(base, valid int64, slot []byte) {
 
 // store writes valid elements of slot at element base of buf.
 func (m *mcModel) store(buf uint64, base, valid int64, slot []byte) {
-	e := m.k.elem
-	copy(m.k.mem.Bytes(buf+uint64(base*e), valid*e), slot[:valid*e])
+	e := m.k.Elem()
+	copy(m.k.Bytes(buf+uint64(base*e), valid*e), slot[:valid*e])
 }
 
 // storeOut is store into an output buffer, with the planted bugs: the slot
 // holding the last element leaves it unwritten (skip-last) or writes one
 // element past the end (overrun).
 func (m *mcModel) storeOut(buf uint64, base, valid int64, slot []byte) {
-	e := m.k.elem
+	e := m.k.Elem()
 	keep := valid
 	last := base+valid == m.count
-	if last && m.k.injected(kernels.InjectSkipLast) {
+	if last && m.k.Injected(kernels.InjectSkipLast) {
 		keep--
 	}
 	m.store(buf, base, keep, slot)
-	if last && m.k.injected(kernels.InjectOverrun) {
-		copy(m.k.mem.Bytes(buf+uint64(m.count*e), e), slot[(valid-1)*e:valid*e])
+	if last && m.k.Injected(kernels.InjectOverrun) {
+		copy(m.k.Bytes(buf+uint64(m.count*e), e), slot[(valid-1)*e:valid*e])
 	}
 }
 
 func (m *mcModel) load(buf uint64, base, valid int64, slot []byte) {
-	e := m.k.elem
-	copy(slot, m.k.mem.Bytes(buf+uint64(base*e), valid*e))
+	e := m.k.Elem()
+	copy(slot, m.k.Bytes(buf+uint64(base*e), valid*e))
 }
 
 func (m *mcModel) twoShot(inPlace bool) error {
-	k, a := m.k, m.k.l.Args
+	k, a := m.k, m.k.Args()
 	n := int(a.NRanks)
-	chunk := kernels.ChunkElems(m.count, n, k.elem)
-	lo, hi := span(chunk/m.w, m.b, k.l.Blocks)
+	chunk := kernels.ChunkElems(m.count, n, k.Elem())
+	lo, hi := hostmodel.Span(chunk/m.w, m.b, k.Blocks())
 	mine := int64(a.Rank) * chunk
 	mcIn := a.PeerIn[a.Rank] + m.delta
 	mcDst := mcIn
@@ -229,7 +230,7 @@ func (m *mcModel) twoShot(inPlace bool) error {
 		}
 	}
 	if !inPlace {
-		if !k.injected(kernels.InjectNoMidBarrier) {
+		if !k.Injected(kernels.InjectNoMidBarrier) {
 			if err := m.barrier(sigblock.PhaseMid); err != nil {
 				return err
 			}
@@ -249,16 +250,16 @@ func (m *mcModel) twoShot(inPlace bool) error {
 			}
 		}
 	}
-	if !k.injected(kernels.InjectNoEndBarrier) {
+	if !k.Injected(kernels.InjectNoEndBarrier) {
 		return m.barrier(sigblock.PhaseEnd)
 	}
 	return nil
 }
 
 func (m *mcModel) oneShot(inPlace bool) error {
-	k, a := m.k, m.k.l.Args
+	k, a := m.k, m.k.Args()
 	slots := (m.count + m.w - 1) / m.w
-	lo, hi := span(slots, m.b, k.l.Blocks)
+	lo, hi := hostmodel.Span(slots, m.b, k.Blocks())
 	mcIn := a.PeerIn[a.Rank] + m.delta
 	dst := a.Out
 	if inPlace {
@@ -282,12 +283,12 @@ func (m *mcModel) oneShot(inPlace bool) error {
 		}
 	}
 	if !inPlace {
-		if !k.injected(kernels.InjectNoEndBarrier) {
+		if !k.Injected(kernels.InjectNoEndBarrier) {
 			return m.barrier(sigblock.PhaseEnd)
 		}
 		return nil
 	}
-	if !k.injected(kernels.InjectNoMidBarrier) {
+	if !k.Injected(kernels.InjectNoMidBarrier) {
 		if err := m.barrier(sigblock.PhaseMid); err != nil {
 			return err
 		}

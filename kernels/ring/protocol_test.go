@@ -1,4 +1,4 @@
-package kernels
+package ring
 
 import (
 	"bufio"
@@ -13,27 +13,43 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/internal/cconst"
 	"github.com/artest/artest/sigblock"
 )
 
-const ringHeader = "ring.cuh"
+// ring.cuh (beside this file) and the shared header its constants refer
+// to.
+const (
+	ringHeader   = "ring.cuh"
+	signalHeader = "../signal.cuh"
+)
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return string(b)
+}
 
 // ringCConstants is what ring.cuh must define, from the Go constants.
 func ringCConstants() map[string]uint64 {
 	return map[string]uint64{
-		"RING_UNIT":           RingUnit,
-		"RING_PARTIAL_BYTES":  RingPartialBytes,
-		"RING_MIN_SLOT_BYTES": RingMinSlotBytes,
-		"RING_MAX_SLOT_BYTES": RingMaxSlotBytes,
-		"RING_MIN_SLOTS":      RingMinSlots,
-		"RING_MAX_SLOTS":      RingMaxSlots,
-		"RING_MAX_LANES":      RingMaxLanes,
-		"RING_MAX_PIECES":     RingMaxPieces,
+		"RING_UNIT":           Unit,
+		"RING_PARTIAL_BYTES":  PartialBytes,
+		"RING_MIN_SLOT_BYTES": MinSlotBytes,
+		"RING_MAX_SLOT_BYTES": MaxSlotBytes,
+		"RING_MIN_SLOTS":      MinSlots,
+		"RING_MAX_SLOTS":      MaxSlots,
+		"RING_MAX_LANES":      MaxLanes,
+		"RING_MAX_PIECES":     MaxPieces,
+		// The ring's own fault switch.
+		"INJECT_NO_CREDIT_WAIT": uint64(InjectNoCreditWait),
 	}
 }
 
 func checkRingHeader(text string, want map[string]uint64) error {
-	got, err := parseCConstants(text)
+	got, err := cconst.FromC(text)
 	if err != nil {
 		return err
 	}
@@ -57,7 +73,7 @@ func checkRingHeader(text string, want map[string]uint64) error {
 }
 
 func ringHeaders(t *testing.T) string {
-	return readFile(t, signalHeader) + "\n" + readFile(t, commonHeader) + "\n" + readFile(t, ringHeader)
+	return readFile(t, signalHeader) + "\n" + readFile(t, ringHeader)
 }
 
 func TestRingHeaderMatchesGo(t *testing.T) {
@@ -67,8 +83,8 @@ func TestRingHeaderMatchesGo(t *testing.T) {
 	require.ErrorContains(t, checkRingHeader(strings.Replace(text, "RING_UNIT = 4u", "RING_UNIT = 8u", 1), ringCConstants()), "RING_UNIT")
 	require.ErrorContains(t, checkRingHeader(text+"\nconstexpr uint32_t RING_BOGUS = 1u;\n", ringCConstants()), "RING_BOGUS")
 	// The SignalBlock's ring region is the one the Go constants describe.
-	require.Equal(t, sigblock.RingMaxLanes, RingMaxLanes)
-	require.Equal(t, sigblock.RingMaxSlots, RingMaxSlots)
+	require.Equal(t, sigblock.RingMaxLanes, MaxLanes)
+	require.Equal(t, sigblock.RingMaxSlots, MaxSlots)
 }
 
 // ringPlanTable is launches to compare between Go and C: world sizes,
@@ -143,12 +159,14 @@ int main() {
 	bin := filepath.Join(dir, "ring")
 	incl, err := filepath.Abs(".")
 	require.NoError(t, err)
-	out, err := exec.Command(cxx, "-std=c++17", "-Wall", "-Werror", "-I", incl, "-o", bin, src).CombinedOutput()
+	shared, err := filepath.Abs("..") // the shared headers ring.cuh includes
+	require.NoError(t, err)
+	out, err := exec.Command(cxx, "-std=c++17", "-Wall", "-Werror", "-I", incl, "-I", shared, "-o", bin, src).CombinedOutput()
 	require.NoError(t, err, "compile ring.cuh with %s:\n%s", cxx, out)
 	out, err = exec.Command(bin).Output()
 	require.NoError(t, err)
 
-	var plan RingPlan
+	var plan Plan
 	var plans, spans, chunks int
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
@@ -160,7 +178,7 @@ int main() {
 		}
 		switch f[0] {
 		case "plan":
-			plan = NewRingPlan(num(1), num(2), num(3), num(4), num(5), num(6))
+			plan = NewPlan(num(1), num(2), num(3), num(4), num(5), num(6))
 			got := [4]int64{num(7), num(8), num(9), num(10)}
 			require.Equal(t, [4]int64{plan.Lo, plan.Hi, plan.Q*1000000 + plan.Rounds, plan.Pieces}, got, sc.Text())
 			plans++
@@ -172,11 +190,11 @@ int main() {
 			spans++
 		case "chunk":
 			n, r, s := num(1), num(2), num(3)
-			require.Equal(t, RingSendChunk(r, s, n), num(4), sc.Text())
-			require.Equal(t, RingRecvChunk(r, s, n), num(5), sc.Text())
+			require.Equal(t, SendChunk(r, s, n), num(4), sc.Text())
+			require.Equal(t, RecvChunk(r, s, n), num(5), sc.Text())
 			chunks++
 		case "q":
-			require.Equal(t, RingStepPieces(num(1)), num(2))
+			require.Equal(t, StepPieces(num(1)), num(2))
 		case "ok":
 			require.Equal(t, []string{"1", "0", "0", "1"}, f[1:])
 		default:
@@ -198,7 +216,7 @@ int main() {
 
 // The plan's invariants over many launches: every element of the message
 // is in exactly one piece of one lane, pieces never exceed a slot, Q stays
-// below the ring's capacity (no deadlock), and RingStepPieces above half of
+// below the ring's capacity (no deadlock), and StepPieces above half of
 // it (flow control matters from 2 ranks on).
 func TestRingPlanInvariants(t *testing.T) {
 	for _, r := range ringPlanTable() {
@@ -208,7 +226,7 @@ func TestRingPlanInvariants(t *testing.T) {
 		}
 		seen := make([]bool, count)
 		for l := int64(0); l < lanes; l++ {
-			p := NewRingPlan(count, n, lanes, slotBytes, slots, l)
+			p := NewPlan(count, n, lanes, slotBytes, slots, l)
 			if n == 1 {
 				for i := p.Lo; i < p.Hi; i++ {
 					seen[i] = true
@@ -221,10 +239,10 @@ func TestRingPlanInvariants(t *testing.T) {
 				continue
 			}
 			require.Less(t, p.Q, slots, "Q below the capacity")
-			require.LessOrEqual(t, p.E*RingPartialBytes, slotBytes)
+			require.LessOrEqual(t, p.E*PartialBytes, slotBytes)
 			require.LessOrEqual(t, p.ELast, p.E)
-			require.Zero(t, p.E%RingUnit)
-			require.Zero(t, p.ELast%RingUnit)
+			require.Zero(t, p.E%Unit)
+			require.Zero(t, p.ELast%Unit)
 			require.Equal(t, p.Rounds*2*(n-1)*p.Q, p.Pieces)
 			for round := int64(0); round < p.Rounds; round++ {
 				for c := int64(0); c < n; c++ {
@@ -251,15 +269,15 @@ func TestRingPlanInvariants(t *testing.T) {
 			}
 		}
 	}
-	for s := int64(RingMinSlots); s <= RingMaxSlots; s *= 2 {
-		q := RingStepPieces(s)
+	for s := int64(MinSlots); s <= MaxSlots; s *= 2 {
+		q := StepPieces(s)
 		require.Less(t, q, s)
 		require.Greater(t, 2*q, s-1, "Q > S/2 (S=2: Q=1)")
 	}
 }
 
 // The auto lane rule: one lane per 128 KiB, a power of two, at most 16
-// (provisional numbers: see RingAutoBytesPerLane).
+// (provisional numbers: see AutoBytesPerLane).
 func TestRingAutoLanes(t *testing.T) {
 	for _, tc := range []struct {
 		bytes int64
@@ -268,28 +286,28 @@ func TestRingAutoLanes(t *testing.T) {
 		{4, 1}, {64 << 10, 1}, {128 << 10, 1}, {256<<10 - 1, 1}, {256 << 10, 2}, {1 << 20, 8},
 		{1<<20 + 12, 8}, {2 << 20, 16}, {256 << 20, 16},
 	} {
-		require.Equal(t, tc.want, RingAutoLanes(tc.bytes, 4), "%d bytes", tc.bytes)
+		require.Equal(t, tc.want, AutoLanes(tc.bytes, 4), "%d bytes", tc.bytes)
 	}
 }
 
-// RingResolve: explicit values are kept where the message allows them,
+// Resolve: explicit values are kept where the message allows them,
 // others round down to powers of two, and what comes out always passes
-// RingCheck with the staging every runner buffer has (message + 256 bytes).
+// Check with the staging every runner buffer has (message + 256 bytes).
 func TestRingResolve(t *testing.T) {
-	v := &Variant{Blocks: RingMaxLanes, Threads: 512, Params: RingParams, Resolve: RingResolve, GridFunc: RingGrid}
-	resolve := func(count uint64, n uint32, elem int64, set map[string]uint32) *Args {
-		a := &Args{Count: count, NRanks: n, StageBytes: count*uint64(elem) + 256}
+	v := &kernels.Variant{Blocks: MaxLanes, Threads: 512, Params: params, Resolve: Resolve, GridFunc: Grid}
+	resolve := func(count uint64, n uint32, elem int64, set map[string]uint32) *kernels.Args {
+		a := &kernels.Args{Count: count, NRanks: n, StageBytes: count*uint64(elem) + 256}
 		v.SetParams(a, set, elem)
 		return a
 	}
 	// Defaults at a size where they fit: auto lanes, 64 KiB slots, 8 slots.
 	a := resolve(16<<20/4, 4, 4, nil)
-	require.Equal(t, [3]uint32{16, RingDefaultSlotBytes, RingDefaultSlots}, [3]uint32{a.Param0, a.Param1, a.Param2})
-	require.Equal(t, 16, Grid(v, a, 4, v.Blocks, v.Threads))
+	require.Equal(t, [3]uint32{16, DefaultSlotBytes, DefaultSlots}, [3]uint32{a.Param0, a.Param1, a.Param2})
+	require.Equal(t, 16, kernels.Grid(v, a, 4, v.Blocks, v.Threads))
 	// At 1 MiB, 8 lanes: slots of a lane's chunk (32 KiB) would not fit
 	// the staging, so they halve once.
 	a = resolve(1<<20/4, 4, 4, nil)
-	require.Equal(t, [3]uint32{8, 16 << 10, RingDefaultSlots}, [3]uint32{a.Param0, a.Param1, a.Param2})
+	require.Equal(t, [3]uint32{8, 16 << 10, DefaultSlots}, [3]uint32{a.Param0, a.Param1, a.Param2})
 	// Explicit values are kept; non-powers of two round down.
 	a = resolve(1<<20, 2, 2, map[string]uint32{"lanes": 3, "slot-bytes": 3000, "slots": 12})
 	require.Equal(t, [3]uint32{3, 2048, 8}, [3]uint32{a.Param0, a.Param1, a.Param2})
@@ -310,8 +328,8 @@ func TestRingResolve(t *testing.T) {
 				} {
 					a := resolve(count, n, elem, set)
 					lanes := int64(a.Param0)
-					require.NoError(t, RingCheck(a, int(lanes), elem), "count %d n %d elem %d %v", count, n, elem, set)
-					last := NewRingPlan(int64(count), int64(n), lanes, int64(a.Param1), int64(a.Param2), lanes-1)
+					require.NoError(t, Check(a, int(lanes), elem), "count %d n %d elem %d %v", count, n, elem, set)
+					last := NewPlan(int64(count), int64(n), lanes, int64(a.Param1), int64(a.Param2), lanes-1)
 					require.Less(t, last.Lo, last.Hi, "the last lane has data: count %d %v %+v", count, set, a)
 				}
 			}
@@ -319,28 +337,28 @@ func TestRingResolve(t *testing.T) {
 	}
 }
 
-// RingCheck names what is wrong with a launch.
+// Check names what is wrong with a launch.
 func TestRingCheckRejects(t *testing.T) {
-	ok := Args{Count: 1000, NRanks: 2, StageBytes: 4096, Param0: 2, Param1: 64, Param2: 8}
-	require.NoError(t, RingCheck(&ok, 2, 4))
-	require.NoError(t, RingCheck(&ok, 5, 4), "any grid: blocks run lanes in turn")
+	ok := kernels.Args{Count: 1000, NRanks: 2, StageBytes: 4096, Param0: 2, Param1: 64, Param2: 8}
+	require.NoError(t, Check(&ok, 2, 4))
+	require.NoError(t, Check(&ok, 5, 4), "any grid: blocks run lanes in turn")
 	for _, tc := range []struct {
-		mutate func(a *Args) int
+		mutate func(a *kernels.Args) int
 		want   string
 	}{
-		{func(a *Args) int { a.Param0 = 0; return 0 }, "0 lanes"},
-		{func(a *Args) int { a.Param0 = 33; return 33 }, "33 lanes"},
-		{func(a *Args) int { a.Param1 = 8; return 2 }, "slot bytes 8"},
-		{func(a *Args) int { a.Param1 = 96; return 2 }, "slot bytes 96"},
-		{func(a *Args) int { a.Param2 = 1; return 2 }, "1 slots"},
-		{func(a *Args) int { a.Param2 = 128; return 2 }, "128 slots"},
-		{func(a *Args) int { a.StageBytes = 2*8*64 + 14; return 2 }, "do not fit"},
+		{func(a *kernels.Args) int { a.Param0 = 0; return 0 }, "0 lanes"},
+		{func(a *kernels.Args) int { a.Param0 = 33; return 33 }, "33 lanes"},
+		{func(a *kernels.Args) int { a.Param1 = 8; return 2 }, "slot bytes 8"},
+		{func(a *kernels.Args) int { a.Param1 = 96; return 2 }, "slot bytes 96"},
+		{func(a *kernels.Args) int { a.Param2 = 1; return 2 }, "1 slots"},
+		{func(a *kernels.Args) int { a.Param2 = 128; return 2 }, "128 slots"},
+		{func(a *kernels.Args) int { a.StageBytes = 2*8*64 + 14; return 2 }, "do not fit"},
 	} {
 		a := ok
 		blocks := tc.mutate(&a)
-		require.ErrorContains(t, RingCheck(&a, blocks, 4), tc.want)
+		require.ErrorContains(t, Check(&a, blocks, 4), tc.want)
 	}
 	one := ok
 	one.NRanks, one.StageBytes = 1, 0
-	require.NoError(t, RingCheck(&one, 2, 4), "one rank has no ring to fit")
+	require.NoError(t, Check(&one, 2, 4), "one rank has no ring to fit")
 }

@@ -1,0 +1,272 @@
+// Package hostmodeltest is what the tests of host models share: a
+// synthetic address space, a world of ranks' buffers in it, launches of
+// every rank at once (ranks are goroutines, as processes are in the host
+// backend), and the checks every model with barriers must pass (a peer
+// that never launches, a peer that launches another call). Each variant's
+// folder tests its own model with it (kernels/<variant>/host_test.go).
+package hostmodeltest
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/hostmodel"
+	"github.com/artest/artest/reference"
+	"github.com/artest/artest/sigblock"
+)
+
+// Memory gives every buffer its own 4 GiB window of a synthetic address
+// space, as the host backend gives regions of its shared segment.
+type Memory struct{ bufs [][]byte }
+
+// WindowShift: buffer i (from 0) starts at address (i+1) << WindowShift.
+const WindowShift = 32
+
+// Alloc adds a zeroed buffer of n bytes and returns its address.
+func (m *Memory) Alloc(n int64) uint64 {
+	m.bufs = append(m.bufs, make([]byte, n))
+	return uint64(len(m.bufs)) << WindowShift
+}
+
+// Bytes is hostmodel.Memory's: it panics on bytes that are not mapped.
+func (m *Memory) Bytes(p uint64, n int64) []byte {
+	i, off := int(p>>WindowShift)-1, int64(p&(1<<WindowShift-1))
+	if i < 0 || i >= len(m.bufs) || off+n > int64(len(m.bufs[i])) {
+		panic(fmt.Sprintf("fake memory: %d bytes at %#x are not mapped", n, p))
+	}
+	return m.bufs[i][off : off+n]
+}
+
+// World is n ranks' buffers in one Memory: inputs (with one spare element
+// past the end, for the overrun bug), staging, outputs, signals.
+type World struct {
+	Mem            Memory
+	In, Stage, Out []uint64
+	Sig            []uint64
+	Count, Elem    int64
+	NRanks         int
+	DType          reference.DType
+	Gen            reference.Gen
+	InPlace        bool
+	// Adjust, when set, changes every rank's arguments after the
+	// variant's parameters were set (a ring small enough for the staging).
+	Adjust func(a *kernels.Args)
+}
+
+// NewWorld lays out n ranks' buffers for count elements of d.
+func NewWorld(n int, d reference.DType, count int64, inPlace bool) *World {
+	w := &World{Count: count, Elem: int64(d.Size()), NRanks: n, DType: d, InPlace: inPlace,
+		Gen: reference.Gen{Seed: 7, Kind: reference.Random, DType: d}}
+	bytes := count * w.Elem
+	for r := 0; r < n; r++ {
+		w.In = append(w.In, w.Mem.Alloc(bytes+w.Elem))
+		w.Stage = append(w.Stage, w.Mem.Alloc(bytes))
+		w.Out = append(w.Out, w.Mem.Alloc(bytes+w.Elem))
+		w.Sig = append(w.Sig, w.Mem.Alloc(sigblock.Size))
+		sigblock.Block(w.Mem.Bytes(w.Sig[r], sigblock.Size)).Init(r, n)
+	}
+	return w
+}
+
+// Fill writes iteration iter's inputs.
+func (w *World) Fill(iter int) {
+	for r := 0; r < w.NRanks; r++ {
+		w.Gen.Fill(w.Mem.Bytes(w.In[r], w.Count*w.Elem), r, iter, 0)
+	}
+}
+
+// args is rank r's arguments for a launch of v over the whole world.
+func (w *World) args(v *kernels.Variant, r int, count int64, inject uint32, timeout time.Duration) *kernels.Args {
+	a := &kernels.Args{Count: uint64(count), Rank: uint32(r), NRanks: uint32(w.NRanks), Inject: inject,
+		VariantID: v.ID, StageBytes: uint64(w.Count * w.Elem), Out: w.Out[r],
+		WaitTimeoutNs: uint64(timeout.Nanoseconds())}
+	for p := 0; p < w.NRanks; p++ {
+		a.PeerIn[p], a.PeerStage[p], a.PeerSignal[p] = w.In[p], w.Stage[p], w.Sig[p]
+	}
+	return a
+}
+
+// Launch runs variant v on every rank at once with v.HostBlocks blocks and
+// returns each rank's error. param0, when not 0, replaces Args.Param0 after
+// the variant's defaults were set.
+func (w *World) Launch(v *kernels.Variant, op reference.Op, param0 uint32, inject uint32) []error {
+	errs := make([]error, w.NRanks)
+	var wg sync.WaitGroup
+	for r := 0; r < w.NRanks; r++ {
+		a := w.args(v, r, w.Count, inject, 0)
+		if w.InPlace {
+			a.Out, a.Flags = w.In[r], kernels.FlagInPlace
+		}
+		v.SetParams(a, nil, w.Elem)
+		if param0 != 0 {
+			a.Param0 = param0
+		}
+		if w.Adjust != nil {
+			w.Adjust(a)
+		}
+		wg.Add(1)
+		go func(r int) {
+			defer wg.Done()
+			errs[r] = hostmodel.Run(&w.Mem, &hostmodel.Launch{Variant: v, DType: w.DType, Op: op, Args: a, Blocks: v.HostBlocks})
+		}(r)
+	}
+	wg.Wait()
+	return errs
+}
+
+// WaitTimeout is the deadline of LaunchSome: short, so the tests are
+// fast, and far above a scheduling hiccup of the ranks that do run.
+const WaitTimeout = 100 * time.Millisecond
+
+// LaunchSome runs variant v on the given ranks only, with the deadline
+// WaitTimeout: the other ranks never launch, so their peers must give up.
+// It returns each launched rank's error and how long the launches took.
+func (w *World) LaunchSome(t *testing.T, v *kernels.Variant, inject uint32, ranks ...int) (map[int]error, time.Duration) {
+	t.Helper()
+	errs := map[int]error{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	start := time.Now()
+	for _, r := range ranks {
+		a := w.args(v, r, w.Count, inject, WaitTimeout)
+		v.SetParams(a, nil, w.Elem)
+		if w.Adjust != nil {
+			w.Adjust(a)
+		}
+		blocks := kernels.Grid(v, a, w.Elem, v.HostBlocks, v.Threads)
+		wg.Add(1)
+		go func(r int) {
+			defer wg.Done()
+			err := hostmodel.Run(&w.Mem, &hostmodel.Launch{Variant: v, DType: w.DType, Op: reference.Sum, Args: a, Blocks: blocks})
+			mu.Lock()
+			errs[r] = err
+			mu.Unlock()
+		}(r)
+	}
+	wg.Wait()
+	return errs, time.Since(start)
+}
+
+// LaunchTagged runs v on every rank at once with launch tags set as the
+// backends set them: counts[r] elements on rank r (the grid of the common
+// count, as the size-mismatch injection launches), and gens[r] the
+// generations rank r holds of every rank's buffers. It returns the errors
+// and how long the launches took.
+func (w *World) LaunchTagged(t *testing.T, v *kernels.Variant, counts []int64, gens [][]uint32, timeout time.Duration) (map[int]error, time.Duration) {
+	t.Helper()
+	errs := map[int]error{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	start := time.Now()
+	for r := 0; r < w.NRanks; r++ {
+		a := w.args(v, r, counts[r], 0, timeout)
+		v.SetParams(a, nil, w.Elem)
+		if w.Adjust != nil {
+			w.Adjust(a)
+		}
+		blocks := v.HostBlocks
+		kernels.SetTags(a, kernels.CallHash(v, w.DType, reference.Sum, a, blocks, v.Threads), gens[r])
+		wg.Add(1)
+		go func(r int) {
+			defer wg.Done()
+			err := hostmodel.Run(&w.Mem, &hostmodel.Launch{Variant: v, DType: w.DType, Op: reference.Sum, Args: a, Blocks: blocks})
+			mu.Lock()
+			errs[r] = err
+			mu.Unlock()
+		}(r)
+	}
+	wg.Wait()
+	return errs, time.Since(start)
+}
+
+// SameGens is n ranks that all hold generations gens of every rank's
+// buffers.
+func SameGens(n int, gens ...uint32) [][]uint32 {
+	out := make([][]uint32, n)
+	for r := range out {
+		out[r] = gens
+	}
+	return out
+}
+
+// Result is rank r's output bytes (the message only).
+func (w *World) Result(r int) []byte {
+	p := w.Out[r]
+	if w.InPlace {
+		p = w.In[r]
+	}
+	return append([]byte(nil), w.Mem.Bytes(p, w.Count*w.Elem)...)
+}
+
+// Trace is rank r's trace word: the last launch's variant id and the
+// launch count.
+func (w *World) Trace(r int) (id, count uint32) {
+	return sigblock.Block(w.Mem.Bytes(w.Sig[r], sigblock.Size)).Trace()
+}
+
+// Snapshot is a copy of rank r's SignalBlock.
+func (w *World) Snapshot(r int) sigblock.Snapshot {
+	return append(sigblock.Snapshot(nil), w.Mem.Bytes(w.Sig[r], sigblock.Size)...)
+}
+
+// CheckBarrierGivesUp: a start barrier whose peer never arrives gives up
+// after the launch's deadline: the launch completes without an error (as
+// a GPU launch whose blocks exited), the diag words say which block waited
+// at which barrier for whom, and block 0, which gave up, wrote no trace.
+func CheckBarrierGivesUp(t *testing.T, v *kernels.Variant) {
+	t.Helper()
+	w := NewWorld(3, reference.F32, 1024, false)
+	w.Fill(0)
+	errs, took := w.LaunchSome(t, v, 0, 0, 1)
+	require.NoError(t, errs[0])
+	require.NoError(t, errs[1])
+	require.Less(t, took, 20*WaitTimeout, "the launch must end soon after the deadline")
+	for _, r := range []int{0, 1} {
+		g, ok := w.Snapshot(r).GiveUp()
+		require.True(t, ok, "rank %d recorded no give-up", r)
+		require.Equal(t, r, g.Rank)
+		require.Equal(t, sigblock.DiagKindBarrier, g.Kind)
+		require.Equal(t, sigblock.PhaseStart, g.Where)
+		require.Equal(t, 2, g.Peer, "rank 2 never launched")
+		require.Equal(t, uint32(1), g.Want, "the first launch's epoch")
+		require.Equal(t, uint32(0), g.Seen)
+		require.Equal(t, v.ID, g.Variant)
+		require.GreaterOrEqual(t, g.Waited, WaitTimeout)
+		require.Equal(t, WaitTimeout, g.Timeout)
+		_, count := w.Trace(r)
+		require.Zero(t, count, "block 0 gave up: no trace")
+	}
+	_, ok := w.Snapshot(2).GiveUp()
+	require.False(t, ok)
+}
+
+// CheckTagMismatch: one rank launching a smaller count: every rank's
+// blocks find another tag at the start barrier and give up at once, long
+// before the deadline, naming the barrier and the rank whose call differs.
+func CheckTagMismatch(t *testing.T, v *kernels.Variant) {
+	t.Helper()
+	w := NewWorld(3, reference.F32, 1024, false)
+	w.Fill(0)
+	counts := []int64{1024, 1020, 1024} // rank 1: one 16-byte slot less
+	errs, took := w.LaunchTagged(t, v, counts, SameGens(3, 1, 1, 1), 30*time.Second)
+	for r := 0; r < 3; r++ {
+		require.NoError(t, errs[r])
+	}
+	require.Less(t, took, 10*time.Second, "a mismatch is found at the barrier, not at the 30 s deadline")
+	for r := 0; r < 3; r++ {
+		g, ok := w.Snapshot(r).GiveUp()
+		require.True(t, ok, "rank %d recorded nothing", r)
+		require.Equal(t, sigblock.DiagKindTagMismatch, g.Kind)
+		require.Equal(t, sigblock.PhaseStart, g.Where)
+		if r != 1 {
+			require.Equal(t, 1, g.Peer, "rank %d must name rank 1", r)
+		}
+		require.Contains(t, g.String(), "at the start barrier: rank ")
+		require.Contains(t, g.String(), "launched a different call")
+	}
+}
