@@ -89,7 +89,7 @@ test-go: unit
 	@$(MAKE) --no-print-directory integration
 
 test-kernels: kernels-check
-	@$(MAKE) --no-print-directory kernels-sass-check plugins-check
+	@$(MAKE) --no-print-directory kernels-sass-check plugins-check kernels-mutants-check
 
 # What -short skips (testing.Short): reference/'s TestFromF32AllInputs, all
 # 2^32 float32 inputs per 16-bit format, tens of seconds each on 2 cores;

@@ -213,7 +213,7 @@ for np in $nps; do
 	# its left neighbour overwrites slots it has not read. Small rings make
 	# thousands of pieces wrap around; 4 slots, not 2: a producer can run
 	# at most 2 x 3 pieces ahead at 2 ranks, more than 4 slots (with 2
-	# slots, 2 x 1: never more than the ring; kernels/ring.go).
+	# slots, 2 x 1: never more than the ring; kernels/ring/protocol.go).
 	step "fault-no-credit-wait-np$np" 1 180 mpirun -np "$np" "$bin" --variant ring --dtype f32 --op sum --size 64K \
 		--mode oop,reg,plain,aligned --stress 2000 --param slots=4 --param slot-bytes=1024 \
 		--inject no-credit-wait --inject "delay:rank=$((np - 1)),us=200" --json "$r/fault-no-credit-np$np.json"

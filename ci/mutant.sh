@@ -23,7 +23,12 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 mutation=${1:?usage: ci/mutant.sh MUTATION OUT.fatbin [ARCH]}
 out=${2:?usage: ci/mutant.sh MUTATION OUT.fatbin [ARCH]}
 arch=${3:-sm_90}
-nvcc=${NVCC:-$(command -v /usr/local/cuda/bin/nvcc || echo "$repo/.tools/nvcc/nvidia/cu13/bin/nvcc")}
+# NVCC when it names a compiler that exists; else the toolkit's, else the
+# pinned wheels' (ci/install-nvcc.sh).
+nvcc=${NVCC:-}
+if [[ -z $nvcc ]] || ! command -v "$nvcc" >/dev/null; then
+	nvcc=$(command -v /usr/local/cuda/bin/nvcc || echo "$repo/.tools/nvcc/nvidia/cu13/bin/nvcc")
+fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

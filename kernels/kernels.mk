@@ -58,7 +58,15 @@ KERNELS_NVCCFLAGS := -O3 -std=c++17 -lineinfo -Werror all-warnings --threads 0 -
 KERNELS_SELFTEST := $(KERNELS_BIN)/artest-selftest
 SELFTEST_RANKS ?= 8
 
-.PHONY: kernels kernels-check kernels-ptx kernels-selftest kernels-sass-check
+.PHONY: kernels kernels-check kernels-ptx kernels-selftest kernels-sass-check kernels-mutants-check
+
+# The mutants of ci/mutant.sh (a protection deleted from a variant's source,
+# the fault hooks compiled out) still build: the script fails when the lines
+# it deletes moved. Compile-only, sm_90; ci/gpu.sh's catch step runs them.
+kernels-mutants-check:
+	@for m in oneshot-no-end-barrier twoshot-no-mid-barrier; do \
+	  NVCC='$(NVCC)' $(KERNELS_ROOT)/ci/mutant.sh $$m $(KERNELS_BIN)/kernels-check/$$m.fatbin || exit 1; \
+	done
 
 kernels: $(KERNELS_FATBIN)
 
