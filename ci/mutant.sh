@@ -5,6 +5,8 @@
 # must catch it from the outside (its schedules and checks alone).
 #
 #   ci/mutant.sh MUTATION OUT.fatbin [ARCH]    (ARCH default sm_90)
+#   ci/mutant.sh --check MUTATION                the edits alone, no nvcc: they
+#                                                still apply to the sources
 #
 # Mutations:
 #   oneshot-no-end-barrier   oneshot's end barrier (out of place) deleted
@@ -20,8 +22,17 @@
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-mutation=${1:?usage: ci/mutant.sh MUTATION OUT.fatbin [ARCH]}
-out=${2:?usage: ci/mutant.sh MUTATION OUT.fatbin [ARCH]}
+check_only=
+if [[ ${1:-} == --check ]]; then
+	check_only=1
+	shift
+fi
+mutation=${1:-}
+out=${2:-}
+if [[ -z $mutation || (-z $check_only && -z $out) ]]; then
+	echo "usage: ci/mutant.sh [--check] MUTATION OUT.fatbin [ARCH]" >&2
+	exit 2
+fi
 arch=${3:-sm_90}
 # NVCC when it names a compiler that exists; else the toolkit's, else the
 # pinned wheels' (ci/install-nvcc.sh).
@@ -62,6 +73,11 @@ find "$tmp/kernels" -name '*.cu' -o -name '*.cuh' | xargs sed -i -E 's/\ba\.inje
 if grep -rnE '\ba\.inject\b' "$tmp/kernels" --include='*.cu' --include='*.cuh'; then
 	echo "mutant: a.inject reads are left" >&2
 	exit 1
+fi
+
+if [[ -n $check_only ]]; then
+	echo "mutant: $mutation applies to the sources (not compiled: --check)" >&2
+	exit 0
 fi
 
 # One translation unit of every kernel source, as kernels/kernels.mk makes.
