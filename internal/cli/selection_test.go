@@ -81,4 +81,15 @@ func TestListOnHostDropsWhatTheRunDrops(t *testing.T) {
 	res = runWorld(t, 2, same("--backend", "host", "--list", "--variant", "oneshot", "--dtype", "f32", "--op", "sum", "--size", "4M", "--mode", "oop,reg,plain,aligned"))
 	require.Equal(t, []int{0, 0}, res.codes, res.stderr)
 	require.Equal(t, "oneshot/f32/sum/4MiB/oop-reg-plain/np2\n", res.stdout[0], "an explicit --size is not capped")
+
+	// Stress on the host leaves out the slow path unless --host-max-size
+	// asks for it.
+	stress := []string{"--backend", "host", "--list", "--variant", "oneshot", "--dtype", "f32", "--stress", "10"}
+	res = runWorld(t, 2, same(stress...))
+	require.Equal(t, []int{0, 0}, res.codes, res.stderr)
+	require.NotContains(t, res.stdout[0], "1048588B")
+	require.Contains(t, res.stdout[0], "64KiB")
+	res = runWorld(t, 2, same(append(stress, "--host-max-size", "2M")...))
+	require.Equal(t, []int{0, 0}, res.codes, res.stderr)
+	require.Contains(t, res.stdout[0], "oneshot/f32/sum/1048588B/oop-reg-plain-off1/np2")
 }
