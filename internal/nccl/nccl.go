@@ -32,6 +32,12 @@ type Lib struct {
 	getVersion, getUniqueID, commInitRank, allReduce symbol
 	commFinalize, commDestroy, commAbort, asyncError symbol
 	getErrorString, getLastError                     symbol
+
+	// Optional: buffer registration (2.19), symmetric windows and
+	// ncclMemAlloc (2.27 for windows; ncclMemAlloc since 2.19).
+	commRegister, commDeregister     symbol
+	windowRegister, windowDeregister symbol
+	memAlloc, memFree                symbol
 }
 
 // Load opens the NCCL library at path (from Find) and checks that it is
@@ -82,6 +88,12 @@ func (l *Lib) resolve() error {
 		{&l.asyncError, "ncclCommGetAsyncError", false},
 		{&l.getErrorString, "ncclGetErrorString", false},
 		{&l.getLastError, "ncclGetLastError", false},
+		{&l.commRegister, "ncclCommRegister", true},
+		{&l.commDeregister, "ncclCommDeregister", true},
+		{&l.windowRegister, "ncclCommWindowRegister", true},
+		{&l.windowDeregister, "ncclCommWindowDeregister", true},
+		{&l.memAlloc, "ncclMemAlloc", true},
+		{&l.memFree, "ncclMemFree", true},
 	} {
 		s.dst.name = s.name
 		p, err := l.lib.Sym(s.name)
@@ -198,4 +210,96 @@ func (l *Lib) CommAsyncError(comm Comm) (async, err error) {
 		return nil, nil
 	}
 	return l.newError("async error", comm, int(r)), nil
+}
+
+// lacks is why this NCCL cannot make the calls syms name: "libnccl 2.18.5
+// has no ncclCommWindowRegister", or "" when it exports them all.
+func (l *Lib) lacks(syms ...*symbol) string {
+	var missing []string
+	for _, s := range syms {
+		if s.ptr == nil {
+			missing = append(missing, s.name)
+		}
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("libnccl %v has no %s", l.version, strings.Join(missing, ", "))
+}
+
+// missing is the error of a call whose entry point this NCCL lacks.
+func (l *Lib) missing(s *symbol) error {
+	return fmt.Errorf("%s: %w", l.lacks(s), ErrSymbolMissing)
+}
+
+// RegisterReason is why this NCCL cannot register user buffers
+// (ncclCommRegister, ncclCommDeregister), or "" when it can.
+func (l *Lib) RegisterReason() string { return l.lacks(&l.commRegister, &l.commDeregister) }
+
+// WindowReason is why this NCCL cannot register symmetric windows
+// (ncclCommWindowRegister, ncclCommWindowDeregister, and ncclMemAlloc,
+// ncclMemFree for the memory they need), or "" when it can.
+func (l *Lib) WindowReason() string {
+	return l.lacks(&l.windowRegister, &l.windowDeregister, &l.memAlloc, &l.memFree)
+}
+
+// CommRegister registers size bytes at buf with comm for zero-copy
+// collectives (ncclCommRegister). It is local to this rank; every rank
+// must pass registered buffers to a collective if any does.
+func (l *Lib) CommRegister(comm Comm, buf cudadrv.DevicePtr, size uint64) (RegHandle, error) {
+	if l.commRegister.ptr == nil {
+		return 0, l.missing(&l.commRegister)
+	}
+	var h C.uintptr_t
+	err := l.check(&l.commRegister, comm, C.art_ncclCommRegister(l.commRegister.ptr, C.uintptr_t(comm), C.uintptr_t(buf), C.size_t(size), &h))
+	return RegHandle(h), err
+}
+
+// CommDeregister undoes CommRegister.
+func (l *Lib) CommDeregister(comm Comm, h RegHandle) error {
+	if l.commDeregister.ptr == nil {
+		return l.missing(&l.commDeregister)
+	}
+	return l.check(&l.commDeregister, comm, C.art_ncclCommDeregister(l.commDeregister.ptr, C.uintptr_t(comm), C.uintptr_t(h)))
+}
+
+// CommWindowRegister registers size bytes at buf as a window of comm
+// (ncclCommWindowRegister) with flags (WinCollSymmetric for the symmetric
+// kernels). It is collective: every rank registers the same size. A
+// symmetric window must lie in cuMem (VMM) memory, such as MemAlloc's.
+func (l *Lib) CommWindowRegister(comm Comm, buf cudadrv.DevicePtr, size uint64, flags WinFlags) (Window, error) {
+	if l.windowRegister.ptr == nil {
+		return 0, l.missing(&l.windowRegister)
+	}
+	var w C.uintptr_t
+	err := l.check(&l.windowRegister, comm, C.art_ncclCommWindowRegister(l.windowRegister.ptr, C.uintptr_t(comm), C.uintptr_t(buf), C.size_t(size), &w, C.int(flags)))
+	return Window(w), err
+}
+
+// CommWindowDeregister undoes CommWindowRegister; collective too.
+func (l *Lib) CommWindowDeregister(comm Comm, w Window) error {
+	if l.windowDeregister.ptr == nil {
+		return l.missing(&l.windowDeregister)
+	}
+	return l.check(&l.windowDeregister, comm, C.art_ncclCommWindowDeregister(l.windowDeregister.ptr, C.uintptr_t(comm), C.uintptr_t(w)))
+}
+
+// MemAlloc allocates size bytes of device memory on the current device
+// the way NCCL wants for registration and windows (ncclMemAlloc: cuMem
+// VMM memory; the allocation may be rounded up to the granularity).
+func (l *Lib) MemAlloc(size uint64) (cudadrv.DevicePtr, error) {
+	if l.memAlloc.ptr == nil {
+		return 0, l.missing(&l.memAlloc)
+	}
+	var p C.uintptr_t
+	err := l.check(&l.memAlloc, 0, C.art_ncclMemAlloc(l.memAlloc.ptr, &p, C.size_t(size)))
+	return cudadrv.DevicePtr(p), err
+}
+
+// MemFree frees MemAlloc's memory.
+func (l *Lib) MemFree(p cudadrv.DevicePtr) error {
+	if l.memFree.ptr == nil {
+		return l.missing(&l.memFree)
+	}
+	return l.check(&l.memFree, 0, C.art_ncclMemFree(l.memFree.ptr, C.uintptr_t(p)))
 }

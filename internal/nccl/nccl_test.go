@@ -12,8 +12,9 @@ import (
 )
 
 // fakeNCCL is testdata/fakenccl.c built as a shared library, or "" when this
-// machine has no C compiler.
-var fakeNCCL string
+// machine has no C compiler; fakeOldNCCL the same built as NCCL 2.18, which
+// lacks registration, windows and ncclMemAlloc.
+var fakeNCCL, fakeOldNCCL string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "artest-fakenccl-")
@@ -28,6 +29,19 @@ func TestMain(m *testing.M) {
 	} else if !noCompiler {
 		fmt.Fprintf(os.Stderr, "build fake libnccl: %v\n%s", err, out)
 		os.Exit(1)
+	}
+	if fakeNCCL != "" {
+		old := filepath.Join(dir, "old", Soname)
+		if err := os.MkdirAll(filepath.Dir(old), 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		out, err := exec.Command("cc", "-shared", "-fPIC", "-Wall", "-Werror", "-DFAKENCCL_OLD", "-o", old, "testdata/fakenccl.c").CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "build fake libnccl 2.18: %v\n%s", err, out)
+			os.Exit(1)
+		}
+		fakeOldNCCL = old
 	}
 	code := m.Run()
 	os.RemoveAll(dir)

@@ -64,4 +64,52 @@ static inline const char *art_ncclGetLastError(void *f, uintptr_t comm) {
 	return ((ncclGetLastError_t)f)((void *)comm);
 }
 
+// Buffer registration (NCCL 2.19) and symmetric windows (NCCL 2.27), as
+// declared in nccl.h of 2.28.9:
+//   ncclResult_t ncclCommRegister(const ncclComm_t comm, void* buff, size_t size, void** handle);
+//   ncclResult_t ncclCommDeregister(const ncclComm_t comm, void* handle);
+//   ncclResult_t ncclCommWindowRegister(ncclComm_t comm, void* buff, size_t size, ncclWindow_t* win, int winFlags);
+//   ncclResult_t ncclCommWindowDeregister(ncclComm_t comm, ncclWindow_t win);
+//   ncclResult_t ncclMemAlloc(void** ptr, size_t size);
+//   ncclResult_t ncclMemFree(void *ptr);
+// Handles and windows travel as uintptr_t like communicators.
+typedef ncclResult_t (*ncclCommRegister_t)(void *, void *, size_t, void **);
+static inline ncclResult_t art_ncclCommRegister(void *f, uintptr_t comm, uintptr_t buf, size_t size, uintptr_t *handle) {
+	void *h = NULL;
+	ncclResult_t r = ((ncclCommRegister_t)f)((void *)comm, (void *)buf, size, &h);
+	*handle = (uintptr_t)h;
+	return r;
+}
+
+typedef ncclResult_t (*ncclCommDeregister_t)(void *, void *);
+static inline ncclResult_t art_ncclCommDeregister(void *f, uintptr_t comm, uintptr_t handle) {
+	return ((ncclCommDeregister_t)f)((void *)comm, (void *)handle);
+}
+
+typedef ncclResult_t (*ncclCommWindowRegister_t)(void *, void *, size_t, void **, int);
+static inline ncclResult_t art_ncclCommWindowRegister(void *f, uintptr_t comm, uintptr_t buf, size_t size, uintptr_t *win, int flags) {
+	void *w = NULL;
+	ncclResult_t r = ((ncclCommWindowRegister_t)f)((void *)comm, (void *)buf, size, &w, flags);
+	*win = (uintptr_t)w;
+	return r;
+}
+
+typedef ncclResult_t (*ncclCommWindowDeregister_t)(void *, void *);
+static inline ncclResult_t art_ncclCommWindowDeregister(void *f, uintptr_t comm, uintptr_t win) {
+	return ((ncclCommWindowDeregister_t)f)((void *)comm, (void *)win);
+}
+
+typedef ncclResult_t (*ncclMemAlloc_t)(void **, size_t);
+static inline ncclResult_t art_ncclMemAlloc(void *f, uintptr_t *ptr, size_t size) {
+	void *p = NULL;
+	ncclResult_t r = ((ncclMemAlloc_t)f)(&p, size);
+	*ptr = (uintptr_t)p;
+	return r;
+}
+
+typedef ncclResult_t (*ncclMemFree_t)(void *);
+static inline ncclResult_t art_ncclMemFree(void *f, uintptr_t ptr) {
+	return ((ncclMemFree_t)f)((void *)ptr);
+}
+
 #endif

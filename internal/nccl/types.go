@@ -10,6 +10,23 @@ import (
 // Comm is an NCCL communicator (ncclComm_t), kept as an integer.
 type Comm uintptr
 
+// RegHandle is a buffer registration (ncclCommRegister's void* handle).
+type RegHandle uintptr
+
+// Window is a registered window (ncclWindow_t).
+type Window uintptr
+
+// WinFlags are ncclCommWindowRegister's flags (nccl.h's NCCL_WIN_*).
+type WinFlags int32
+
+const (
+	WinDefault       WinFlags = 0x00 // NCCL_WIN_DEFAULT
+	WinCollSymmetric WinFlags = 0x01 // NCCL_WIN_COLL_SYMMETRIC
+	// WinRequiredAlignment is NCCL_WIN_REQUIRED_ALIGNMENT: a window's
+	// address and size are multiples of it.
+	WinRequiredAlignment = 4096
+)
+
 // UniqueID is ncclUniqueId: rank 0 creates it, every rank passes the same
 // bytes to CommInitRank.
 type UniqueID [128]byte
