@@ -42,6 +42,15 @@ func (n Needs) String() string {
 	return strings.Join(parts, ",")
 }
 
+// NCCLMode is how an NCCL baseline passes its buffers to ncclAllReduce.
+type NCCLMode uint8
+
+const (
+	NCCLPlain      NCCLMode = iota // unregistered buffers (nccl-tests' default)
+	NCCLRegistered                 // ncclCommRegister'ed buffers (nccl-tests -R 1)
+	NCCLWindow                     // a symmetric window, NCCL_WIN_COLL_SYMMETRIC (nccl-tests -R 2)
+)
+
 // Variant is one allreduce implementation under test.
 type Variant struct {
 	Name    string
@@ -56,6 +65,10 @@ type Variant struct {
 	// Order is the reduction order the variant guarantees; it decides whether
 	// random-input sums are compared bit for bit.
 	Order reference.Order
+	// NCCL is how a variant that is not Custom calls ncclAllReduce: on
+	// plain buffers (nccl), on registered ones (nccl-reg) or on a
+	// symmetric window (nccl-win).
+	NCCL NCCLMode
 	// Custom variants use the signal protocol, the IPC buffers and the trace
 	// word; nccl does not.
 	Custom bool

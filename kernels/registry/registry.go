@@ -11,6 +11,8 @@ import (
 	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/kernels/multimem"
 	"github.com/artest/artest/kernels/ncclbaseline"
+	"github.com/artest/artest/kernels/ncclreg"
+	"github.com/artest/artest/kernels/ncclwin"
 	"github.com/artest/artest/kernels/oneshot"
 	"github.com/artest/artest/kernels/oneshotcpasync"
 	"github.com/artest/artest/kernels/oneshotll"
@@ -28,6 +30,8 @@ var Builtin = []func() kernels.Variant{
 	ring.Variant,
 	multimem.Variant,
 	ncclbaseline.Variant,
+	ncclreg.Variant,
+	ncclwin.Variant,
 }
 
 // Variants is every variant this run knows: Builtin's, then the plugins'

@@ -64,6 +64,7 @@ type Backend struct {
 	nccl       *nccl.Lib
 	ncclReason string // why nccl cannot run ("" when it can)
 	ncclComm   nccl.Comm
+	regs       ncclRegs // nccl-reg's registrations (ncclreg.go)
 
 	world     *backend.World
 	own       []cu.DevicePtr // signal, input, staging of this rank
@@ -238,6 +239,11 @@ func (b *Backend) SkipReason(v *kernels.Variant, graph bool) string {
 	if v.Needs&kernels.NeedNCCL != 0 && b.ncclReason != "" {
 		return "nccl: " + b.ncclReason
 	}
+	if v.Needs&kernels.NeedNCCL != 0 && !v.Custom {
+		if reason := b.ncclModeSkip(v); reason != "" {
+			return reason
+		}
+	}
 	if v.Needs&kernels.NeedSM90 != 0 && b.cc < 90 {
 		return fmt.Sprintf("%s needs sm_90, GPU is sm_%d", v.Name, b.cc)
 	}
@@ -270,10 +276,15 @@ func wrap(err error) error {
 
 func (b *Backend) Alloc(n int64) (backend.Ptr, error) {
 	p, err := b.d.MemAlloc(uint64(n))
+	if err == nil {
+		b.trackAlloc(p, n)
+	}
 	return backend.Ptr(p), wrap(err)
 }
 
-func (b *Backend) Free(p backend.Ptr) error { return wrap(b.d.MemFree(cu.DevicePtr(p))) }
+func (b *Backend) Free(p backend.Ptr) error {
+	return errors.Join(b.untrackAlloc(cu.DevicePtr(p)), wrap(b.d.MemFree(cu.DevicePtr(p))))
+}
 
 func (b *Backend) Upload(dst backend.Ptr, src []byte) error {
 	return wrap(b.d.MemcpyHtoD(cu.DevicePtr(dst), src))
@@ -348,7 +359,11 @@ func (b *Backend) ncclAllreduce(l *backend.Launch) error {
 		return err
 	}
 	a := &l.Args
-	return b.nccl.AllReduce(cu.DevicePtr(a.PeerIn[a.Rank]), cu.DevicePtr(a.Out), a.Count, dt, op, b.ncclComm, b.stream)
+	send, recv := cu.DevicePtr(a.PeerIn[a.Rank]), cu.DevicePtr(a.Out)
+	if err := b.ncclBuffers(l.Variant, send, recv); err != nil {
+		return err
+	}
+	return b.nccl.AllReduce(send, recv, a.Count, dt, op, b.ncclComm, b.stream)
 }
 
 type event struct {
@@ -685,6 +700,10 @@ func (b *Backend) setupNCCL(c comm.Comm, ordinals []int) error {
 func (b *Backend) Close() error {
 	var errs []error
 	if b.ncclComm != 0 {
+		if b.stream != 0 {
+			_ = b.Sync(5 * time.Second) // no registered buffer may still be in use
+		}
+		errs = append(errs, b.deregisterAll())
 		errs = append(errs, b.nccl.CommDestroy(b.ncclComm))
 	}
 	if b.stream != 0 {
