@@ -258,15 +258,17 @@ type comparisonKey struct {
 // writeComparison writes, per dtype, op, mode and launch kind, one row per
 // size with every variant's time, the fastest passing custom variant and
 // its speed-up over NCCL (NCCL's time / its time). Failed and skipped cases
-// show no time and are never the fastest.
+// show no time and are never the fastest. When more than one NCCL baseline
+// (NCCLBaselines) ran, two more columns name NCCL's best mode at the size
+// and the best custom variant's speed-up over it.
 func writeComparison(w *bufio.Writer, r *Report) {
 	var variants []string
 	seenVariant := map[string]bool{}
-	hasNCCL := false
+	hasBaseline := map[string]bool{}
 	for i := range r.Cases {
 		v := r.Cases[i].Variant
-		if v == ncclVariant {
-			hasNCCL = true
+		if IsNCCLBaseline(v) {
+			hasBaseline[v] = true
 			continue
 		}
 		if !seenVariant[v] {
@@ -278,9 +280,12 @@ func writeComparison(w *bufio.Writer, r *Report) {
 		return
 	}
 	shown := append([]string{}, variants...)
-	if hasNCCL {
-		shown = append(shown, ncclVariant)
+	for _, v := range NCCLBaselines {
+		if hasBaseline[v] {
+			shown = append(shown, v)
+		}
 	}
+	withBest := len(hasBaseline) > 1
 
 	type block struct {
 		key   comparisonKey
@@ -322,11 +327,17 @@ func writeComparison(w *bufio.Writer, r *Report) {
 		cols = append(cols, column{v, "(us)", max(9, len(v))})
 	}
 	cols = append(cols, column{"best", "", nameWidth}, column{"speedup", "(x)", 8})
+	if withBest {
+		cols = append(cols, column{"ncclbest", "", nameWidth}, column{"vsbest", "(x)", 8})
+	}
 
 	for _, b := range blocks {
 		fmt.Fprintln(w, "#")
 		fmt.Fprintf(w, "# comparison %s %s %s, %s: time per call (us), %s over ranks; best is the fastest custom variant, speedup its gain over nccl\n",
 			orAbsent(b.key.dtype), orAbsent(b.key.op), orAbsent(b.key.mode), launchTitle(b.key.launch), aggName(&r.Header))
+		if withBest {
+			fmt.Fprintln(w, "#   ncclbest is NCCL's fastest mode at the size, vsbest the best custom variant's gain over it")
+		}
 		writeTitles(w, cols)
 		for _, size := range b.sizes {
 			times := b.times[size]
@@ -335,7 +346,7 @@ func writeComparison(w *bufio.Writer, r *Report) {
 			for _, v := range shown {
 				t := times[v]
 				cells = append(cells, positiveOrAbsent(t, max(9, len(v)), 2))
-				if v != ncclVariant && t > 0 && (best == "" || t < bestUS) {
+				if !IsNCCLBaseline(v) && t > 0 && (best == "" || t < bestUS) {
 					best, bestUS = v, t
 				}
 			}
@@ -344,6 +355,14 @@ func writeComparison(w *bufio.Writer, r *Report) {
 				speedup = nccl / bestUS
 			}
 			cells = append(cells, orAbsent(best), positiveOrAbsent(speedup, 8, 2))
+			if withBest {
+				ncclBest, ncclUS := BestNCCL(times)
+				vsBest := 0.0
+				if ncclUS > 0 && bestUS > 0 {
+					vsBest = ncclUS / bestUS
+				}
+				cells = append(cells, orAbsent(ncclBest), positiveOrAbsent(vsBest, 8, 2))
+			}
 			fmt.Fprintln(w, alignCells(cols, cells, 0))
 		}
 	}
@@ -351,6 +370,34 @@ func writeComparison(w *bufio.Writer, r *Report) {
 
 // ncclVariant is the baseline's variant name.
 const ncclVariant = "nccl"
+
+// NCCLBaselines are the variants that time ncclAllReduce itself, one per
+// way of passing the buffers: plain, registered (ncclCommRegister) and on a
+// symmetric window. NCCL's best mode at a size is the fastest of them.
+var NCCLBaselines = []string{ncclVariant, "nccl-reg", "nccl-win"}
+
+// BestNCCL is the fastest NCCL baseline among times (variant -> time of a
+// passing case; absent or 0: did not run) and its time; "", 0 when none
+// ran. Ties go to the earlier of NCCLBaselines.
+func BestNCCL(times map[string]float64) (string, float64) {
+	best, bestUS := "", 0.0
+	for _, v := range NCCLBaselines {
+		if t := times[v]; t > 0 && (best == "" || t < bestUS) {
+			best, bestUS = v, t
+		}
+	}
+	return best, bestUS
+}
+
+// IsNCCLBaseline says whether variant is one of NCCLBaselines.
+func IsNCCLBaseline(variant string) bool {
+	for _, v := range NCCLBaselines {
+		if v == variant {
+			return true
+		}
+	}
+	return false
+}
 
 func launchTitle(l string) string {
 	if l == launchGraph {

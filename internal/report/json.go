@@ -45,6 +45,8 @@ func ReadJSON(r io.Reader) (*Report, error) {
 func rounded(c Case) Case {
 	c.TimeUS = roundDecimals(c.TimeUS, 3)
 	c.NCCLTimeUS = roundDecimals(c.NCCLTimeUS, 3)
+	c.NCCLBestTimeUS = roundDecimals(c.NCCLBestTimeUS, 3)
+	c.SpeedupVsBest = roundSignificant(c.SpeedupVsBest, 5)
 	c.Seconds = roundDecimals(c.Seconds, 6)
 	c.AlgBW = roundSignificant(c.AlgBW, 5)
 	c.BusBW = roundSignificant(c.BusBW, 5)

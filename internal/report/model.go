@@ -146,8 +146,15 @@ type Case struct {
 	// ran in this job, and this case's speed-up over it.
 	NCCLTimeUS float64 `json:"nccl_time_us,omitempty"`
 	Speedup    float64 `json:"speedup,omitempty"`
-	Iters      int     `json:"iters,omitempty"`
-	Stress     int     `json:"stress,omitempty"`
+	// NCCL's best mode for the same dtype, op, size and mode: the fastest
+	// passing case of the NCCL baselines (NCCLBaselines) in this job, its
+	// time, and this case's speed-up over it. Set on the other variants'
+	// cases only.
+	NCCLBestVariant string  `json:"nccl_best_variant,omitempty"`
+	NCCLBestTimeUS  float64 `json:"nccl_best_time_us,omitempty"`
+	SpeedupVsBest   float64 `json:"speedup_vs_best,omitempty"`
+	Iters           int     `json:"iters,omitempty"`
+	Stress          int     `json:"stress,omitempty"`
 	// Schedule: the adversarial schedules a stress case ran under.
 	Schedule string  `json:"schedule,omitempty"`
 	Seconds  float64 `json:"seconds"` // wall time the case took

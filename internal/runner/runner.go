@@ -413,16 +413,23 @@ func (r *run) writeReports() error {
 }
 
 // attachNCCL puts the nccl variant's time beside every other variant's case
-// with the same dtype, op, size and mode, with the speed-up.
+// with the same dtype, op, size and mode, with the speed-up; and beside
+// every case of a variant that is no NCCL baseline, NCCL's best mode there
+// (the fastest of report.NCCLBaselines that passed), its time and the
+// speed-up over it.
 func attachNCCL(cs []report.Case) {
 	type key struct {
 		dtype, op, mode string
 		bytes           int64
 	}
-	nccl := map[key]float64{}
+	baselines := map[key]map[string]float64{}
 	for _, c := range cs {
-		if c.Variant == "nccl" && c.Verdict == report.Pass && c.TimeUS > 0 {
-			nccl[key{c.DType, c.Op, c.Mode, c.Bytes}] = c.TimeUS
+		if report.IsNCCLBaseline(c.Variant) && c.Verdict == report.Pass && c.TimeUS > 0 {
+			k := key{c.DType, c.Op, c.Mode, c.Bytes}
+			if baselines[k] == nil {
+				baselines[k] = map[string]float64{}
+			}
+			baselines[k][c.Variant] = c.TimeUS
 		}
 	}
 	for i := range cs {
@@ -430,9 +437,17 @@ func attachNCCL(cs []report.Case) {
 		if c.Variant == "nccl" || c.TimeUS <= 0 {
 			continue
 		}
-		if t, ok := nccl[key{c.DType, c.Op, c.Mode, c.Bytes}]; ok {
+		times := baselines[key{c.DType, c.Op, c.Mode, c.Bytes}]
+		if t := times["nccl"]; t > 0 {
 			c.NCCLTimeUS = t
 			c.Speedup = t / c.TimeUS
+		}
+		if report.IsNCCLBaseline(c.Variant) {
+			continue
+		}
+		if best, t := report.BestNCCL(times); best != "" {
+			c.NCCLBestVariant, c.NCCLBestTimeUS = best, t
+			c.SpeedupVsBest = t / c.TimeUS
 		}
 	}
 }
