@@ -16,6 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/artest/artest/internal/hostcxx"
 	"github.com/artest/artest/kernels/internal/cconst"
 	"github.com/artest/artest/reference"
 	"github.com/artest/artest/sigblock"
@@ -335,12 +336,7 @@ func checkAssertedSize(text, name string, goSize uintptr) []string {
 // evaluate sig_flag_offset, sig_epoch_offset and sig_reached, and compares
 // the results with Go. Skipped where no host C++ compiler is installed.
 func TestHeadersWithHostCompiler(t *testing.T) {
-	cxx, err := exec.LookPath("g++")
-	if err != nil {
-		if cxx, err = exec.LookPath("c++"); err != nil {
-			t.Skip("no host C++ compiler (g++ or c++) on PATH")
-		}
-	}
+	cxx := hostcxx.Find(t)
 	abi := readFile(t, abiHeader)
 	consts, err := cconst.FromC(readFile(t, signalHeader) + "\n" + abi)
 	require.NoError(t, err)

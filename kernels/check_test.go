@@ -21,6 +21,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/artest/artest/internal/hostcxx"
 	"github.com/artest/artest/reference"
 )
 
@@ -34,19 +35,7 @@ const checkHeader = "check.cuh"
 
 // cxx is the host C++ compiler, or a skip (a failure under
 // ARTEST_REQUIRE_CXX).
-func cxx(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"g++", "c++"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("ARTEST_REQUIRE_CXX") != "" {
-		t.Fatal("no host C++ compiler (g++ or c++) on PATH, and ARTEST_REQUIRE_CXX is set")
-	}
-	t.Skip("no host C++ compiler (g++ or c++) on PATH")
-	return ""
-}
+func cxx(t *testing.T) string { return hostcxx.Find(t) }
 
 // buildCheckHost compiles checkhost with the given -D defines into dir.
 func buildCheckHost(t *testing.T, dir string, defines ...string) string {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/artest/artest/internal/hostcxx"
 	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/kernels/internal/cconst"
 	"github.com/artest/artest/sigblock"
@@ -107,12 +108,7 @@ func ringPlanTable() [][5]int64 {
 // the span of every piece of the first and last rounds, and the chunk rules
 // with Go. Skipped where no host C++ compiler is installed.
 func TestRingPlanWithHostCompiler(t *testing.T) {
-	cxx, err := exec.LookPath("g++")
-	if err != nil {
-		if cxx, err = exec.LookPath("c++"); err != nil {
-			t.Skip("no host C++ compiler (g++ or c++) on PATH")
-		}
-	}
+	cxx := hostcxx.Find(t)
 	var prog strings.Builder
 	prog.WriteString("#include <cstdio>\n#include \"ring.cuh\"\nstruct L { unsigned long long c, n, lanes, sb, s; };\nconst L kTable[] = {\n")
 	table := ringPlanTable()

@@ -32,7 +32,7 @@ var layers = []struct {
 }{
 	{"leaves: numerics, the SignalBlock layout, exit codes, dlopen, reports, the header-constant parser", []string{
 		"reference", "sigblock", "internal/exitcode", "internal/dl", "internal/coresident",
-		"internal/topo", "internal/report", "mpi/internal/chunk", "docker", "kernels/internal/cconst",
+		"internal/topo", "internal/report", "mpi/internal/chunk", "docker", "kernels/internal/cconst", "internal/hostcxx",
 	}},
 	{"the variant type and kernel ABI, the ranks' collectives, the CUDA driver, repro bundles", []string{
 		"kernels", "internal/comm", "internal/cudadrv", "internal/repro",
