@@ -113,7 +113,7 @@ func TestQuickMatrixPassesOnEveryWorldSize(t *testing.T) {
 				cpasync++
 				require.Equal(t, report.Pass, c.Verdict, c.ID)
 			}
-			if c.Variant != "nccl" {
+			if !report.IsNCCLBaseline(c.Variant) {
 				if c.Verdict == report.Skipped && c.Reason == c.Variant+" has no "+c.Op+" kernel" {
 					continue // a variant without this op (multimem: sum only)
 				}
