@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -336,7 +335,6 @@ func checkAssertedSize(text, name string, goSize uintptr) []string {
 // evaluate sig_flag_offset, sig_epoch_offset and sig_reached, and compares
 // the results with Go. Skipped where no host C++ compiler is installed.
 func TestHeadersWithHostCompiler(t *testing.T) {
-	cxx := hostcxx.Find(t)
 	abi := readFile(t, abiHeader)
 	consts, err := cconst.FromC(readFile(t, signalHeader) + "\n" + abi)
 	require.NoError(t, err)
@@ -360,16 +358,7 @@ func TestHeadersWithHostCompiler(t *testing.T) {
   return 0;
 }
 `)
-	dir := t.TempDir()
-	src := filepath.Join(dir, "abi.cc")
-	require.NoError(t, os.WriteFile(src, []byte(prog.String()), 0o644))
-	bin := filepath.Join(dir, "abi")
-	incl, err := filepath.Abs(".")
-	require.NoError(t, err)
-	out, err := exec.Command(cxx, "-std=c++17", "-Wall", "-Werror", "-I", incl, "-o", bin, src).CombinedOutput()
-	require.NoError(t, err, "compile the headers with %s:\n%s", cxx, out)
-	out, err = exec.Command(bin).Output()
-	require.NoError(t, err)
+	out := hostcxx.Output(t, prog.String(), ".")
 
 	gt := reflect.TypeOf(Args{})
 	var flags, epochs, reached int

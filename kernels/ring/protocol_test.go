@@ -5,8 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -108,7 +106,6 @@ func ringPlanTable() [][5]int64 {
 // the span of every piece of the first and last rounds, and the chunk rules
 // with Go. Skipped where no host C++ compiler is installed.
 func TestRingPlanWithHostCompiler(t *testing.T) {
-	cxx := hostcxx.Find(t)
 	var prog strings.Builder
 	prog.WriteString("#include <cstdio>\n#include \"ring.cuh\"\nstruct L { unsigned long long c, n, lanes, sb, s; };\nconst L kTable[] = {\n")
 	table := ringPlanTable()
@@ -149,18 +146,8 @@ int main() {
   return 0;
 }
 `)
-	dir := t.TempDir()
-	src := filepath.Join(dir, "ring.cc")
-	require.NoError(t, os.WriteFile(src, []byte(prog.String()), 0o644))
-	bin := filepath.Join(dir, "ring")
-	incl, err := filepath.Abs(".")
-	require.NoError(t, err)
-	shared, err := filepath.Abs("..") // the shared headers ring.cuh includes
-	require.NoError(t, err)
-	out, err := exec.Command(cxx, "-std=c++17", "-Wall", "-Werror", "-I", incl, "-I", shared, "-o", bin, src).CombinedOutput()
-	require.NoError(t, err, "compile ring.cuh with %s:\n%s", cxx, out)
-	out, err = exec.Command(bin).Output()
-	require.NoError(t, err)
+	// ".." holds the shared headers ring.cuh includes.
+	out := hostcxx.Output(t, prog.String(), ".", "..")
 
 	var plan Plan
 	var plans, spans, chunks int
