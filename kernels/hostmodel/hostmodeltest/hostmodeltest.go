@@ -128,28 +128,14 @@ const WaitTimeout = 100 * time.Millisecond
 // It returns each launched rank's error and how long the launches took.
 func (w *World) LaunchSome(t *testing.T, v *kernels.Variant, inject uint32, ranks ...int) (map[int]error, time.Duration) {
 	t.Helper()
-	errs := map[int]error{}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	start := time.Now()
-	for _, r := range ranks {
+	return w.launchAll(v, ranks, func(r int) (*kernels.Args, int) {
 		a := w.args(v, r, w.Count, inject, WaitTimeout)
 		v.SetParams(a, nil, w.Elem)
 		if w.Adjust != nil {
 			w.Adjust(a)
 		}
-		blocks := kernels.Grid(v, a, w.Elem, v.HostBlocks, v.Threads)
-		wg.Add(1)
-		go func(r int) {
-			defer wg.Done()
-			err := hostmodel.Run(&w.Mem, &hostmodel.Launch{Variant: v, DType: w.DType, Op: reference.Sum, Args: a, Blocks: blocks})
-			mu.Lock()
-			errs[r] = err
-			mu.Unlock()
-		}(r)
-	}
-	wg.Wait()
-	return errs, time.Since(start)
+		return a, kernels.Grid(v, a, w.Elem, v.HostBlocks, v.Threads)
+	})
 }
 
 // LaunchTagged runs v on every rank at once with launch tags set as the
@@ -159,11 +145,11 @@ func (w *World) LaunchSome(t *testing.T, v *kernels.Variant, inject uint32, rank
 // and how long the launches took.
 func (w *World) LaunchTagged(t *testing.T, v *kernels.Variant, counts []int64, gens [][]uint32, timeout time.Duration) (map[int]error, time.Duration) {
 	t.Helper()
-	errs := map[int]error{}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	start := time.Now()
-	for r := 0; r < w.NRanks; r++ {
+	ranks := make([]int, w.NRanks)
+	for r := range ranks {
+		ranks[r] = r
+	}
+	return w.launchAll(v, ranks, func(r int) (*kernels.Args, int) {
 		a := w.args(v, r, counts[r], 0, timeout)
 		v.SetParams(a, nil, w.Elem)
 		if w.Adjust != nil {
@@ -171,6 +157,20 @@ func (w *World) LaunchTagged(t *testing.T, v *kernels.Variant, counts []int64, g
 		}
 		blocks := v.HostBlocks
 		kernels.SetTags(a, kernels.CallHash(v, w.DType, reference.Sum, a, blocks, v.Threads), gens[r])
+		return a, blocks
+	})
+}
+
+// launchAll runs v (sum) on the given ranks at once, each with the
+// arguments and grid launch gives it, and returns each rank's error and how
+// long the launches took.
+func (w *World) launchAll(v *kernels.Variant, ranks []int, launch func(r int) (*kernels.Args, int)) (map[int]error, time.Duration) {
+	errs := map[int]error{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	start := time.Now()
+	for _, r := range ranks {
+		a, blocks := launch(r)
 		wg.Add(1)
 		go func(r int) {
 			defer wg.Done()
