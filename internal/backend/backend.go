@@ -84,8 +84,9 @@ type Sharer interface {
 	RanksPerGPU() int
 	// GridCap is the most blocks this rank may launch of l's kernel at
 	// l.Threads so that every sharing rank's grid is resident at once (0:
-	// not even one block each), and how that number was reached.
-	GridCap(l *Launch) (blocks int, from string, err error)
+	// not even one block each), and how that number was reached. late:
+	// one rank may start well after its peers (coresident.Limits.Late).
+	GridCap(l *Launch, late bool) (blocks int, from string, err error)
 }
 
 // Waiter is a backend that can say which call of an External variant

@@ -36,12 +36,18 @@ func (s sharedHost) RanksPerGPU() int { return 4 }
 // (its timing defaults, its size cap) stands in for what sharing does.
 func (s sharedHost) Name() string { return "cuda" }
 
-func (s sharedHost) GridCap(l *backend.Launch) (int, string, error) {
-	c, ok := s.caps[l.Variant.Name]
+// GridCap: with a late rank, the cap of the variant's name + "/late"
+// when caps has one.
+func (s sharedHost) GridCap(l *backend.Launch, late bool) (int, string, error) {
+	name := l.Variant.Name
+	if _, ok := s.caps[name+"/late"]; ok && late {
+		name += "/late"
+	}
+	c, ok := s.caps[name]
 	if !ok {
 		return 1000, "no cap", nil
 	}
-	return c[s.rank], fmt.Sprintf("rank %d's cap for %s", s.rank, l.Variant.Name), nil
+	return c[s.rank], fmt.Sprintf("rank %d's cap for %s", s.rank, name), nil
 }
 
 func (s sharedHost) Info() backend.Info {
@@ -223,25 +229,40 @@ type stragglingShared struct {
 func (s stragglingShared) PrepareStraggle() error         { return nil }
 func (s stragglingShared) Straggle(d time.Duration) error { return s.h.Straggle(d) }
 func (s stragglingShared) JoinStraggle() error            { return s.h.JoinStraggle() }
+func (s stragglingShared) Delay(d time.Duration) error    { return s.h.Delay(d) }
 
-// Under skew or the straggler, stress on shared GPUs launches half the
-// agreed cap, and the report says why.
-func TestSharedStressHalvesTheCapUnderLateRanks(t *testing.T) {
-	caps := map[string][]int{"oneshot": {6, 4, 6, 5}}
-	most := make([]atomic.Int64, 4)
-	dir := t.TempDir()
-	open := func(o *Options, c comm.Comm) (backend.Backend, error) {
-		h := host.New(dir)
-		return stragglingShared{blockCounter{sharedHost{Backend: h, rank: c.Rank(), caps: caps}, &most[c.Rank()]}, h}, nil
+// Under skew or the straggler, stress on shared GPUs asks for the cap that
+// leaves a late rank room (coresident.Limits.Late); plain stress and the
+// schedules that start no rank late keep the ordinary cap.
+func TestSharedStressLateRanksGetTheirCap(t *testing.T) {
+	caps := map[string][]int{"oneshot": {6, 4, 6, 5}, "oneshot/late": {3, 2, 3, 3}}
+	for _, tc := range []struct {
+		schedule string
+		want     int
+		from     string
+	}{
+		{"straggler", 2, "rank 1's cap for oneshot/late"},
+		{"skew", 2, "rank 1's cap for oneshot/late"},
+		{"poison-after-return", 4, "rank 1's cap for oneshot"},
+		{"none", 4, "rank 1's cap for oneshot"},
+	} {
+		t.Run(tc.schedule, func(t *testing.T) {
+			most := make([]atomic.Int64, 4)
+			dir := t.TempDir()
+			open := func(o *Options, c comm.Comm) (backend.Backend, error) {
+				h := host.New(dir)
+				return stragglingShared{blockCounter{sharedHost{Backend: h, rank: c.Rank(), caps: caps}, &most[c.Rank()]}, h}, nil
+			}
+			js := filepath.Join(t.TempDir(), "r.json")
+			res := runWorldWith(t, 4, same("--backend", "cuda", "--variant", "oneshot", "--dtype", "f32", "--op", "sum",
+				"--size", "64K", "--mode", "oop,reg,plain", "--stress", "5", "--schedule", tc.schedule, "--device-timeout", "30s", "--json", js), open)
+			require.Equal(t, []int{0, 0, 0, 0}, res.codes, "stderr: %v\nstdout: %s", res.stderr, res.stdout[0])
+			for r := range most {
+				require.EqualValues(t, tc.want, most[r].Load(), "rank %d", r)
+			}
+			rep := readReport(t, js)
+			require.Equal(t, tc.want, rep.Cases[0].GridCap)
+			require.Equal(t, tc.from, rep.Cases[0].GridCapFrom)
+		})
 	}
-	js := filepath.Join(t.TempDir(), "r.json")
-	res := runWorldWith(t, 4, same("--backend", "cuda", "--variant", "oneshot", "--dtype", "f32", "--op", "sum",
-		"--size", "64K", "--mode", "oop,reg,plain", "--stress", "5", "--schedule", "straggler", "--device-timeout", "30s", "--json", js), open)
-	require.Equal(t, []int{0, 0, 0, 0}, res.codes, "stderr: %v\nstdout: %s", res.stderr, res.stdout[0])
-	for r := range most {
-		require.EqualValues(t, 2, most[r].Load(), "rank %d: the cap 4, halved", r)
-	}
-	rep := readReport(t, js)
-	require.Equal(t, 2, rep.Cases[0].GridCap)
-	require.Contains(t, rep.Cases[0].GridCapFrom, "rank 1's cap for oneshot; halved under skew and straggler")
 }

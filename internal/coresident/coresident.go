@@ -21,6 +21,19 @@ type Limits struct {
 	ContextSMs int
 	// Ranks is the most ranks that share one GPU.
 	Ranks int
+	// Late is set when one rank is made to start late (stress's skew and
+	// straggler schedules): its peers' blocks then spin at the start
+	// barrier before any of its blocks runs, and the late rank's grid
+	// must still find room. Occupancy arithmetic says it does at the
+	// cap above, but on one H100 under MPS (4 ranks, oneshot bf16 1 MiB,
+	// 128 threads) grids of 132 and of 66 blocks waited for their
+	// peers' blocks to give up at the device deadline, while grids of 33
+	// blocks and fewer never did, at any block size
+	// (docs/results/2026-11-25-session7.md): blocks of different MPS
+	// clients do not fill one multiprocessor as the occupancy of one
+	// kernel says. So a late rank's grid gets at most one block per
+	// multiprocessor of its even share.
+	Late bool
 }
 
 // Blocks is the largest grid each rank may launch so that the grids of all
@@ -35,6 +48,18 @@ func (l Limits) Blocks() int {
 	if l.ContextSMs > 0 && l.ContextSMs < l.SMs {
 		n = min(n, l.PerSM*l.ContextSMs)
 	}
+	if l.Late {
+		n = min(n, l.spread())
+	}
+	return n
+}
+
+// spread is one block per multiprocessor of this rank's even share.
+func (l Limits) spread() int {
+	n := l.SMs / l.Ranks
+	if l.ContextSMs > 0 && l.ContextSMs < l.SMs {
+		n = min(n, l.ContextSMs)
+	}
 	return n
 }
 
@@ -43,6 +68,9 @@ func (l Limits) String() string {
 	s := fmt.Sprintf("occupancy %d blocks/SM x %d SMs / %d ranks per GPU", l.PerSM, l.SMs, l.Ranks)
 	if l.ContextSMs > 0 && l.ContextSMs < l.SMs {
 		s += fmt.Sprintf(", at most %d blocks/SM x %d SMs of this rank's context", l.PerSM, l.ContextSMs)
+	}
+	if l.Late {
+		s += fmt.Sprintf(", at most 1 block/SM of this rank's share under a late rank (%d)", l.spread())
 	}
 	return fmt.Sprintf("%s = %d", s, l.Blocks())
 }

@@ -22,6 +22,11 @@ func TestBlocks(t *testing.T) {
 		{"more ranks than block slots", Limits{PerSM: 1, SMs: 4, Ranks: 8}, 0, "= 0"},
 		{"kernel does not fit an SM", Limits{PerSM: 0, SMs: 132, Ranks: 2}, 0, ""},
 		{"no ranks", Limits{PerSM: 2, SMs: 132}, 0, ""},
+		{"late rank: one block per SM of the share", Limits{PerSM: 4, SMs: 132, Ranks: 4, Late: true}, 33,
+			"occupancy 4 blocks/SM x 132 SMs / 4 ranks per GPU, at most 1 block/SM of this rank's share under a late rank (33) = 33"},
+		{"late rank: occupancy still lower", Limits{PerSM: 1, SMs: 132, Ranks: 8, Late: true}, 16, "= 16"},
+		{"late rank: context limit", Limits{PerSM: 4, SMs: 132, ContextSMs: 7, Ranks: 2, Late: true}, 7, "(7) = 7"},
+		{"late rank: more ranks than SMs", Limits{PerSM: 4, SMs: 2, Ranks: 4, Late: true}, 0, "= 0"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			require.Equal(t, c.want, c.l.Blocks())

@@ -67,24 +67,16 @@ func (r *run) fitGrid(s *caseState) (string, error) {
 	}
 	l := &s.launch
 	l.ResolveGrid()
-	blocks, from, err := sh.GridCap(l)
+	// Stress's skew and straggler start one rank late on purpose: its
+	// grid must find room beside its peers' spinning blocks
+	// (coresident.Limits.Late).
+	late := r.cfg.Stress > 0 && (r.sched.Skew || r.sched.Straggler)
+	blocks, from, err := sh.GridCap(l, late)
 	if err != nil {
 		blocks, from = 0, fmt.Sprintf("rank %d: %v", r.w.Rank, err)
 	}
 	if blocks, from, err = comm.AgreeMin(r.c, blocks, from); err != nil {
 		return "", err
-	}
-	if r.cfg.Stress > 0 && (r.sched.Skew || r.sched.Straggler) && blocks > 1 {
-		// A late rank (skew's delay, the straggler's load) copies its
-		// input and runs helper kernels while its peers' blocks already
-		// spin at the start barrier. At the full cap those blocks leave
-		// each multiprocessor only a fragment, too small for the copy:
-		// on one H100, 4 ranks of oneshot bf16 at 132 x 128 threads (the
-		// cap) hung at 1 MiB under skew or straggler and passed without
-		// them (docs/results/2026-11-25-session6.md). Half the cap leaves
-		// room.
-		blocks /= 2
-		from += "; halved under skew and straggler: room for a late rank's copies beside its peers' spinning blocks"
 	}
 	s.capBlocks, s.capFrom = blocks, from
 	if blocks <= 0 {

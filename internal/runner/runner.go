@@ -465,6 +465,7 @@ func (r *run) hang(c cases.Case, what string, blocks int, gaveUp bool) {
 			continue
 		}
 		snaps = append(snaps, sigblock.Snapshot(s))
+		dumpSignal(r.cfg.Stderr, r.c.Rank(), p, s)
 	}
 	diag := ""
 	if len(snaps) == r.w.Size {
@@ -599,4 +600,19 @@ func lookupVariant(name string) *kernels.Variant {
 		panic(err) // cases.Build only produces registered names
 	}
 	return v
+}
+
+// dumpSignal writes the raw SignalBlock of rank p, as rank me read it at a
+// hang, to $ARTEST_SIGNAL_DUMP/rank<me>-reads-<p>.bin when that variable
+// names a folder: the summary above is built from these bytes, and a
+// puzzling one can be read again offline (sigblock.Snapshot).
+func dumpSignal(stderr io.Writer, me, p int, b []byte) {
+	dir := os.Getenv("ARTEST_SIGNAL_DUMP")
+	if dir == "" {
+		return
+	}
+	path := fmt.Sprintf("%s/rank%d-reads-%d.bin", dir, me, p)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		fmt.Fprintf(stderr, "artest: rank %d: dump rank %d SignalBlock: %v\n", me, p, err)
+	}
 }

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -53,6 +54,7 @@ func (r *run) stress(s *caseState, res *rankResult) {
 		}
 		return reason == ""
 	}
+	trace := stressTracer(r)
 	n := r.cfg.Stress
 	slot := s.region
 	k := int(min(int64(n), stressMaxBatch, max(1, stressBudget/(2*slot))))
@@ -191,6 +193,7 @@ func (r *run) stress(s *caseState, res *rankResult) {
 			copy(srcImg[int64(j)*slot:], s.regionBytes(in))
 			copy(outImg[int64(j)*slot:], poison)
 		})
+		trace("batch %d: inputs made", s0)
 		if err := r.b.Upload(srcAll, srcImg); err != nil {
 			fail("error", "upload stress inputs: %v", err)
 			return false
@@ -201,6 +204,7 @@ func (r *run) stress(s *caseState, res *rankResult) {
 				return false
 			}
 		}
+		trace("batch %d: uploaded", s0)
 		var err error
 		if m.Graph {
 			g := graphs[kk]
@@ -222,11 +226,13 @@ func (r *run) stress(s *caseState, res *rankResult) {
 			_ = r.sync(s.c, "stress calls", s.launch.Blocks)
 			return false
 		}
+		trace("batch %d: enqueued", s0)
 		if err := r.sync(s.c, fmt.Sprintf("stress iterations %d..%d", s0, s0+kk-1), launches[0].Blocks); err != nil {
 			fail("error", "stress iterations %d..%d: %v", s0, s0+kk-1, err)
 			res.Fatal = fatalText(err)
 			return false
 		}
+		trace("batch %d: finished", s0)
 		results := make([]rankResult, kk)
 		oks := make([]bool, kk)
 		if r.devCheck != nil {
@@ -306,4 +312,16 @@ func parallel(n int, fn func(i int)) {
 		}()
 	}
 	wg.Wait()
+}
+
+// stressTracer returns a printf that, when $ARTEST_STRESS_TRACE is set,
+// writes this rank's stress milestones with the wall-clock time to stderr:
+// where a rank's peers waited for it, read off one host's clock.
+func stressTracer(r *run) func(format string, args ...any) {
+	if os.Getenv("ARTEST_STRESS_TRACE") == "" {
+		return func(string, ...any) {}
+	}
+	return func(format string, args ...any) {
+		fmt.Fprintf(r.cfg.Stderr, "stress-trace %s rank %d: %s\n", time.Now().Format("15:04:05.000000"), r.w.Rank, fmt.Sprintf(format, args...))
+	}
 }

@@ -424,7 +424,7 @@ func TestExternalSkipReasons(t *testing.T) {
 			require.Equal(t, tc.want, b.SkipReason(&v, true))
 			// The driver is nil here: the reason comes before any driver call.
 			require.Equal(t, kernels.PdlExternalSkip, b.PDLSkipReason(&v))
-			_, _, err := b.GridCap(&backend.Launch{Variant: &v})
+			_, _, err := b.GridCap(&backend.Launch{Variant: &v}, false)
 			require.ErrorContains(t, err, "fake:x launches its own grid")
 		})
 	}

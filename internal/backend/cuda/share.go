@@ -13,6 +13,7 @@ import (
 type capKey struct {
 	name            string
 	threads, shared int
+	late            bool
 }
 
 type gridCap struct {
@@ -26,7 +27,7 @@ func (b *Backend) RanksPerGPU() int { return max(b.share.PerGPU, 1) }
 // GridCap is backend.Sharer's: the driver's occupancy for l's kernel at
 // l.Threads with its shared memory, this GPU's multiprocessors (or fewer,
 // when MPS limits this context), split over the ranks that share a GPU.
-func (b *Backend) GridCap(l *backend.Launch) (int, string, error) {
+func (b *Backend) GridCap(l *backend.Launch, late bool) (int, string, error) {
 	if l.Variant.External != nil {
 		// Its grid is the plugin's; the runner does not cap it (fitGrid).
 		return 0, "", fmt.Errorf("%s launches its own grid: artest cannot cap it", l.Variant.Name)
@@ -36,7 +37,7 @@ func (b *Backend) GridCap(l *backend.Launch) (int, string, error) {
 	if err != nil {
 		return 0, "", err
 	}
-	k := capKey{l.Variant.KernelName(l.DType, l.Op), l.Threads, shared}
+	k := capKey{l.Variant.KernelName(l.DType, l.Op), l.Threads, shared, late}
 	if c, ok := b.caps[k]; ok {
 		return c.blocks, c.from, nil
 	}
@@ -48,7 +49,7 @@ func (b *Backend) GridCap(l *backend.Launch) (int, string, error) {
 	if err != nil && !errors.Is(err, cu.ErrSymbolMissing) {
 		return 0, "", err
 	}
-	lim := coresident.Limits{PerSM: per, SMs: b.sms, ContextSMs: ctxSMs, Ranks: b.RanksPerGPU()}
+	lim := coresident.Limits{PerSM: per, SMs: b.sms, ContextSMs: ctxSMs, Ranks: b.RanksPerGPU(), Late: late}
 	c := gridCap{lim.Blocks(), fmt.Sprintf("%s at %d threads, %d B shared: %s", k.name, l.Threads, shared, lim)}
 	b.caps[k] = c
 	return c.blocks, c.from, nil
