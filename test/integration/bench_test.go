@@ -17,6 +17,7 @@ import (
 // every repetition, and the plot; artest compare, run without mpirun, passes
 // a report against itself and fails it against a copy whose times doubled.
 func TestBenchThenCompare(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	js, svg := filepath.Join(dir, "bench.json"), filepath.Join(dir, "bench.svg")
 	o := mpirun(t, 2, 3*time.Minute, "bench", "-b", "4", "-e", "64K", "-f", "4", "--variant", "oneshot,twoshot,nccl",

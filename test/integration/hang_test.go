@@ -15,6 +15,7 @@ import (
 // with a line naming the block that gave up and the rank it waited for, well
 // before the host watchdog's --timeout 30s.
 func TestDeviceTimeoutGivesUpAndNamesTheBlock(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		variant, id string
 		want        []string // regular expressions: which block gives up first is a race
@@ -52,6 +53,7 @@ func TestDeviceTimeoutGivesUpAndNamesTheBlock(t *testing.T) {
 // they wait for ever and the host watchdog (--timeout 2s) fires instead,
 // with its own message and no give-up lines.
 func TestWithoutDeviceTimeoutTheHostWatchdogFires(t *testing.T) {
+	t.Parallel()
 	o := mpirun(t, 3, 2*time.Minute, "--variant", "oneshot", "--dtype", "f32", "--op", "sum", "--size", "4K",
 		"--mode", "oop,reg,plain,aligned", "--inject", "delay:rank=2,us=5000000",
 		"--device-timeout", "0", "--timeout", "2s")

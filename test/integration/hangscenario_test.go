@@ -18,6 +18,7 @@ import (
 // soon as its own stream is done, so only its own line is certain to be
 // in it (the others' records may come a moment later).
 func TestHangScenariosAreDiagnosed(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, variant, mode, inject string
 		want                        []string // regular expressions
@@ -57,6 +58,7 @@ func TestHangScenariosAreDiagnosed(t *testing.T) {
 // The same re-registration in a plain case is harmless: every call is
 // built from the current buffers, so the case passes.
 func TestReregisterOnlyHurtsGraphs(t *testing.T) {
+	t.Parallel()
 	o := mpirun(t, 2, 2*time.Minute, "--variant", "oneshot", "--dtype", "f32", "--op", "sum", "--size", "4K",
 		"--mode", "oop,reg,plain,aligned", "--inject", "reregister:rank=1", "--device-timeout", "2s", "--timeout", "60s")
 	require.Equal(t, 0, o.code, "%s\n%s", o.stdout, o.stderr)

@@ -90,6 +90,7 @@ func artestLines(s string) []string {
 // what the test asserts is the checked call's verdict; the timed calls
 // are most of a run's time and ran at 4 ranks already).
 func TestQuickMatrixPassesOnEveryWorldSize(t *testing.T) {
+	t.Parallel()
 	for _, np := range []int{4, 2, 3} {
 		dir := t.TempDir()
 		js, ju := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml")
@@ -133,6 +134,7 @@ func TestQuickMatrixPassesOnEveryWorldSize(t *testing.T) {
 // while a slow peer still reads it: remove it, delay rank 1, and the stress
 // mode must fail, naming the case; with the faults gone it passes.
 func TestNoEndBarrierFailsUnderStress(t *testing.T) {
+	t.Parallel()
 	js := filepath.Join(t.TempDir(), "r.json")
 	args := []string{"--variant", "oneshot", "--dtype", "f32", "--op", "sum", "--size", "4K", "--mode", "oop,reg,plain,aligned", "--stress", "50"}
 	o := mpirun(t, 4, 3*time.Minute, append(args, "--inject", "no-end-barrier", "--inject", "delay:rank=1,us=500", "--json", js)...)
@@ -153,6 +155,7 @@ func TestNoEndBarrierFailsUnderStress(t *testing.T) {
 // oneshot's are. (That it passes --quick with no case skipped, on 2, 3 and 4
 // ranks, TestQuickMatrixPassesOnEveryWorldSize checks.)
 func TestOneshotCpasync(t *testing.T) {
+	t.Parallel()
 	one := []string{"--variant", "oneshot-cpasync", "--dtype", "f32", "--op", "sum", "--size", "4K", "--mode", "oop,reg,plain,aligned"}
 	js := filepath.Join(t.TempDir(), "r.json")
 	o := mpirun(t, 4, 2*time.Minute, append(one, "--inject", "wrong-kernel", "--json", js)...)
@@ -198,6 +201,7 @@ func TestOneshotCpasync(t *testing.T) {
 }
 
 func TestPlantedBugsFail(t *testing.T) {
+	t.Parallel()
 	for _, inject := range []string{"skip-last", "overrun", "wrong-kernel", "no-mid-barrier"} {
 		js := filepath.Join(t.TempDir(), "r.json")
 		args := []string{"--variant", "twoshot", "--dtype", "bf16", "--op", "sum", "--size", "64K", "--mode", "oop,reg,plain,aligned", "--inject", inject, "--json", js}
@@ -212,6 +216,7 @@ func TestPlantedBugsFail(t *testing.T) {
 }
 
 func TestHangExitsThreeAndNamesTheRank(t *testing.T) {
+	t.Parallel()
 	o := mpirun(t, 4, 2*time.Minute, "--variant", "oneshot", "--dtype", "f32", "--op", "sum", "--size", "4K",
 		"--mode", "oop,reg,plain,aligned", "--inject", "delay:rank=2,us=2000000", "--timeout", "1s")
 	require.Equal(t, 3, o.code, "%s\n%s", o.stdout, o.stderr)
@@ -258,12 +263,14 @@ func TestRanksStartedWithDifferentFlags(t *testing.T) {
 }
 
 func TestWithoutMpirunItIsOneRank(t *testing.T) {
+	t.Parallel()
 	o := run(t, 2*time.Minute, binary(t), "--backend", "host", "--quick", "--dtype", "f32", "--op", "sum")
 	require.Equal(t, 0, o.code, o.stderr)
 	require.Contains(t, o.stdout, "1 rank")
 }
 
 func TestLauncherOfAnotherMPIIsAnEnvironmentError(t *testing.T) {
+	t.Parallel()
 	cmd := exec.Command(binary(t), "--backend", "host", "--quick")
 	cmd.Env = append(os.Environ(), "OMPI_COMM_WORLD_SIZE=4")
 	out, _ := cmd.CombinedOutput()

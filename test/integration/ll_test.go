@@ -14,6 +14,7 @@ import (
 // without the sequence check, a late rank's slots are read stale; a rank
 // that never pushes is diagnosed at the slot it was waited for.
 func TestOneshotLL(t *testing.T) {
+	t.Parallel()
 	o := mpirun(t, 3, 3*time.Minute, "--variant", "oneshot-ll", "--dtype", "bf16,f32", "--op", "sum,max",
 		"--size", "4,4100,64K,2M", "--mode", "oop,ip,reg,stg,plain,graph")
 	require.Equal(t, 0, o.code, "%s\n%s", o.stdout, o.stderr)

@@ -16,6 +16,7 @@ import (
 // the quick matrix passes (sum; max is skipped: the variant has no max
 // kernel), and the report header says multicast is the host model.
 func TestMultimemQuickPassesOnHost(t *testing.T) {
+	t.Parallel()
 	js := filepath.Join(t.TempDir(), "r.json")
 	o := mpirun(t, 4, 3*time.Minute, "--variant", "multimem", "--quick", "--json", js)
 	require.Equal(t, 0, o.code, "%s\n%s", o.stdout, o.stderr)
@@ -38,6 +39,7 @@ func TestMultimemQuickPassesOnHost(t *testing.T) {
 // barrier, one-shot lets a fast rank overwrite its registered input while a
 // slow rank still reduces it, and the stress run fails.
 func TestMultimemStressAndNoEndBarrier(t *testing.T) {
+	t.Parallel()
 	args := []string{"--variant", "multimem", "--dtype", "f32", "--op", "sum", "--size", "4K", "--mode", "oop,reg,plain,aligned", "--stress", "50"}
 	for _, shots := range []string{"1", "2"} {
 		o := mpirun(t, 3, 3*time.Minute, append(args, "--param", "shots="+shots)...)

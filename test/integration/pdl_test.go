@@ -18,6 +18,7 @@ import (
 // cases of oneshot, twoshot and ring pass in every mode, and nccl is
 // skipped (ncclAllReduce has no griddepcontrol.wait).
 func TestPDLPasses(t *testing.T) {
+	t.Parallel()
 	js := filepath.Join(t.TempDir(), "r.json")
 	o := mpirun(t, 3, 5*time.Minute, "--pdl", "--variant", "oneshot,twoshot,ring", "--dtype", "bf16,f32", "--op", "sum,max",
 		"--size", "12,4100,64K", "--iters", "2", "--reps", "1", "--warmup", "1", "--json", js)
@@ -31,6 +32,7 @@ func TestPDLPasses(t *testing.T) {
 // A kernel that reads its input without waiting for the producer
 // (--inject pdl-no-wait) reads the poison: exit 1, every case a mismatch.
 func TestPDLNoWaitFailsWithMismatch(t *testing.T) {
+	t.Parallel()
 	js := filepath.Join(t.TempDir(), "r.json")
 	o := mpirun(t, 2, 5*time.Minute, "--pdl", "--inject", "pdl-no-wait", "--variant", "oneshot,twoshot,ring",
 		"--dtype", "bf16", "--op", "sum", "--size", "4K,64K", "--mode", "oop,reg", "--iters", "1", "--reps", "1",
@@ -48,6 +50,7 @@ func TestPDLNoWaitFailsWithMismatch(t *testing.T) {
 
 // bench --pdl reports, per case, the time with PDL, without, and the gain.
 func TestPDLBench(t *testing.T) {
+	t.Parallel()
 	js := filepath.Join(t.TempDir(), "b.json")
 	o := mpirun(t, 2, 5*time.Minute, "bench", "-b", "4K", "-e", "64K", "-f", "4", "--pdl", "--variant", "oneshot,twoshot",
 		"--json", js)
@@ -64,6 +67,7 @@ func TestPDLBench(t *testing.T) {
 // The fault switch without --pdl is a usage error: without a producer there
 // is nothing to wait for.
 func TestPDLNoWaitNeedsPDL(t *testing.T) {
+	t.Parallel()
 	o := mpirun(t, 2, time.Minute, "--inject", "pdl-no-wait", "--variant", "oneshot")
 	require.Equal(t, 2, o.code, "%s\n%s", o.stdout, o.stderr)
 	require.Contains(t, o.stderr, "--inject pdl-no-wait needs --pdl")

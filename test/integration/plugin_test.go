@@ -41,6 +41,7 @@ func noGoTrace(t *testing.T, o outcome) {
 // (the trace word checked after every check of the output) and, built
 // with -DEXAMPLE_NO_DEVICE_INFO, as a plugin without them.
 func TestPluginExampleQuickMatrixPasses(t *testing.T) {
+	t.Parallel()
 	withHelpers := buildPlugin(t, exampleHost)
 	without := buildPlugin(t, exampleHost, "-DEXAMPLE_NO_DEVICE_INFO")
 	for _, tc := range []struct {
@@ -71,6 +72,7 @@ func TestPluginExampleQuickMatrixPasses(t *testing.T) {
 }
 
 func TestPluginPlantedBugsAreCaught(t *testing.T) {
+	t.Parallel()
 	so := buildPlugin(t, exampleHost)
 	for _, tc := range []struct {
 		bug  string
@@ -130,6 +132,7 @@ func TestPluginPlantedBugsAreCaught(t *testing.T) {
 // example built with -DEXAMPLE_NO_DEVICE_INFO) only the host watchdog
 // ends it, naming the call.
 func TestPluginHangIsDiagnosed(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		defines []string
@@ -179,6 +182,7 @@ func TestPluginHangIsDiagnosed(t *testing.T) {
 }
 
 func TestPluginBadLibrariesGiveOneLine(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		path    func(t *testing.T) string
@@ -238,6 +242,7 @@ func TestPluginBadLibrariesGiveOneLine(t *testing.T) {
 // one are skipped with the reason, never run clean and reported as a pass
 // (which would read as the fault going unnoticed).
 func TestPluginCasesSkipArtestsFaultSwitches(t *testing.T) {
+	t.Parallel()
 	so := buildPlugin(t, exampleHost)
 	dir := t.TempDir()
 	js := filepath.Join(dir, "r.json")

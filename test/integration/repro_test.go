@@ -20,6 +20,7 @@ import (
 // A planted failure prints a one-line rerun command and writes a bundle;
 // `artest --repro` reruns exactly that case and fails the same way.
 func TestReproBundleRerunsTheFailure(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	id := "twoshot/bf16/sum/4100B/oop-reg-plain/np2"
 	o := mpirun(t, 2, 2*time.Minute, "--variant", "twoshot", "--dtype", "bf16", "--op", "sum", "--size", "4100",
@@ -65,6 +66,7 @@ func TestReproBundleRerunsTheFailure(t *testing.T) {
 // that finished before the kill. (--timeout is generous: 2000 host calls
 // of a case on a loaded 2-core machine once took over 20 s, a false hang.)
 func TestKilledRankKeepsFinishedCases(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	jl := filepath.Join(dir, "run.jsonl")
 	cmd := exec.Command("mpirun", "-np", "2", "--oversubscribe", binary(t), "--backend", "host",

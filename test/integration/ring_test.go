@@ -14,6 +14,7 @@ import (
 // odd sizes and misaligned offsets, and with the most lanes; at 3 ranks,
 // where chunks do not divide evenly.
 func TestRingSmallRingsOddSizesAndMaxLanes(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"--size", "2,6,12,100,1020,4100,65534", "--param", "slots=2", "--param", "slot-bytes=16", "--op", "sum,max"},
 		{"--size", "1M", "--param", "lanes=32", "--dtype", "bf16", "--op", "sum"},
@@ -30,6 +31,7 @@ func TestRingSmallRingsOddSizesAndMaxLanes(t *testing.T) {
 // slow to start (so its left neighbour runs ahead), the stress mode fails
 // with wrong values at 2 and 4 ranks; with the credit wait it passes.
 func TestRingNoCreditWaitFailsUnderStress(t *testing.T) {
+	t.Parallel()
 	for _, np := range []int{2, 4} {
 		args := []string{"--variant", "ring", "--dtype", "f32", "--op", "sum", "--size", "64K", "--mode", "oop,reg,plain,aligned",
 			"--stress", "50", "--param", "slots=4", "--param", "slot-bytes=1024", "--inject", "delay:rank=" + itoa(np-1) + ",us=2000"}
@@ -50,6 +52,7 @@ func TestRingNoCreditWaitFailsUnderStress(t *testing.T) {
 // exits 3 and says who waits for which slot of whom, and which rank waits
 // for nobody.
 func TestRingHangNamesTheWaitingRanks(t *testing.T) {
+	t.Parallel()
 	o := mpirun(t, 4, 2*time.Minute, "--variant", "ring", "--dtype", "f32", "--op", "sum", "--size", "64K",
 		"--mode", "oop,reg,plain,aligned", "--inject", "delay:rank=2,us=3000000", "--timeout", "1s")
 	require.Equal(t, 3, o.code, "%s\n%s", o.stdout, o.stderr)

@@ -21,6 +21,7 @@ import (
 // with its reason), the C++ header and the Go table; a run with --tuned
 // launches from it and records so per case.
 func TestTuneWritesTheTables(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	js, h, gof := filepath.Join(dir, "tune.json"), filepath.Join(dir, "tuned.h"), filepath.Join(dir, "tuned.go")
 	o := mpirun(t, 2, 3*time.Minute, "tune", "--size", "4K,256K", "--variant", "oneshot,twoshot,ring",
