@@ -4,7 +4,8 @@
 //   signal.cuh  the SignalBlock layout (the twin of sigblock/layout.go)
 //   abi.cuh     ArtestArgs, flag and fault-switch bits, dtype and op numbers (kernels.Args)
 //   grid.cuh    the 16-byte slot, the thread limit, the grid rule (kernels/grid.go)
-//   elem.cuh    element traits, operators, PTX loads and stores, the global timer
+//   elem.cuh    element traits, operators, PTX loads and stores, the global timer,
+//               sm_90 bulk copies and mbarriers
 //   plan.cuh    Slot, Plan, Reduce: moving and reducing slots
 //   sync.cuh    launch checks, give-ups, epochs, barriers, waits, delay, PDL wait
 //

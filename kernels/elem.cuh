@@ -1,7 +1,8 @@
 // Device code every kernel shares below the protocol: element traits and
 // the operators on float, the inline-PTX loads and stores (of peer data, and
 // of the system-scope flags the signal protocol is built on), the global
-// timer, and the macro that instantiates a kernel for every dtype and op.
+// timer, the sm_90 bulk copies and mbarriers, and the macro that
+// instantiates a kernel for every dtype and op.
 #pragma once
 
 #include <stdint.h>
@@ -167,6 +168,174 @@ __device__ __forceinline__ uint64_t global_timer_ns() {
   uint64_t t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
+}
+
+// ---------------------------------------------------------------------------
+// Bulk copies (the Hopper bulk-copy engine, sm_90 and newer): one
+// instruction moves a whole 16-byte-aligned run of bytes between global and
+// shared memory, without passing it through registers. They run in the
+// async proxy, so memory this thread or its peers reached through ordinary
+// loads and stores (the generic proxy) needs fence_proxy_async() between
+// the two. Every address must be 16-byte aligned and every size a
+// multiple of 16 bytes.
+//
+// ARTEST_HAS_BULK_COPY is 1 in the compilation passes that have them (the
+// fatbin's sm_90 code and compute_90 PTX) and 0 elsewhere (sm_80, the host
+// pass). Below sm_90 the wrappers hold no instruction and trap: a kernel
+// must test ARTEST_HAS_BULK_COPY and not reach them there.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define ARTEST_HAS_BULK_COPY 1
+#else
+#define ARTEST_HAS_BULK_COPY 0
+#endif
+
+// Initialises the mbarrier (an 8-byte word in shared memory at .shared
+// address bar) to expect `count` arrivals per phase, in phase 0.
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+#if ARTEST_HAS_BULK_COPY
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+#else
+  (void)bar;
+  (void)count;
+  __trap();
+#endif
+}
+
+// A bidirectional proxy fence over all state spaces: this thread's
+// earlier generic-proxy accesses (and what it acquired from other threads
+// and peers through them) are ordered before its later async-proxy ones
+// (bulk copies, an mbarrier's transaction count), and the reverse.
+__device__ __forceinline__ void fence_proxy_async() {
+#if ARTEST_HAS_BULK_COPY
+  asm volatile("fence.proxy.async;" ::: "memory");
+#else
+  __trap();
+#endif
+}
+
+// Arrives once on the mbarrier at bar and raises the bytes its current
+// phase waits for by `bytes` (expect-tx): the phase completes when every
+// arrival has come and bulk copies have delivered that many bytes to it
+// (complete-tx).
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
+#if ARTEST_HAS_BULK_COPY
+  // The arrival's state token (for mbarrier.test_wait) is not needed: the
+  // waits here go by phase parity.
+  asm volatile(
+      "{\n\t.reg .b64 state;\n\t"
+      "mbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1;\n\t}" ::"r"(bar),
+      "r"(bytes)
+      : "memory");
+#else
+  (void)bar;
+  (void)bytes;
+  __trap();
+#endif
+}
+
+// Whether the phase of the mbarrier at bar with parity `parity` (0 for
+// phases 0, 2, 4, ...; 1 for 1, 3, ...) has completed. The try form may
+// suspend the thread for a while (a hardware time limit) before it answers
+// false, so a loop on it does not spin hot. Completion makes the bulk
+// copies' writes to shared memory visible to this thread.
+__device__ __forceinline__ bool mbar_try_wait_parity(uint32_t bar, uint32_t parity) {
+#if ARTEST_HAS_BULK_COPY
+  uint32_t done;
+  asm volatile(
+      "{\n\t.reg .pred p;\n\t"
+      "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+      "selp.u32 %0, 1, 0, p;\n\t}"
+      : "=r"(done)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  return done != 0;
+#else
+  (void)bar;
+  (void)parity;
+  __trap();
+  return false;
+#endif
+}
+
+// Waits until the phase of the mbarrier at bar with parity `parity` has
+// completed (mbar_try_wait_parity in a loop).
+__device__ __forceinline__ void mbar_wait_parity(uint32_t bar, uint32_t parity) {
+  while (!mbar_try_wait_parity(bar, parity)) {
+  }
+}
+
+// Starts a bulk copy of `bytes` from global memory at src (a peer's buffer
+// through its IPC mapping: generic and global addresses coincide for
+// global memory) into this block's shared memory at .shared address dst;
+// on arrival the copy completes `bytes` of the transaction count of the
+// mbarrier at bar. This block's own shared memory is a valid
+// shared::cluster address (a launch without clusters is a cluster of one).
+__device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
+#if ARTEST_HAS_BULK_COPY
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
+#else
+  (void)dst;
+  (void)src;
+  (void)bytes;
+  (void)bar;
+  __trap();
+#endif
+}
+
+// Starts a bulk copy of `bytes` from this block's shared memory at .shared
+// address src into global memory at dst. It joins this thread's current
+// bulk group (bulk_commit closes the group; bulk_wait_read and
+// bulk_wait_all wait for groups).
+__device__ __forceinline__ void bulk_store(void* dst, uint32_t src, uint32_t bytes) {
+#if ARTEST_HAS_BULK_COPY
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(dst), "r"(src), "r"(bytes)
+               : "memory");
+#else
+  (void)dst;
+  (void)src;
+  (void)bytes;
+  __trap();
+#endif
+}
+
+// Closes the bulk group of the bulk stores this thread issued since the
+// last commit.
+__device__ __forceinline__ void bulk_commit() {
+#if ARTEST_HAS_BULK_COPY
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+#else
+  __trap();
+#endif
+}
+
+// Waits until every committed bulk group of this thread has finished
+// reading its shared-memory source (the writes to global memory may still
+// be in flight): after it, that shared memory may be overwritten.
+__device__ __forceinline__ void bulk_wait_read() {
+#if ARTEST_HAS_BULK_COPY
+  asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+#else
+  __trap();
+#endif
+}
+
+// Waits until every committed bulk group of this thread has completed,
+// its writes to global memory included.
+__device__ __forceinline__ void bulk_wait_all() {
+#if ARTEST_HAS_BULK_COPY
+  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");
+#else
+  __trap();
+#endif
+}
+
+// Bytes of dynamic shared memory this launch was given.
+__device__ __forceinline__ uint32_t dynamic_smem_size() {
+  uint32_t n;
+  asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(n));
+  return n;
 }
 
 }  // namespace artest

@@ -175,7 +175,8 @@ __device__ __forceinline__ void epoch_end(const ArtestArgs& a, uint32_t e) {
 // Exiting mid-kernel is safe in every family: no block reaches a barrier
 // with cp.async copies in flight (oneshot_cpasync waits for all of them
 // before its mid and end barriers, and issues none before its start
-// barrier). A block that exits leaves its epoch and the ring's Head behind,
+// barrier; twoshot_bulk issues its bulk copies after its mid barrier and
+// waits for all of them before its end barrier). A block that exits leaves its epoch and the ring's Head behind,
 // so the launches queued after it are not trusted: the runner ends the job
 // (exit 3) at its next stream sync, or its watchdog does.
 //

@@ -387,7 +387,7 @@ func TestStressSchedulesCleanVariantsPass(t *testing.T) {
 	dir := t.TempDir()
 	js := filepath.Join(dir, "r.json")
 	var ids []string
-	for _, v := range []string{"oneshot", "twoshot", "oneshot-cpasync", "ring", "oneshot-ll", "multimem"} {
+	for _, v := range []string{"oneshot", "twoshot", "twoshot-bulk", "oneshot-cpasync", "ring", "oneshot-ll", "multimem"} {
 		for _, m := range []string{"oop-reg-plain", "ip-stg-graph"} {
 			ids = append(ids, v+"/bf16/sum/4100B/"+m+"/np4")
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/artest/artest/kernels/oneshotll"
 	"github.com/artest/artest/kernels/ring"
 	"github.com/artest/artest/kernels/twoshot"
+	"github.com/artest/artest/kernels/twoshotbulk"
 )
 
 // Builtin is every variant artest ships, in the order reports list them.
@@ -25,6 +26,7 @@ import (
 var Builtin = []func() kernels.Variant{
 	oneshot.Variant,
 	twoshot.Variant,
+	twoshotbulk.Variant,
 	oneshotcpasync.Variant,
 	oneshotll.Variant,
 	ring.Variant,

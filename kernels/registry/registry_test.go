@@ -171,6 +171,6 @@ func TestLookupNamesTheValidOnes(t *testing.T) {
 	// Every variant of the running set, in Builtin order, so a new
 	// folder's line in Builtin needs no edit here.
 	require.EqualError(t, err, `unknown variant "threeshot" (valid: `+strings.Join(Names(), ", ")+`)`)
-	require.Subset(t, Names(), []string{"oneshot", "twoshot", "oneshot-cpasync", "oneshot-ll", "ring", "multimem", "nccl"})
+	require.Subset(t, Names(), []string{"oneshot", "twoshot", "twoshot-bulk", "oneshot-cpasync", "oneshot-ll", "ring", "multimem", "nccl"})
 	require.Nil(t, ByID(0), "id 0 is no variant's")
 }

@@ -1,0 +1,55 @@
+// Package twoshotbulk is the twoshot-bulk variant: twoshot's pull
+// all-reduce (reduce-scatter into staging, mid barrier, all-gather from
+// peers' staging, end barrier) whose all-gather moves whole tiles with the
+// sm_90 bulk-copy engine (twoshot_bulk.cu).
+package twoshotbulk
+
+import (
+	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/hostmodel"
+	"github.com/artest/artest/reference"
+)
+
+// ID is the trace id twoshot-bulk's launches write. Never reuse a number.
+const ID uint32 = 0x0057
+
+// Buffers is the number of tile buffers in one block's shared memory
+// (TWOSHOT_BULK_BUFFERS in twoshot_bulk.cuh; twoshotbulk_test.go checks
+// the two agree): double buffering.
+const Buffers = 2
+
+// Variant is twoshot-bulk's complete description.
+func Variant() kernels.Variant {
+	return kernels.Variant{
+		Name:    "twoshot-bulk",
+		ID:      ID,
+		Summary: "twoshot (pull) whose all-gather moves tiles with cp.async.bulk through shared memory; start, mid and end barriers",
+		DTypes:  kernels.AllDTypes, Ops: kernels.AllOps,
+		MinRanks: 1, MaxRanks: 8,
+		Needs:  kernels.NeedP2P | kernels.NeedSM90,
+		Order:  reference.OrderRankAscendingF32,
+		Custom: true,
+		Kernel: "twoshot_bulk",
+		// twoshot's launch defaults: the same grid and partition.
+		Blocks: 36, Threads: 512,
+		HostBlocks:  4,
+		GridFunc:    Grid,
+		SharedBytes: SharedBytes,
+		Tune:        kernels.TuneSpace{Blocks: kernels.TuneBlocks, Threads: kernels.TuneThreads},
+		Host:        hostmodel.Body(Host),
+	}
+}
+
+// Grid is twoshot's: one 16-byte vector per thread over the chunk each
+// rank reduces (kernels.ChunkElems).
+func Grid(a *kernels.Args, elem int64, maxBlocks, threads int) int {
+	return kernels.VecGrid(kernels.ChunkElems(int64(a.Count), int(a.NRanks), elem), elem, maxBlocks, threads)
+}
+
+// SharedBytes is the dynamic shared memory one block needs: Buffers tiles
+// of one 16-byte vector per thread (artest_twoshot_bulk_shared_bytes in
+// twoshot_bulk.cuh), 16 KiB at 512 threads. The kernel traps when its
+// launch has less.
+func SharedBytes(_ *kernels.Args, threads int) int {
+	return Buffers * threads * kernels.VecBytes
+}
