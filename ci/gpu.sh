@@ -259,6 +259,13 @@ for np in $nps; do
 	step "bench-pdl-np$np" 0 300 mpirun -np "$np" "$bin" bench -b 4K -e 16M -f 4 --pdl --variant oneshot,twoshot \
 		--json "$r/bench-pdl-np$np.json"
 	fi
+	# Overlap with compute: every case timed again with artest_compute's 66
+	# blocks (half an H100's SMs) running beside the calls; the report has
+	# overlap_time_us, load_alone_us, load_with_allreduce_us, load_slowdown.
+	if [[ -n $shared ]]; then nottimed "bench-overlap-np$np"; else
+	step "bench-overlap-np$np" 0 300 mpirun -np "$np" "$bin" bench -b 64K -e 64M -f 4 --overlap 66 \
+		--variant oneshot,twoshot,nccl --json "$r/bench-overlap-np$np.json"
+	fi
 	# twoshot's gather, pull against push, on one sweep (bf16 sum oop reg).
 	if [[ -n $shared ]]; then nottimed "bench-gather-np$np"; else
 	step "bench-gather-np$np" 0 240 bash -c 'for g in 1 2; do mpirun -np "$0" "$1" bench --variant twoshot --param gather=$g \

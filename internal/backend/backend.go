@@ -148,6 +148,31 @@ type Straggler interface {
 	JoinStraggle() error
 }
 
+// Overlapper is a backend that can run a compute load beside its calls:
+// bench --overlap times the allreduce while the load runs on the same
+// device, as a tensor-parallel layer's matrix multiplies run beside its
+// allreduce, and the load's slowdown. The host backend runs goroutines of
+// fixed arithmetic; cuda runs artest_compute (kernels/compute.cu), a
+// GEMM-like kernel, on a side stream forked from the main one.
+type Overlapper interface {
+	// OverlapReason says why the load cannot run here ("" if it can): a
+	// fatbin built before artest_compute existed.
+	OverlapReason() string
+	// PrepareOverlap allocates what the load needs, for loads of blocks
+	// blocks (goroutines on host); it is called once, before any load.
+	PrepareOverlap(blocks int) error
+	// StartOverlap starts, in stream order (after the work enqueued before
+	// it), a load of units fixed units of work that runs beside what is
+	// enqueued after it: no later work waits for it until JoinOverlap. It
+	// returns two events around the load itself, to be read (Since) after
+	// JoinOverlap and a Sync, and destroyed by the caller. Not inside a
+	// capture.
+	StartOverlap(units int) (start, end Event, err error)
+	// JoinOverlap makes the stream wait for every load started since the
+	// last join.
+	JoinOverlap() error
+}
+
 // DeviceChecker is a backend that checks outputs on the device that wrote
 // them (the cuda backend, with the artest_check kernel of kernels/check.cu):
 // stress checks every iteration there and spot-checks a few on the host

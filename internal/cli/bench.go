@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/artest/artest/cases"
 	"github.com/artest/artest/internal/bench"
@@ -49,6 +50,7 @@ func addBenchFlags(fs *flag.FlagSet, o *Options) {
 		fs.StringVar(&o.Factor, name, "", "bench: multiply the size by this each step, as nccl-tests' -f (default "+benchFactor+")")
 	}
 	fs.StringVar(&o.Agg, "agg", string(report.DefaultAgg), "how each repetition's per-call times combine across ranks: max, avg or min")
+	fs.StringVar(&o.Overlap, "overlap", "", "bench: also time every case with a compute load of BLOCKS thread blocks running beside its calls on each rank's GPU (artest_compute, GEMM-like), and report the load's slowdown")
 	fs.StringVar(&o.Plot, "plot", "", "draw time and busbw against size (log-log, one line per variant and launch kind) into FILE.svg or FILE.png")
 }
 
@@ -77,6 +79,9 @@ func (o *Options) applyBench() error {
 		if _, err := bench.PlotFormat(o.Plot); err != nil {
 			return exitcode.Usagef("%v", err)
 		}
+	}
+	if err := o.parseOverlap(); err != nil {
+		return err
 	}
 	sweep := o.set["b"] || o.set["minbytes"] || o.set["e"] || o.set["maxbytes"] || o.set["f"] || o.set["stepfactor"]
 	if !o.Bench {
@@ -116,6 +121,28 @@ func (o *Options) applyBench() error {
 	if len(o.sel.ModeWords) == 0 {
 		o.sel.ModeWords = benchModeWords
 	}
+	return nil
+}
+
+// maxOverlapBlocks bounds --overlap: 65536 blocks of artest_compute keep
+// its output (a float per thread) at 64 MiB, and are hundreds of waves on
+// any GPU.
+const maxOverlapBlocks = 1 << 16
+
+// parseOverlap checks --overlap BLOCKS: bench only, a whole number from 1
+// to maxOverlapBlocks.
+func (o *Options) parseOverlap() error {
+	if !o.set["overlap"] {
+		return nil
+	}
+	if !o.Bench {
+		return exitcode.Usagef("--overlap %s times calls beside a compute load: run artest bench", o.Overlap)
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(o.Overlap))
+	if err != nil || n < 1 || n > maxOverlapBlocks {
+		return exitcode.Usagef("--overlap %q: want a whole number of thread blocks from 1 to %d", o.Overlap, maxOverlapBlocks)
+	}
+	o.overlap = n
 	return nil
 }
 

@@ -65,8 +65,12 @@ type Options struct {
 	Agg               string   `json:"agg"`
 	Plot              string   `json:"plot,omitempty"`
 	PDL               bool     `json:"pdl,omitempty"`
-	Version           bool     `json:"-"`
-	Help              bool     `json:"-"`
+	// Overlap is bench's --overlap BLOCKS, as given; overlap is it parsed
+	// (0: off).
+	Overlap string `json:"overlap,omitempty"`
+	overlap int
+	Version bool `json:"-"`
+	Help    bool `json:"-"`
 	// Table is --table: summary (the default) or full (every case's row).
 	Table string `json:"-"`
 

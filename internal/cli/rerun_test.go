@@ -33,6 +33,7 @@ func TestRerunArgsCarryEveryFlagSet(t *testing.T) {
 		"agg":                 {[]string{"--agg", "avg"}, []string{"--agg", "avg"}},
 		"tuned":               {[]string{"--tuned", "none"}, []string{"--tuned", "none"}},
 		"bench":               {[]string{"--bench"}, []string{"--bench"}},
+		"overlap":             {[]string{"--bench", "--overlap", "4"}, []string{"--overlap", "4"}},
 		"check":               {[]string{"--stress", "3", "--check", "host"}, []string{"--check", "host"}},
 	}
 	for name, tc := range carried {

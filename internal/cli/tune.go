@@ -94,6 +94,9 @@ func (o *Options) applyTune() error {
 		}
 		return o.applyBench()
 	}
+	if o.set["overlap"] {
+		return exitcode.Usagef("--overlap is a flag of artest bench, not of artest tune")
+	}
 	var err error
 	if o.agg, err = report.ParseAgg(o.Agg); err != nil {
 		return exitcode.Usagef("--agg: %v", err)

@@ -45,12 +45,16 @@ type Header struct {
 	// artest_check, spot-checked on the host with the Go reference;
 	// "host": the Go reference alone), CheckerNote why --check auto or
 	// device did not get the device checker.
-	Checker     string            `json:"checker,omitempty"`
-	CheckerNote string            `json:"checker_note,omitempty"`
-	Reps        int               `json:"reps,omitempty"`  // timed repetitions of Iters calls
-	Agg         string            `json:"agg,omitempty"`   // how ranks' times combine: max, avg or min
-	Bench       bool              `json:"bench,omitempty"` // an `artest bench` run: cases carry Timing
-	PDL         bool              `json:"pdl,omitempty"`   // --pdl: every call is poison, producer kernel, allreduce with PDL
+	Checker     string `json:"checker,omitempty"`
+	CheckerNote string `json:"checker_note,omitempty"`
+	Reps        int    `json:"reps,omitempty"`  // timed repetitions of Iters calls
+	Agg         string `json:"agg,omitempty"`   // how ranks' times combine: max, avg or min
+	Bench       bool   `json:"bench,omitempty"` // an `artest bench` run: cases carry Timing
+	PDL         bool   `json:"pdl,omitempty"`   // --pdl: every call is poison, producer kernel, allreduce with PDL
+	// Overlap is bench --overlap's compute load in blocks (0: none), and
+	// OverlapNote why the load did not run.
+	Overlap     int               `json:"overlap,omitempty"`
+	OverlapNote string            `json:"overlap_note,omitempty"`
 	Inject      []string          `json:"inject,omitempty"`
 	Versions    map[string]string `json:"versions"` // go, mpi, cuda driver, nccl, ...
 	Devices     []string          `json:"devices,omitempty"`
@@ -179,6 +183,16 @@ type Case struct {
 	// PDLGainUS the difference: what the overlap saves per call.
 	NoPDLTimeUS float64 `json:"nopdl_time_us,omitempty"`
 	PDLGainUS   float64 `json:"pdl_gain_us,omitempty"`
+	// With bench --overlap: OverlapBlocks is the compute load's grid,
+	// OverlapTimeUS the per-call time of the same calls with the load
+	// running beside them (TimeUS is without), LoadAloneUS and
+	// LoadWithAllreduceUS the load's time alone and beside a repetition of
+	// calls, and LoadSlowdown their ratio (with / alone).
+	OverlapBlocks       int     `json:"overlap_blocks,omitempty"`
+	OverlapTimeUS       float64 `json:"overlap_time_us,omitempty"`
+	LoadAloneUS         float64 `json:"load_alone_us,omitempty"`
+	LoadWithAllreduceUS float64 `json:"load_with_allreduce_us,omitempty"`
+	LoadSlowdown        float64 `json:"load_slowdown,omitempty"`
 	// Repro is the command line that reruns a failed (or hung) case.
 	Repro string `json:"repro,omitempty"`
 	// Check says how a stress case's outputs were checked.

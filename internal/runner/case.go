@@ -404,6 +404,9 @@ func (r *run) checkAndTime(s *caseState, res *rankResult) {
 	if r.cfg.Bench && r.cfg.PDL && !r.timeWithoutPDL(s, src, res) {
 		return
 	}
+	if r.cfg.Bench && r.ovl != nil && !r.timeOverlap(s, gN, one, res) {
+		return
+	}
 	if !s.c.Mode.InPlace {
 		r.verify(s, s.out, 0, res, "after timing: ")
 	} else {

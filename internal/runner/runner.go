@@ -93,6 +93,11 @@ type Config struct {
 	// normal launch.
 	PDL bool
 
+	// Overlap, in bench runs, is the blocks of a compute load
+	// (backend.Overlapper) run beside a second timing of every case's
+	// calls (overlap.go); 0: none.
+	Overlap int
+
 	// DeviceTimeout is the kernels' deadline for each wait
 	// (kernels.Args.WaitTimeoutNs); 0: unbounded. Below Timeout, a lost
 	// peer makes the kernels give up first and record where (exit 3 with
@@ -157,6 +162,15 @@ func Run(c comm.Comm, b backend.Backend, w *backend.World, cfg *Config) int {
 			cfg.Header.Checker = CheckDevice
 		}
 	}
+	ovl, note, err := r.prepareOverlap()
+	if err != nil {
+		if c.Rank() == 0 {
+			fmt.Fprintf(cfg.Stderr, "artest: %v\n", err)
+		}
+		return exitcode.Env
+	}
+	r.ovl = ovl
+	cfg.Header.OverlapNote = note
 	r.rep = &report.Report{Header: cfg.Header}
 	if c.Rank() == 0 && cfg.JSONLPath != "" {
 		jl, err := report.CreateJSONL(cfg.JSONLPath, &r.rep.Header)
@@ -196,8 +210,11 @@ type run struct {
 	sched Schedules // cfg.Schedules as this backend runs them; stress only
 	// devCheck checks stress iterations on the device (nil: on the host).
 	devCheck backend.DeviceChecker
-	rep      *report.Report      // rank 0 only
-	jsonl    *report.JSONLWriter // rank 0 only, when --jsonl is set
+	// ovl runs bench --overlap's compute load (nil: none, or the backend
+	// cannot; overlap.go).
+	ovl   backend.Overlapper
+	rep   *report.Report      // rank 0 only
+	jsonl *report.JSONLWriter // rank 0 only, when --jsonl is set
 }
 
 // bcastCode makes every rank return rank 0's code.
@@ -222,6 +239,12 @@ type rankResult struct {
 	// NoPDLUS: with --pdl in bench runs, the per-call time of every
 	// repetition of the same calls with the allreduce launched normally.
 	NoPDLUS []float64 `json:"nopdl_us,omitempty"`
+	// With --overlap in bench runs: the per-call time of every repetition
+	// under the compute load, the load's time alone in each of its runs,
+	// and beside each repetition (overlap.go).
+	OverlapUS   []float64 `json:"overlap_us,omitempty"`
+	LoadAloneUS []float64 `json:"load_alone_us,omitempty"`
+	LoadWithUS  []float64 `json:"load_with_us,omitempty"`
 	// Fatal: the backend is unusable (a sticky CUDA error); stop the run.
 	Fatal string `json:"fatal,omitempty"`
 	// Launch: what a custom kernel was launched with (launch.go).
@@ -339,6 +362,7 @@ func merge(c cases.Case, rs []rankResult, cfg *Config) report.Case {
 	out.TimeUS, out.Timing = aggregateTimes(rs, cfg)
 	setLaunch(&out, rs)
 	setPDLTimes(&out, rs, cfg)
+	setOverlapTimes(&out, rs, cfg)
 	out.Check = mergeChecks(rs)
 	if len(out.Failures) > 0 {
 		out.Verdict = report.Fail

@@ -60,6 +60,10 @@ type Backend struct {
 	producer *hostmodel.Producer
 	// spinners are the straggler's load goroutines (straggle.go).
 	spinners sync.WaitGroup
+	// overlapping are bench --overlap's load goroutines and overlapBlocks
+	// how many each load starts (overlap.go).
+	overlapping   sync.WaitGroup
+	overlapBlocks int
 
 	world   *backend.World
 	signals []sigblock.Block
