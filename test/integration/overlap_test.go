@@ -15,6 +15,7 @@ import (
 // time under load, the load's time alone and beside the calls, and the
 // slowdown, and the text output ends with the # overlap: table.
 func TestOverlapBench(t *testing.T) {
+	t.Parallel()
 	js := filepath.Join(t.TempDir(), "b.json")
 	o := mpirun(t, 2, time.Minute, "bench", "-b", "4K", "-e", "16K", "-f", "4", "--overlap", "4",
 		"--variant", "oneshot", "--json", js)
@@ -35,6 +36,7 @@ func TestOverlapBench(t *testing.T) {
 
 // --overlap outside bench is a usage error: one line, exit 2.
 func TestOverlapNeedsBench(t *testing.T) {
+	t.Parallel()
 	o := run(t, time.Minute, binary(t), "--backend", "host", "--overlap", "4")
 	require.Equal(t, 2, o.code, "%s\n%s", o.stdout, o.stderr)
 	require.Equal(t, []string{"artest: --overlap 4 times calls beside a compute load: run artest bench"}, artestLines(o.stderr))
