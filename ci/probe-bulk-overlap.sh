@@ -20,12 +20,16 @@ job() { # NAME WANT LIMIT CMD...
 	printf '%-28s exit %3d (want %s) %4ds %s\n' "$name" "$rc" "$want" $((SECONDS - t0)) "$v" | tee -a "$out/summary.txt"
 	grep -E "^# (pass|variant|overlap)" "$out/$name.log" | head -6 | sed 's/^/    /'
 }
-shared() { "$bin" mps -- mpirun -np "$1" "$bin" --share-gpus "${@:2}"; }
-job bulk-matrix-np4 0 200 shared 4 --variant twoshot-bulk --json "$out/bulk-matrix-np4.json"
-job bulk-matrix-np2 0 150 shared 2 --variant twoshot-bulk --json "$out/bulk-matrix-np2.json"
-job bulk-stress-np4 0 150 shared 4 --variant twoshot-bulk --stress 2000 --json "$out/bulk-stress-np4.json"
-job bulk-no-mid-barrier-np4 1 120 shared 4 --variant twoshot-bulk --dtype f32 --op sum --size 64K,4M --mode oop,reg,plain,aligned \
+# A job with NP ranks sharing the GPU, under a private MPS daemon.
+printf '#!/bin/sh\nnp=$1; shift; exec %s mps -- mpirun -np "$np" %s --share-gpus "$@"\n' "$bin" "$bin" >"$out/shared.sh"
+chmod +x "$out/shared.sh"
+shared=$out/shared.sh
+job bulk-matrix-np4 0 200 "$shared" 4 --variant twoshot-bulk --json "$out/bulk-matrix-np4.json"
+job bulk-matrix-np2 0 150 "$shared" 2 --variant twoshot-bulk --json "$out/bulk-matrix-np2.json"
+job bulk-stress-np4 0 150 "$shared" 4 --variant twoshot-bulk --stress 2000 --json "$out/bulk-stress-np4.json"
+job bulk-no-mid-barrier-np4 1 120 "$shared" 4 --variant twoshot-bulk --dtype f32 --op sum --size 64K,4M --mode oop,reg,plain,aligned \
 	--stress 500 --inject no-mid-barrier --inject delay:rank=3,us=200 --json "$out/bulk-no-mid-np4.json"
+[[ ${ONLY_SHARED:-} ]] && exit 0
 job bulk-memcheck-np1 0 200 mpirun -np 1 -x ARTEST_NCCL=/nonexistent/libnccl.so.2 /usr/local/cuda/bin/compute-sanitizer --tool memcheck \
 	--error-exitcode 9 --print-limit 20 "$bin" --variant twoshot-bulk --dtype bf16,f32 --op sum --size 4100,64K,1M --mode oop,reg,plain \
 	--iters 2 --reps 1 --warmup 0 --device-timeout 120s --timeout 300s
