@@ -266,6 +266,12 @@ for np in $nps; do
 	step "bench-overlap-np$np" 0 300 mpirun -np "$np" "$bin" bench -b 64K -e 64M -f 4 --overlap 66 \
 		--variant oneshot,twoshot,nccl --json "$r/bench-overlap-np$np.json"
 	fi
+	# Consecutive allreduces launched with PDL after each other (bench
+	# --pdl-chain): the chained time and the gain per case.
+	if [[ -n $shared ]]; then nottimed "bench-chain-np$np"; else
+	step "bench-chain-np$np" 0 300 mpirun -np "$np" "$bin" bench -b 4K -e 64M -f 4 --pdl-chain \
+		--variant oneshot,twoshot,oneshot-cpasync,oneshot-ll,ring,twoshot-bulk --mode oop-reg --json "$r/bench-chain-np$np.json"
+	fi
 	# twoshot's gather, pull against push, on one sweep (bf16 sum oop reg).
 	if [[ -n $shared ]]; then nottimed "bench-gather-np$np"; else
 	step "bench-gather-np$np" 0 240 bash -c 'for g in 1 2; do mpirun -np "$0" "$1" bench --variant twoshot --param gather=$g \

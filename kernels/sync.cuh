@@ -309,6 +309,13 @@ __device__ __forceinline__ void inject_delay(const ArtestArgs& a) {
 __device__ __forceinline__ void pdl_wait(const ArtestArgs& a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   if ((a.inject & INJECT_PDL_NO_WAIT) == 0) asm volatile("griddepcontrol.wait;" ::: "memory");
+  // Let a PDL-launched successor (bench --pdl-chain: the next allreduce)
+  // be scheduled now: its blocks take only room this grid left, since
+  // every block of this grid has run this line before any of them
+  // starts, and they stop at their own griddepcontrol.wait until this
+  // grid has finished and its writes are visible. Without a successor
+  // launched with PDL it does nothing.
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #else
   (void)a;
 #endif

@@ -51,6 +51,7 @@ func addBenchFlags(fs *flag.FlagSet, o *Options) {
 	}
 	fs.StringVar(&o.Agg, "agg", string(report.DefaultAgg), "how each repetition's per-call times combine across ranks: max, avg or min")
 	fs.StringVar(&o.Overlap, "overlap", "", "bench: also time every case with a compute load of BLOCKS thread blocks running beside its calls on each rank's GPU (artest_compute, GEMM-like), and report the load's slowdown")
+	fs.BoolVar(&o.PDLChain, "pdl-chain", false, "bench: also time every out-of-place registered case's calls with each allreduce launched with programmatic dependent launch after the previous one (sm_90), and report the gain")
 	fs.StringVar(&o.Plot, "plot", "", "draw time and busbw against size (log-log, one line per variant and launch kind) into FILE.svg or FILE.png")
 }
 
@@ -82,6 +83,12 @@ func (o *Options) applyBench() error {
 	}
 	if err := o.parseOverlap(); err != nil {
 		return err
+	}
+	switch {
+	case o.PDLChain && !o.Bench:
+		return exitcode.Usagef("--pdl-chain times chained calls: run artest bench")
+	case o.PDLChain && o.PDL:
+		return exitcode.Usagef("--pdl-chain and --pdl exclude each other: --pdl puts a producer kernel before every call, --pdl-chain chains the calls themselves")
 	}
 	sweep := o.set["b"] || o.set["minbytes"] || o.set["e"] || o.set["maxbytes"] || o.set["f"] || o.set["stepfactor"]
 	if !o.Bench {

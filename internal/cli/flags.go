@@ -69,8 +69,10 @@ type Options struct {
 	// (0: off).
 	Overlap string `json:"overlap,omitempty"`
 	overlap int
-	Version bool `json:"-"`
-	Help    bool `json:"-"`
+	// PDLChain is bench's --pdl-chain.
+	PDLChain bool `json:"pdl_chain,omitempty"`
+	Version  bool `json:"-"`
+	Help     bool `json:"-"`
 	// Table is --table: summary (the default) or full (every case's row).
 	Table string `json:"-"`
 

@@ -96,3 +96,65 @@ func TestPDLBenchTimesBoth(t *testing.T) {
 	}
 	require.Contains(t, res.stdout[0], "# pdl: one call is the input poisoned")
 }
+
+func TestPDLChainFlags(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{"bench --pdl-chain", []string{"bench", "--pdl-chain"}, ""},
+		{"outside bench", []string{"--pdl-chain"}, "--pdl-chain times chained calls: run artest bench"},
+		{"with --pdl", []string{"bench", "--pdl-chain", "--pdl"}, "--pdl-chain and --pdl exclude each other"},
+		{"under tune", []string{"tune", "--pdl-chain"}, "--pdl-chain is a flag of artest bench, not of artest tune"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := Parse(tc.args)
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				require.Equal(t, exitcode.Usage, exitcode.Of(err))
+				return
+			}
+			require.NoError(t, err)
+			require.True(t, o.PDLChain)
+		})
+	}
+}
+
+// bench --pdl-chain on the host backend: every out-of-place registered
+// case of a custom variant gets its chained time and the gain; staged and
+// in-place cases say why they were not chained; results are checked as
+// usual after the chained calls.
+func TestPDLChainBenchTimesRegisteredCases(t *testing.T) {
+	js := filepath.Join(t.TempDir(), "b.json")
+	res := runWorld(t, 2, same("--backend", "host", "bench", "-b", "4K", "-e", "16K", "-f", "4", "--pdl-chain",
+		"--variant", "oneshot,twoshot", "--mode", "oop-reg-plain,oop-reg-graph,oop-stg-plain,ip-reg-plain",
+		"--iters", "2", "--reps", "2", "--warmup", "1", "--json", js))
+	require.Equal(t, []int{0, 0}, res.codes, "stderr: %v", res.stderr)
+	rep := readReport(t, js)
+	require.True(t, rep.Header.PDLChain)
+	chained := 0
+	for _, c := range rep.Cases {
+		require.Equal(t, report.Pass, c.Verdict, c.ID)
+		if strings.HasPrefix(c.Mode, "oop-reg") {
+			chained++
+			require.Positive(t, c.ChainTimeUS, c.ID)
+			require.InDelta(t, c.TimeUS-c.ChainTimeUS, c.ChainGainUS, 1e-9, c.ID)
+			require.Empty(t, c.ChainNote, c.ID)
+			continue
+		}
+		require.Zero(t, c.ChainTimeUS, c.ID)
+		require.NotEmpty(t, c.ChainNote, c.ID)
+	}
+	require.Equal(t, 2*2*4, chained, "oneshot and twoshot, 2 sizes, oop-reg plain, off1, off3 and graph: %v", ids(rep))
+	require.Contains(t, res.stdout[0], "# pdl-chain: back-to-back calls")
+	require.Contains(t, res.stdout[0], "# not chained: oneshot: staged modes copy the input in between calls")
+}
+
+func ids(r *report.Report) []string {
+	var out []string
+	for _, c := range r.Cases {
+		out = append(out, c.ID)
+	}
+	return out
+}

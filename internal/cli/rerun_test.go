@@ -34,6 +34,7 @@ func TestRerunArgsCarryEveryFlagSet(t *testing.T) {
 		"tuned":               {[]string{"--tuned", "none"}, []string{"--tuned", "none"}},
 		"bench":               {[]string{"--bench"}, []string{"--bench"}},
 		"overlap":             {[]string{"--bench", "--overlap", "4"}, []string{"--overlap", "4"}},
+		"pdl-chain":           {[]string{"--bench", "--pdl-chain"}, []string{"--pdl-chain"}},
 		"check":               {[]string{"--stress", "3", "--check", "host"}, []string{"--check", "host"}},
 	}
 	for name, tc := range carried {

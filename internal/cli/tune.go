@@ -97,6 +97,9 @@ func (o *Options) applyTune() error {
 	if o.set["overlap"] {
 		return exitcode.Usagef("--overlap is a flag of artest bench, not of artest tune")
 	}
+	if o.PDLChain {
+		return exitcode.Usagef("--pdl-chain is a flag of artest bench, not of artest tune")
+	}
 	var err error
 	if o.agg, err = report.ParseAgg(o.Agg); err != nil {
 		return exitcode.Usagef("--agg: %v", err)

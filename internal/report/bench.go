@@ -54,6 +54,7 @@ func WriteBenchTable(w io.Writer, r *Report) error {
 	}
 	writeComparison(bw, r)
 	writePDLGain(bw, r)
+	writePDLChain(bw, r)
 	writeOverlap(bw, r)
 	writeTableSummary(bw, r)
 	if err := bw.Flush(); err != nil {

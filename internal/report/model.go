@@ -47,10 +47,11 @@ type Header struct {
 	// device did not get the device checker.
 	Checker     string `json:"checker,omitempty"`
 	CheckerNote string `json:"checker_note,omitempty"`
-	Reps        int    `json:"reps,omitempty"`  // timed repetitions of Iters calls
-	Agg         string `json:"agg,omitempty"`   // how ranks' times combine: max, avg or min
-	Bench       bool   `json:"bench,omitempty"` // an `artest bench` run: cases carry Timing
-	PDL         bool   `json:"pdl,omitempty"`   // --pdl: every call is poison, producer kernel, allreduce with PDL
+	Reps        int    `json:"reps,omitempty"`      // timed repetitions of Iters calls
+	Agg         string `json:"agg,omitempty"`       // how ranks' times combine: max, avg or min
+	Bench       bool   `json:"bench,omitempty"`     // an `artest bench` run: cases carry Timing
+	PDL         bool   `json:"pdl,omitempty"`       // --pdl: every call is poison, producer kernel, allreduce with PDL
+	PDLChain    bool   `json:"pdl_chain,omitempty"` // bench --pdl-chain: calls also timed each launched with PDL after the previous
 	// Overlap is bench --overlap's compute load in blocks (0: none), and
 	// OverlapNote why the load did not run.
 	Overlap     int               `json:"overlap,omitempty"`
@@ -183,6 +184,14 @@ type Case struct {
 	// PDLGainUS the difference: what the overlap saves per call.
 	NoPDLTimeUS float64 `json:"nopdl_time_us,omitempty"`
 	PDLGainUS   float64 `json:"pdl_gain_us,omitempty"`
+	// With bench --pdl-chain: ChainTimeUS is the time per call of the same
+	// back-to-back calls with each allreduce launched with PDL after the
+	// previous one, and ChainGainUS TimeUS - ChainTimeUS: what starting a
+	// call while the previous one ends saves. ChainNote says why a case
+	// was not timed so.
+	ChainTimeUS float64 `json:"chain_time_us,omitempty"`
+	ChainGainUS float64 `json:"chain_gain_us,omitempty"`
+	ChainNote   string  `json:"chain_note,omitempty"`
 	// With bench --overlap: OverlapBlocks is the compute load's grid,
 	// OverlapTimeUS the per-call time of the same calls with the load
 	// running beside them (TimeUS is without), LoadAloneUS and

@@ -42,6 +42,9 @@ type caseState struct {
 	// With shared GPUs: the agreed grid cap and how it was computed
 	// (fitGrid).
 	capBlocks int
+	// chainNote: why bench --pdl-chain does not chain this case's calls
+	// (agreed by every rank), or "".
+	chainNote string
 	capFrom   string
 }
 
@@ -100,6 +103,15 @@ func (r *run) runCase(c cases.Case) (res rankResult) {
 	if skip != "" {
 		res.Skip = skip
 		return res
+	}
+	if r.cfg.Bench && r.cfg.PDLChain {
+		// Every rank chains or none does, decided here where every rank
+		// still takes part in each collective (a chained launch waits for
+		// its peers like any other).
+		if s.chainNote, err = comm.AgreeReason(r.c, r.chainSkipReason(s)); err != nil {
+			res.Fatal = fmt.Sprintf("agree on chaining: %v", err)
+			return res
+		}
 	}
 	if r.cfg.Stress > 0 {
 		r.stress(s, &res)
@@ -402,6 +414,9 @@ func (r *run) checkAndTime(s *caseState, res *rankResult) {
 		return
 	}
 	if r.cfg.Bench && r.cfg.PDL && !r.timeWithoutPDL(s, src, res) {
+		return
+	}
+	if r.cfg.Bench && r.cfg.PDLChain && !r.timeChained(s, res) {
 		return
 	}
 	if r.cfg.Bench && r.ovl != nil && !r.timeOverlap(s, gN, one, res) {

@@ -93,6 +93,11 @@ type Config struct {
 	// normal launch.
 	PDL bool
 
+	// PDLChain, in bench runs, times every registered case's calls a
+	// second time with each allreduce launched with PDL after the
+	// previous one (chain.go).
+	PDLChain bool
+
 	// Overlap, in bench runs, is the blocks of a compute load
 	// (backend.Overlapper) run beside a second timing of every case's
 	// calls (overlap.go); 0: none.
@@ -239,6 +244,11 @@ type rankResult struct {
 	// NoPDLUS: with --pdl in bench runs, the per-call time of every
 	// repetition of the same calls with the allreduce launched normally.
 	NoPDLUS []float64 `json:"nopdl_us,omitempty"`
+	// With --pdl-chain in bench runs: the per-call time of every
+	// repetition with each allreduce launched with PDL after the
+	// previous one, or why the case was not timed so (chain.go).
+	ChainUS   []float64 `json:"chain_us,omitempty"`
+	ChainNote string    `json:"chain_note,omitempty"`
 	// With --overlap in bench runs: the per-call time of every repetition
 	// under the compute load, the load's time alone in each of its runs,
 	// and beside each repetition (overlap.go).
@@ -362,6 +372,7 @@ func merge(c cases.Case, rs []rankResult, cfg *Config) report.Case {
 	out.TimeUS, out.Timing = aggregateTimes(rs, cfg)
 	setLaunch(&out, rs)
 	setPDLTimes(&out, rs, cfg)
+	setChainTimes(&out, rs, cfg)
 	setOverlapTimes(&out, rs, cfg)
 	out.Check = mergeChecks(rs)
 	if len(out.Failures) > 0 {
