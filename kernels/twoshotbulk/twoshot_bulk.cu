@@ -19,14 +19,14 @@
 // still gathers exactly the slots that block b of peer p reduced, and its
 // mid and end barriers cover exactly the data it reads from peers.
 //
-// Shared memory: TWOSHOT_BULK_BUFFERS (2) tiles, 2 x blockDim.x x 16
-// bytes: 16 KiB per block at 512 threads (SharedBytes in twoshotbulk.go).
-// Two, because double buffering is what overlaps one tile's load with the
-// previous tile's store; more would only add bytes in flight for the one
-// thread that waits on them, and 16 KiB stays well inside the 48 KiB a
-// launch gets without opting in, so the shared memory never lowers the
-// blocks an SM holds below what registers allow. The kernel traps when
-// its launch has less.
+// Shared memory: TWOSHOT_BULK_BUFFERS (4) tiles, 4 x blockDim.x x 16
+// bytes: 32 KiB per block at 512 threads (SharedBytes in twoshotbulk.go).
+// Four, so that three loads are in flight while a tile is stored: with
+// two (one load ahead) the kernel was 2.0 to 3.3 times slower than
+// twoshot from 1 MiB on one H100 at one rank
+// (docs/results/2026-11-25-session7.md). 32 KiB stays inside the 48 KiB a
+// launch gets without opting in. The kernel traps when its launch has
+// less.
 //
 // The pipeline, in thread 0 of each block, after the mid barrier: a proxy
 // fence (the mid barrier's acquire of the peers' staging, our barriers'
@@ -34,13 +34,14 @@
 // initialisation are generic-proxy facts; the copies run in the async
 // proxy), then for every bulk tile t in order (step j, then chunk p):
 //
-//   wait_group.read 0     tile t-2's store has read buffer t % 2
-//   arrive.expect_tx      mbarrier t % 2 waits for the tile's bytes
-//   cp.async.bulk load    peer p's staging -> buffer t % 2 (complete_tx)
-//   try_wait.parity       tile t-1 has landed in buffer (t-1) % 2
-//   cp.async.bulk store   buffer (t-1) % 2 -> our output; commit_group
+//   wait_group.read 0     tile t-4's store (the newest committed) has read buffer t % 4
+//   arrive.expect_tx      mbarrier t % 4 waits for the tile's bytes
+//   cp.async.bulk load    peer p's staging -> buffer t % 4 (complete_tx)
+//   try_wait.parity       tile t-3 has landed in buffer (t-3) % 4
+//   cp.async.bulk store   buffer (t-3) % 4 -> our output; commit_group
 //
-// and after the last tile its own wait and store, then wait_group 0: every
+// and after the last tile the last three tiles' waits and stores, then
+// wait_group 0: every
 // write has completed before the end barrier, so no copy is in flight when
 // the block passes it or gives up there.
 //
@@ -69,8 +70,11 @@ namespace twoshotbulk {
 // 16-byte alignment bulk copies need.
 extern __shared__ uint4 bulk_smem[];
 
-static_assert(TWOSHOT_BULK_BUFFERS == 2,
-              "gather_bulk waits for every older store before a load (wait_group.read 0): double buffering");
+// A tile's store is issued TWOSHOT_BULK_BUFFERS - 1 loads after its own
+// load, so that many loads are in flight; the store that last read a
+// buffer is then the newest committed group when the buffer is loaded
+// again, and wait_group.read 0 before each load is exact.
+static_assert(TWOSHOT_BULK_BUFFERS >= 2 && TWOSHOT_BULK_BUFFERS <= 8, "gather_bulk keeps 1 to 7 loads ahead of its stores");
 
 // The bytes of the tile at chunk-relative slot k0 (k0 < chunk_slots) of
 // chunk p when it moves in bulk, else 0 (see Fallback above).
@@ -115,9 +119,10 @@ __device__ __forceinline__ void gather_bulk(const ArtestArgs& a, const Plan<T>& 
     bulk_commit();
   };
 
+  constexpr uint32_t kAhead = TWOSHOT_BULK_BUFFERS - 1;  // loads issued before a tile's store
+  uint64_t pend_base[TWOSHOT_BULK_BUFFERS];
+  uint32_t pend_bytes[TWOSHOT_BULK_BUFFERS];
   uint32_t t = 0;  // bulk tiles loaded so far
-  uint64_t prev_base = 0;
-  uint32_t prev_bytes = 0;
   const uint64_t step = static_cast<uint64_t>(gridDim.x) * blockDim.x;
   for (uint64_t k0 = static_cast<uint64_t>(blockIdx.x) * blockDim.x; k0 < chunk_slots; k0 += step) {
     for (uint32_t p = 0; p < a.nranks; ++p) {
@@ -126,16 +131,21 @@ __device__ __forceinline__ void gather_bulk(const ArtestArgs& a, const Plan<T>& 
       const uint64_t base = p * chunk + k0 * kElems;
       const uint32_t buf = t % TWOSHOT_BULK_BUFFERS;
       const uint32_t bar = bar0 + buf * sizeof(uint64_t);
-      bulk_wait_read();  // the one store still outstanding, tile t-2's, has read this buffer
+      bulk_wait_read();  // the newest committed store, tile t - TWOSHOT_BULK_BUFFERS's, has read this buffer
       mbar_arrive_expect_tx(bar, bytes);
       bulk_load(smem + buf * tile_bytes, reinterpret_cast<const Bits*>(a.peer_stage[p]) + base, bytes, bar);
-      if (t > 0) store(t - 1, prev_base, prev_bytes);
-      prev_base = base;
-      prev_bytes = bytes;
+      pend_base[buf] = base;
+      pend_bytes[buf] = bytes;
+      if (t >= kAhead) {
+        const uint32_t u = t - kAhead;
+        store(u, pend_base[u % TWOSHOT_BULK_BUFFERS], pend_bytes[u % TWOSHOT_BULK_BUFFERS]);
+      }
       ++t;
     }
   }
-  if (t > 0) store(t - 1, prev_base, prev_bytes);
+  for (uint32_t u = t > kAhead ? t - kAhead : 0; u < t; ++u) {
+    store(u, pend_base[u % TWOSHOT_BULK_BUFFERS], pend_bytes[u % TWOSHOT_BULK_BUFFERS]);
+  }
   bulk_wait_all();
 #else
   (void)a;

@@ -15,8 +15,8 @@ const ID uint32 = 0x0057
 
 // Buffers is the number of tile buffers in one block's shared memory
 // (TWOSHOT_BULK_BUFFERS in twoshot_bulk.cuh; twoshotbulk_test.go checks
-// the two agree): double buffering.
-const Buffers = 2
+// the two agree): three loads in flight while a tile is stored.
+const Buffers = 4
 
 // Variant is twoshot-bulk's complete description.
 func Variant() kernels.Variant {
@@ -48,7 +48,7 @@ func Grid(a *kernels.Args, elem int64, maxBlocks, threads int) int {
 
 // SharedBytes is the dynamic shared memory one block needs: Buffers tiles
 // of one 16-byte vector per thread (artest_twoshot_bulk_shared_bytes in
-// twoshot_bulk.cuh), 16 KiB at 512 threads. The kernel traps when its
+// twoshot_bulk.cuh), 32 KiB at 512 threads. The kernel traps when its
 // launch has less.
 func SharedBytes(_ *kernels.Args, threads int) int {
 	return Buffers * threads * kernels.VecBytes

@@ -39,14 +39,14 @@ func TestRegistryEntry(t *testing.T) {
 	require.NotNil(t, v.Host)
 }
 
-// Two tiles of one 16-byte vector per thread: 16 KiB at 512 threads,
+// Four tiles of one 16-byte vector per thread: 32 KiB at 512 threads,
 // below the 48 KiB a launch gets without the opt-in attribute.
 func TestSharedBytes(t *testing.T) {
 	v := Variant()
 	for _, tc := range []struct{ threads, want int }{
-		{512, 16 << 10},
-		{256, 8 << 10},
-		{32, 1 << 10},
+		{512, 32 << 10},
+		{256, 16 << 10},
+		{32, 2 << 10},
 	} {
 		a := kernels.Args{NRanks: 8}
 		require.Equal(t, tc.want, v.SharedBytes(&a, tc.threads), "%+v", tc)
