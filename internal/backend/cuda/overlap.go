@@ -15,11 +15,9 @@ var _ backend.Overlapper = (*Backend)(nil)
 // the compute load's input and output and its grid, made by
 // PrepareOverlap.
 type overlapState struct {
-	stream     cu.Stream
-	fork, join cu.Event
-	in, out    cu.DevicePtr
-	blocks     int
-	pending    bool // a load was started since the last join
+	side    sideStream
+	in, out cu.DevicePtr
+	blocks  int
 }
 
 // OverlapReason: the load needs artest_compute in the fatbin.
@@ -43,19 +41,10 @@ func (b *Backend) PrepareOverlap(blocks int) error {
 	if blocks < 1 {
 		return fmt.Errorf("overlap: %d blocks: want at least 1", blocks)
 	}
+	if err := o.side.open(b, "overlap"); err != nil {
+		return err
+	}
 	var err error
-	if o.stream == 0 {
-		if o.stream, err = b.d.StreamCreate(cu.StreamNonBlocking); err != nil {
-			return fmt.Errorf("overlap side stream: cuStreamCreate: %w", wrap(err))
-		}
-	}
-	for _, e := range []*cu.Event{&o.fork, &o.join} {
-		if *e == 0 {
-			if *e, err = b.d.EventCreate(cu.EventDisableTiming); err != nil {
-				return fmt.Errorf("overlap event: cuEventCreate: %w", wrap(err))
-			}
-		}
-	}
 	if o.out == 0 {
 		outBytes := uint64(blocks) * kernels.ComputeThreads * 4
 		if o.out, err = b.d.MemAlloc(outBytes); err != nil {
@@ -89,24 +78,20 @@ func (b *Backend) StartOverlap(units int) (backend.Event, backend.Event, error) 
 		return nil, nil, fmt.Errorf("overlap: kernel %s: %w", kernels.ComputeKernel, err)
 	}
 	units = min(max(units, 1), kernels.ComputeMaxUnits)
-	if err := b.d.EventRecord(o.fork, b.stream); err != nil {
-		return nil, nil, fmt.Errorf("overlap: fork: cuEventRecord: %w", wrap(err))
+	if err := o.side.forkFrom(b); err != nil {
+		return nil, nil, err
 	}
-	if err := b.d.StreamWaitEvent(o.stream, o.fork); err != nil {
-		return nil, nil, fmt.Errorf("overlap: fork: cuStreamWaitEvent: %w", wrap(err))
-	}
-	start, err := b.recordOn(o.stream)
+	start, err := b.recordOn(o.side.stream)
 	if err != nil {
 		return nil, nil, fmt.Errorf("overlap: start event: %w", err)
 	}
 	args := kernels.ComputeArgs{In: uint64(o.in), Out: uint64(o.out), InTiles: kernels.ComputeInTiles,
 		Iters: uint32(units * kernels.ComputeItersPerUnit)}
-	if err := cu.LaunchArg(b.d, f, cu.D1(uint32(o.blocks)), cu.D1(kernels.ComputeThreads), 0, o.stream, &args); err != nil {
+	if err := cu.LaunchArg(b.d, f, cu.D1(uint32(o.blocks)), cu.D1(kernels.ComputeThreads), 0, o.side.stream, &args); err != nil {
 		_ = start.Destroy()
 		return nil, nil, fmt.Errorf("overlap: launch %s of %d blocks: %w", kernels.ComputeKernel, o.blocks, wrap(err))
 	}
-	o.pending = true
-	end, err := b.recordOn(o.stream)
+	end, err := b.recordOn(o.side.stream)
 	if err != nil {
 		_ = start.Destroy()
 		return nil, nil, fmt.Errorf("overlap: end event: %w", err)
@@ -130,20 +115,7 @@ func (b *Backend) recordOn(s cu.Stream) (*event, error) {
 // JoinOverlap makes the main stream wait for the side stream's loads (one
 // event recorded after the last; a no-op when none was started since the
 // last join).
-func (b *Backend) JoinOverlap() error {
-	o := &b.ovl
-	if !o.pending {
-		return nil
-	}
-	o.pending = false
-	if err := b.d.EventRecord(o.join, o.stream); err != nil {
-		return fmt.Errorf("overlap: join: cuEventRecord: %w", wrap(err))
-	}
-	if err := b.d.StreamWaitEvent(b.stream, o.join); err != nil {
-		return fmt.Errorf("overlap: join: cuStreamWaitEvent: %w", wrap(err))
-	}
-	return nil
-}
+func (b *Backend) JoinOverlap() error { return b.ovl.side.joinInto(b) }
 
 // closeOverlap frees what PrepareOverlap made.
 func (b *Backend) closeOverlap() []error {
@@ -154,14 +126,7 @@ func (b *Backend) closeOverlap() []error {
 			errs = append(errs, b.d.MemFree(p))
 		}
 	}
-	for _, e := range []cu.Event{o.fork, o.join} {
-		if e != 0 {
-			errs = append(errs, b.d.EventDestroy(e))
-		}
-	}
-	if o.stream != 0 {
-		errs = append(errs, b.d.StreamDestroy(o.stream))
-	}
+	errs = append(errs, o.side.close(b)...)
 	*o = overlapState{}
 	return errs
 }

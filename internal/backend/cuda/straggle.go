@@ -12,13 +12,11 @@ import (
 
 var _ backend.Straggler = (*Backend)(nil)
 
-// loadState is the straggler's side stream, its fork and join events and
-// the scratch its load streams over, made by PrepareStraggle.
+// loadState is the straggler's side stream and the scratch its load
+// streams over, made by PrepareStraggle.
 type loadState struct {
-	stream     cu.Stream
-	fork, join cu.Event
-	buf        cu.DevicePtr
-	pending    bool // a load was started since the last join
+	side sideStream
+	buf  cu.DevicePtr
 }
 
 // StraggleReason: the straggler's load needs artest_load in the fatbin.
@@ -36,18 +34,8 @@ func (b *Backend) PrepareStraggle() error {
 	if b.load.buf != 0 {
 		return nil
 	}
-	var err error
-	if b.load.stream == 0 {
-		if b.load.stream, err = b.d.StreamCreate(cu.StreamNonBlocking); err != nil {
-			return fmt.Errorf("straggler side stream: %w", wrap(err))
-		}
-	}
-	for _, e := range []*cu.Event{&b.load.fork, &b.load.join} {
-		if *e == 0 {
-			if *e, err = b.d.EventCreate(cu.EventDisableTiming); err != nil {
-				return fmt.Errorf("straggler event: %w", wrap(err))
-			}
-		}
+	if err := b.load.side.open(b, "straggler"); err != nil {
+		return err
 	}
 	p, err := b.d.MemAlloc(kernels.LoadScratchBytes)
 	if err != nil {
@@ -75,42 +63,25 @@ func (b *Backend) Straggle(d time.Duration) error {
 		return fmt.Errorf("straggler: kernel %s: %w", kernels.LoadKernel, err)
 	}
 	l := &b.load
-	if err := b.d.EventRecord(l.fork, b.stream); err != nil {
-		return fmt.Errorf("straggler: fork: %w", wrap(err))
+	if err := l.side.forkFrom(b); err != nil {
+		return err
 	}
-	if err := b.d.StreamWaitEvent(l.stream, l.fork); err != nil {
-		return fmt.Errorf("straggler: fork: %w", wrap(err))
-	}
-	if err := b.d.MemsetD8Async(l.buf, 0, kernels.LoadHead, l.stream); err != nil {
+	if err := b.d.MemsetD8Async(l.buf, 0, kernels.LoadHead, l.side.stream); err != nil {
 		return fmt.Errorf("straggler: zero the load's deadline: %w", wrap(err))
 	}
 	args := kernels.LoadArgs{Buf: uint64(l.buf), Bytes: kernels.LoadScratchBytes,
 		Ns: uint64(min(max(d, 0), kernels.LoadMax).Nanoseconds())}
 	grid := cu.D1(uint32(max(b.sms, 1) * kernels.LoadBlocksPerSM))
-	if err := cu.LaunchArg(b.d, f, grid, cu.D1(kernels.LoadThreads), 0, l.stream, &args); err != nil {
+	if err := cu.LaunchArg(b.d, f, grid, cu.D1(kernels.LoadThreads), 0, l.side.stream, &args); err != nil {
 		return fmt.Errorf("straggler: launch %s for %v: %w", kernels.LoadKernel, d, wrap(err))
 	}
-	l.pending = true
 	return nil
 }
 
 // JoinStraggle makes the main stream wait for the side stream's loads
 // (one event recorded after the last; a no-op when none was started since
 // the last join).
-func (b *Backend) JoinStraggle() error {
-	l := &b.load
-	if !l.pending {
-		return nil
-	}
-	l.pending = false
-	if err := b.d.EventRecord(l.join, l.stream); err != nil {
-		return fmt.Errorf("straggler: join: %w", wrap(err))
-	}
-	if err := b.d.StreamWaitEvent(b.stream, l.join); err != nil {
-		return fmt.Errorf("straggler: join: %w", wrap(err))
-	}
-	return nil
-}
+func (b *Backend) JoinStraggle() error { return b.load.side.joinInto(b) }
 
 // closeLoad frees what PrepareStraggle made.
 func (b *Backend) closeLoad() []error {
@@ -119,14 +90,7 @@ func (b *Backend) closeLoad() []error {
 	if l.buf != 0 {
 		errs = append(errs, b.d.MemFree(l.buf))
 	}
-	for _, e := range []cu.Event{l.fork, l.join} {
-		if e != 0 {
-			errs = append(errs, b.d.EventDestroy(e))
-		}
-	}
-	if l.stream != 0 {
-		errs = append(errs, b.d.StreamDestroy(l.stream))
-	}
+	errs = append(errs, l.side.close(b)...)
 	*l = loadState{}
 	return errs
 }
