@@ -24,21 +24,8 @@ func TestWritePDLGain(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var sb strings.Builder
-			w := bufio.NewWriter(&sb)
-			writePDLGain(w, &Report{Cases: tc.cases})
-			require.NoError(t, w.Flush())
-			if tc.want == nil {
-				require.Empty(t, sb.String())
-				return
-			}
-			for _, line := range tc.want {
-				require.Contains(t, sb.String(), line+"\n")
-			}
-			require.NotContains(t, sb.String(), "twoshot")
-			for _, line := range strings.Split(strings.TrimSuffix(sb.String(), "\n"), "\n") {
-				require.True(t, strings.HasPrefix(line, "#"), "line %q", line)
-			}
+			out := requireTable(t, writePDLGain, tc.cases, tc.want)
+			require.NotContains(t, out, "twoshot")
 		})
 	}
 }
@@ -63,24 +50,38 @@ func TestWritePDLChain(t *testing.T) {
 		}, []string{"twoshot", "oop-stg-plain "}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var sb strings.Builder
-			w := bufio.NewWriter(&sb)
-			writePDLChain(w, &Report{Cases: tc.cases})
-			require.NoError(t, w.Flush())
+			out := requireTable(t, writePDLChain, tc.cases, tc.want)
 			if tc.want == nil {
-				require.Empty(t, sb.String())
 				return
 			}
-			for _, line := range tc.want {
-				require.Contains(t, sb.String(), line+"\n")
-			}
-			require.Equal(t, 1, strings.Count(sb.String(), "# not chained:"), "one line per variant and reason")
+			require.Equal(t, 1, strings.Count(out, "# not chained:"), "one line per variant and reason")
 			for _, s := range tc.not {
-				require.NotContains(t, sb.String(), s)
-			}
-			for _, line := range strings.Split(strings.TrimSuffix(sb.String(), "\n"), "\n") {
-				require.True(t, strings.HasPrefix(line, "#"), "line %q", line)
+				require.NotContains(t, out, s)
 			}
 		})
 	}
+}
+
+// requireTable runs one of bench's extra tables over cases: with want nil
+// it must write nothing; else every line of want, and every line it
+// writes starts with # (scripts read the other lines as nccl-tests rows).
+// It returns what was written.
+func requireTable(t *testing.T, write func(*bufio.Writer, *Report), cases []Case, want []string) string {
+	t.Helper()
+	var sb strings.Builder
+	w := bufio.NewWriter(&sb)
+	write(w, &Report{Cases: cases})
+	require.NoError(t, w.Flush())
+	out := sb.String()
+	if want == nil {
+		require.Empty(t, out)
+		return out
+	}
+	for _, line := range want {
+		require.Contains(t, out, line+"\n")
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		require.True(t, strings.HasPrefix(line, "#"), "line %q", line)
+	}
+	return out
 }

@@ -160,3 +160,39 @@ func (r *run) perCallUS(spans []repSpan) ([]float64, error) {
 	}
 	return out, nil
 }
+
+// timeAgain times cfg.Reps repetitions of cfg.Iters calls of one (in
+// graph modes captured once and replayed once per repetition) after a
+// case's own timing, for a second figure of the same calls launched
+// another way; what names them in errors. It returns each repetition's
+// time per call and whether all went well; failures are recorded in res
+// (a failed sync also sets res.Fatal).
+func (r *run) timeAgain(s *caseState, one func() error, what string, res *rankResult) ([]float64, bool) {
+	fail := func(format string, args ...any) ([]float64, bool) {
+		res.Failures = append(res.Failures, report.RankFailure{Kind: "error", Detail: fmt.Sprintf(format, args...)})
+		return nil, false
+	}
+	var g backend.Graph
+	if s.c.Mode.Graph {
+		var err error
+		if g, err = r.captureCalls(s, one); err != nil {
+			return fail("capture %d %s: %v", r.cfg.Iters, what, err)
+		}
+		defer g.Destroy()
+	}
+	spans, err := r.enqueueReps(s, g, one)
+	defer destroySpans(spans)
+	if err != nil {
+		_ = r.sync(s.c, "the "+what, s.launch.Blocks)
+		return fail("%s: %v", what, err)
+	}
+	if err := r.sync(s.c, "the "+what, s.launch.Blocks); err != nil {
+		res.Fatal = fatalText(err)
+		return fail("%s: %v", what, err)
+	}
+	per, err := r.perCallUS(spans)
+	if err != nil {
+		return fail("timing %s: %v", what, err)
+	}
+	return per, true
+}

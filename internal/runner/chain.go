@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"fmt"
 
 	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/internal/report"
@@ -41,41 +40,15 @@ func (r *run) chainSkipReason(s *caseState) string {
 // res.ChainNote instead. It reports whether all went well; failures are
 // recorded in res.
 func (r *run) timeChained(s *caseState, res *rankResult) bool {
-	fail := func(format string, args ...any) bool {
-		res.Failures = append(res.Failures, report.RankFailure{Kind: "error", Detail: fmt.Sprintf(format, args...)})
-		return false
-	}
 	if s.chainNote != "" {
 		res.ChainNote = s.chainNote
 		return true
 	}
 	l := s.launch
 	l.PDL = true
-	one := func() error { return r.enqueueCall(s, &l, 0) }
-	var g backend.Graph
-	if s.c.Mode.Graph {
-		var err error
-		if g, err = r.captureCalls(s, one); err != nil {
-			return fail("capture %d chained calls: %v", r.cfg.Iters, err)
-		}
-		defer g.Destroy()
-	}
-	spans, err := r.enqueueReps(s, g, one)
-	defer destroySpans(spans)
-	if err != nil {
-		_ = r.sync(s.c, "the chained calls", s.launch.Blocks)
-		return fail("chained calls: %v", err)
-	}
-	if err := r.sync(s.c, "the chained calls", s.launch.Blocks); err != nil {
-		res.Fatal = fatalText(err)
-		return fail("chained calls: %v", err)
-	}
-	per, err := r.perCallUS(spans)
-	if err != nil {
-		return fail("timing chained calls: %v", err)
-	}
+	per, ok := r.timeAgain(s, func() error { return r.enqueueCall(s, &l, 0) }, "chained calls", res)
 	res.ChainUS = append(res.ChainUS, per...)
-	return true
+	return ok
 }
 
 // setChainTimes puts the chained time (each repetition combined across

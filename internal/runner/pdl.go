@@ -107,36 +107,10 @@ func (r *run) enqueuePDLCall(s *caseState, l *backend.Launch, src backend.Ptr, p
 // allreduce launched normally, into res.NoPDLUS. It reports whether all
 // went well; failures are recorded in res.
 func (r *run) timeWithoutPDL(s *caseState, src backend.Ptr, res *rankResult) bool {
-	fail := func(format string, args ...any) bool {
-		res.Failures = append(res.Failures, report.RankFailure{Kind: "error", Detail: fmt.Sprintf(format, args...)})
-		return false
-	}
 	l := s.launch
-	one := func() error { return r.enqueuePDLCall(s, &l, src, false) }
-	var g backend.Graph
-	if s.c.Mode.Graph {
-		var err error
-		if g, err = r.captureCalls(s, one); err != nil {
-			return fail("capture %d calls without PDL: %v", r.cfg.Iters, err)
-		}
-		defer g.Destroy()
-	}
-	spans, err := r.enqueueReps(s, g, one)
-	defer destroySpans(spans)
-	if err != nil {
-		_ = r.sync(s.c, "the calls without PDL", s.launch.Blocks)
-		return fail("calls without PDL: %v", err)
-	}
-	if err := r.sync(s.c, "the calls without PDL", s.launch.Blocks); err != nil {
-		res.Fatal = fatalText(err)
-		return fail("calls without PDL: %v", err)
-	}
-	per, err := r.perCallUS(spans)
-	if err != nil {
-		return fail("timing without PDL: %v", err)
-	}
+	per, ok := r.timeAgain(s, func() error { return r.enqueuePDLCall(s, &l, src, false) }, "calls without PDL", res)
 	res.NoPDLUS = append(res.NoPDLUS, per...)
-	return true
+	return ok
 }
 
 // setPDLTimes puts the time without PDL (each repetition combined across
@@ -146,25 +120,8 @@ func setPDLTimes(out *report.Case, rs []rankResult, cfg *Config) {
 	if !cfg.PDL || out.TimeUS <= 0 || len(rs) == 0 {
 		return
 	}
-	agg := cfg.Agg
-	if agg == "" {
-		agg = report.DefaultAgg
+	if t := aggMedian(rs, cfg, func(res *rankResult) []float64 { return res.NoPDLUS }); t > 0 {
+		out.NoPDLTimeUS = t
+		out.PDLGainUS = t - out.TimeUS
 	}
-	reps := len(rs[0].NoPDLUS)
-	for _, res := range rs {
-		reps = min(reps, len(res.NoPDLUS))
-	}
-	if reps == 0 {
-		return
-	}
-	per := make([]float64, reps)
-	for i := range per {
-		xs := make([]float64, len(rs))
-		for j, res := range rs {
-			xs[j] = res.NoPDLUS[i]
-		}
-		per[i] = agg.Of(xs)
-	}
-	out.NoPDLTimeUS = median(per)
-	out.PDLGainUS = out.NoPDLTimeUS - out.TimeUS
 }
