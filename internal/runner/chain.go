@@ -1,7 +1,6 @@
 package runner
 
 import (
-
 	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/internal/report"
 )
