@@ -28,6 +28,9 @@ type TunedProvenance struct {
 	Driver   string // CUDA driver version
 	NCCL     string // NCCL version of the baseline
 	Command  string // the artest tune command line
+	// Backend measured the table: cuda, or host (the host model's
+	// goroutines: a plumbing check whose times say nothing of a GPU).
+	Backend string
 }
 
 // TunedEntry is one variant's best launch for one bucket: messages of

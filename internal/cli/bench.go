@@ -122,6 +122,9 @@ func (o *Options) applyBench() error {
 	if len(o.sel.DTypes) == 0 {
 		o.sel.DTypes = []reference.DType{reference.BF16}
 	}
+	if !o.set["size"] {
+		o.sel.Sizes = alignSweep(o.sel.Sizes, o.sel.DTypes)
+	}
 	if len(o.sel.Ops) == 0 {
 		o.sel.Ops = []reference.Op{reference.Sum}
 	}
@@ -129,6 +132,25 @@ func (o *Options) applyBench() error {
 		o.sel.ModeWords = benchModeWords
 	}
 	return nil
+}
+
+// alignSweep rounds every size of a -b/-e/-f sweep up to a whole number of
+// elements of every dtype selected (a factor like 1.3 makes 5 B from 4 B),
+// as nccl-tests rounds its sizes to the element size, and drops the
+// repeats rounding makes. Sizes given with --size are taken as they are.
+func alignSweep(sizes []int64, dtypes []reference.DType) []int64 {
+	unit := int64(1)
+	for _, d := range dtypes {
+		unit = max(unit, int64(d.Size())) // sizes are 1, 2 or 4 bytes: the largest is a multiple of the others
+	}
+	var out []int64
+	for _, s := range sizes {
+		s = (s + unit - 1) / unit * unit
+		if len(out) == 0 || out[len(out)-1] != s {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // maxOverlapBlocks bounds --overlap: 65536 blocks of artest_compute keep

@@ -94,13 +94,16 @@ type Options struct {
 	plugins      []*plugin.Plugin
 
 	timeout time.Duration
-	set     map[string]bool // flags given on the command line
-	given   []givenFlag     // every flag given, in order, with its text
-	inject  runner.Inject
-	sched   runner.Schedules // --schedule, parsed (all when --stress has none)
-	sel     cases.Selection
-	input   reference.InputKind
-	params  map[string]uint32
+	// notes are lines rank 0 prints before the run (what a --repro rerun
+	// took from its bundle and what it did not).
+	notes  []string
+	set    map[string]bool // flags given on the command line
+	given  []givenFlag     // every flag given, in order, with its text
+	inject runner.Inject
+	sched  runner.Schedules // --schedule, parsed (all when --stress has none)
+	sel    cases.Selection
+	input  reference.InputKind
+	params map[string]uint32
 
 	deviceTimeout time.Duration // --device-timeout, parsed
 
@@ -254,7 +257,7 @@ func newFlagSet(o *Options) *flag.FlagSet {
 	fs.Var(listFlag{&o.DTypes}, "dtype", "element types: f32, f16, bf16 (default: all)")
 	fs.Var(listFlag{&o.Ops}, "op", "reductions: sum, max, min (default: all)")
 	fs.StringVar(&o.Sizes, "size", "", "message sizes in bytes: list and ranges, e.g. 4,1K:256M:x4,1M:2M:+256K (default: the matrix's)")
-	fs.Var(modeFlag{&o.Modes}, "mode", "mode words, all must hold: ip|oop, reg|stg, plain|graph, off|aligned; also dash-joined as case IDs print them (oop-reg-plain)")
+	fs.Var(modeFlag{&o.Modes}, "mode", "mode words: words of one axis are alternatives (oop,ip: both), words of different axes must all hold (oop,reg: out of place and registered); axes ip|oop, reg|stg, plain|graph, off|aligned; also dash-joined as case IDs print them (oop-reg-plain)")
 	fs.Var(listFlag{&o.CaseIDs}, "case", "run exactly these case IDs (variant/dtype/op/size/mode/npN)")
 	fs.BoolVar(&o.Quick, "quick", false, "a small matrix that finishes in seconds")
 	fs.BoolVar(&o.List, "list", false, "print the selected case IDs and exit")
@@ -331,7 +334,7 @@ func Parse(args []string) (*Options, error) {
 		return o, nil
 	}
 	if o.Repro != "" {
-		return parseRepro(o.Repro, args)
+		return parseRepro(o.Repro, o.given)
 	}
 	for _, name := range nonEmptyFlags {
 		if o.set[name] && strings.TrimSpace(fs.Lookup(name).Value.String()) == "" {
@@ -377,6 +380,19 @@ func Parse(args []string) (*Options, error) {
 		if v < 0 {
 			return nil, exitcode.Usagef("%s %d: must not be negative", name, v)
 		}
+	}
+	if o.set["reps"] && o.Reps == 0 && o.Iters > 0 && o.Stress == 0 && !o.Bench && !o.Tune.On {
+		return nil, exitcode.Usagef("--reps 0 would time nothing while --iters %d says to time calls: give --iters 0 to check only, or --reps 1 or more", o.Iters)
+	}
+	if o.List {
+		for _, name := range []string{"json", "junit", "jsonl", "plot", "gobench"} {
+			if o.set[name] {
+				return nil, exitcode.Usagef("--list prints the selected case IDs and runs nothing: --%s would write nothing; drop one of them", name)
+			}
+		}
+	}
+	if strings.ContainsAny(o.ReproDir, "\n\r") {
+		return nil, exitcode.Usagef("--repro-dir %q: a directory name with a line break would break the one-line repro messages; choose another", o.ReproDir)
 	}
 	if o.Stress > maxStress {
 		return nil, exitcode.Usagef("--stress %d: at most %d", o.Stress, maxStress)
@@ -486,26 +502,4 @@ func dedup(xs []string) []string {
 		}
 	}
 	return out
-}
-
-// checkReportPaths checks that every report file asked for can be written:
-// a directory is a usage error (exit 2), a path that cannot be created (no
-// such directory, no permission, a read-only file system) an environment
-// error (exit 4).
-func (o *Options) checkReportPaths() error {
-	for _, p := range []struct{ flag, path string }{
-		{"--json", o.JSON}, {"--junit", o.JUnit}, {"--jsonl", o.JSONL}, {"--plot", o.Plot}, {"--gobench", o.GoBench},
-	} {
-		if p.path == "" {
-			continue
-		}
-		err := report.CheckWritable(p.path)
-		switch {
-		case errors.Is(err, report.ErrIsDirectory):
-			return exitcode.Usagef("%s %s: %v", p.flag, p.path, report.ErrIsDirectory)
-		case err != nil:
-			return exitcode.Envf("%s: %v", p.flag, err)
-		}
-	}
-	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/artest/artest/internal/exitcode"
@@ -11,22 +12,82 @@ import (
 	"github.com/artest/artest/internal/repro"
 )
 
-// parseRepro parses a bundle's flags followed by the command line's own
-// (without --repro), so that flags given on the command line win.
-func parseRepro(path string, args []string) (*Options, error) {
+// bundleIgnoredFlags are flags a bundle's args may hold but a rerun never
+// takes from it: where the run writes and what it prints are the command
+// line's to say, so that a bundle cannot make artest write over a file.
+var bundleIgnoredFlags = map[string]bool{
+	"json": true, "junit": true, "jsonl": true, "plot": true, "gobench": true, "repro-dir": true,
+	"header": true, "go": true, "progress": true, "table": true, "list": true, "help": true, "version": true,
+}
+
+// bundleCaseFlags are a bundle's flags that belong to its one case: its
+// --case and the launch pinned for it. A selection on the command line
+// replaces them all.
+var bundleCaseFlags = map[string]bool{"case": true, "blocks": true, "threads": true, "param": true}
+
+// givenFlagsOf parses args alone and returns the flags they give, in order.
+func givenFlagsOf(args []string) ([]givenFlag, error) {
+	o := &Options{}
+	fs := newFlagSet(o)
+	recordFlags(fs, &o.given)
+	var bench bool
+	if err := parseFlags(fs, args, &bench); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if bench {
+		o.given = append(o.given, givenFlag{name: "bench", value: "true", isBool: true})
+	}
+	return o.given, nil
+}
+
+// parseRepro parses a bundle's flags together with the command line's own
+// (cmdline: the flags given beside --repro). A flag given on the command
+// line replaces every value the bundle gives it (--inject, --case and the
+// other repeatable flags included); a selection on the command line
+// (--variant, --size, ...) replaces the bundle's --case. The bundle's output
+// flags are dropped, and notes says so. A bundle that contradicts itself
+// (its case, its rank count and its flags) is refused.
+func parseRepro(path string, cmdline []givenFlag) (*Options, error) {
 	b, err := repro.Read(path)
 	if err != nil {
 		return nil, exitcode.Usagef("--repro: %v", err)
 	}
-	merged := append([]string(nil), b.Args...)
-	for i := 0; i < len(args); i++ {
-		a := args[i]
+	fromBundle, err := givenFlagsOf(b.Args)
+	if err != nil {
+		return nil, exitcode.Usagef("--repro %s: the bundle's flags: %v", path, err)
+	}
+	given := map[string]bool{}
+	selects := false
+	for _, g := range cmdline {
+		given[g.name] = true
+		if g.name == "case" || slices.Contains(selectionFlags, g.name) {
+			selects = true
+		}
+	}
+	var merged, ignored []string
+	var bundleCases []string
+	for _, g := range fromBundle {
+		if g.name == "case" {
+			bundleCases = append(bundleCases, g.value)
+		}
 		switch {
-		case a == "--repro" || a == "-repro":
-			i++ // and its value
-		case strings.HasPrefix(a, "--repro=") || strings.HasPrefix(a, "-repro="):
-		default:
-			merged = append(merged, a)
+		case bundleIgnoredFlags[g.name]:
+			ignored = append(ignored, "--"+g.name)
+			continue
+		case given[g.name], selects && bundleCaseFlags[g.name]:
+			continue
+		}
+		merged = append(merged, g.arg()...)
+	}
+	if err := checkBundle(path, b, bundleCases); err != nil {
+		return nil, err
+	}
+	for _, g := range cmdline {
+		if g.name != "repro" {
+			merged = append(merged, g.arg()...)
 		}
 	}
 	o, err := Parse(merged)
@@ -34,7 +95,68 @@ func parseRepro(path string, args []string) (*Options, error) {
 		return nil, err
 	}
 	o.Repro = path
+	if len(ignored) > 0 {
+		o.notes = append(o.notes, fmt.Sprintf("--repro %s: ignored the bundle's output flags %s (where a rerun writes comes from the command line only)",
+			path, strings.Join(dedup(ignored), ", ")))
+	}
+	if err := o.checkBundlePlugins(path, b, given["plugin"]); err != nil {
+		return nil, err
+	}
 	return o, nil
+}
+
+// arg is the flag as command-line words.
+func (g givenFlag) arg() []string {
+	if g.isBool {
+		return []string{"--" + g.name + "=" + g.value}
+	}
+	return []string{"--" + g.name, g.value}
+}
+
+// checkBundle refuses a bundle whose case, rank count and flags disagree:
+// it was edited or damaged, and rerunning it would test something else
+// than it says.
+func checkBundle(path string, b *repro.Bundle, flagCases []string) error {
+	bad := func(format string, args ...any) error {
+		return exitcode.Usagef("--repro %s: the bundle contradicts itself: %s", path, fmt.Sprintf(format, args...))
+	}
+	if len(flagCases) != 1 || flagCases[0] != b.Case {
+		return bad("its case is %s but its flags select --case %s", b.Case, strings.Join(flagCases, ","))
+	}
+	if b.Ranks <= 0 {
+		return bad("ranks %d", b.Ranks)
+	}
+	if _, np, ok := strings.Cut(b.Case[strings.LastIndex(b.Case, "/")+1:], "np"); ok && np != fmt.Sprint(b.Ranks) {
+		return bad("its case %s is for np%s but it names %d ranks", b.Case, np, b.Ranks)
+	}
+	return nil
+}
+
+// checkBundlePlugins refuses a rerun whose plugin, loaded from the path
+// the bundle names, is not the file the bundle's run loaded (its sha256
+// differs): the rerun would test another kernel. A --plugin given on the
+// command line is the user's choice: a differing sum is then only noted.
+func (o *Options) checkBundlePlugins(path string, b *repro.Bundle, pluginOnCmdline bool) error {
+	for _, p := range o.plugins {
+		for _, was := range b.Header.Plugins {
+			if was.Name != p.Name || was.SHA256 == "" || was.SHA256 == p.SHA256 {
+				continue
+			}
+			msg := fmt.Sprintf("--repro %s: plugin %s (%s) has sha256 %s, the bundle's run loaded %s", path, p.Name, p.Path, short(p.SHA256), short(was.SHA256))
+			if !pluginOnCmdline {
+				return exitcode.Usagef("%s: the file changed since the failure; rebuild the plugin the bundle's run used, or give --plugin to rerun with this one", msg)
+			}
+			o.notes = append(o.notes, msg+": rerunning with the --plugin given")
+		}
+	}
+	return nil
+}
+
+func short(sum string) string {
+	if len(sum) > 12 {
+		return sum[:12]
+	}
+	return sum
 }
 
 // rerunEffective are the flags a rerun line always writes, with the value
@@ -143,7 +265,7 @@ func (o *Options) onFail(stderr io.Writer, ranks int, backendName string, header
 				f.Mismatches = f.Mismatches[:keep]
 			}
 		}
-		path, err := repro.Write(o.reproDir(), b, o.Repro)
+		path, err := repro.Write(o.reproDir(), b, o.Repro != "")
 		if err != nil {
 			fmt.Fprintf(stderr, "artest: repro %s: %s (%v)\n", c.ID, b.Command, err)
 			return command

@@ -105,7 +105,7 @@ func Main(e Env) int {
 		if c.Rank() == 0 && !o.Help && !o.Version && !o.List {
 			// Rank 0 writes the reports: a path it cannot write is found
 			// now, not after the whole run.
-			startErr = o.checkReportPaths()
+			startErr = o.checkOutputPlan()
 		}
 	}
 	// Choose the backend before agreeing, so ranks that disagree say so.
@@ -118,12 +118,18 @@ func Main(e Env) int {
 		if berr != nil && startErr == nil {
 			startErr = envError(berr)
 		}
+		if startErr == nil {
+			startErr = o.checkTuneBackend(me.Backend)
+		}
 	}
 	hellos, err := agree(c, me, startErr)
 	if err != nil {
 		say("%v", err)
 		closeBackend(be, e.Stderr)
 		return agreedCode(err)
+	}
+	for _, n := range o.notes {
+		say("%s", n)
 	}
 	if o.Help {
 		if c.Rank() == 0 {

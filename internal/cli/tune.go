@@ -4,7 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -120,8 +120,8 @@ func (o *Options) applyTune() error {
 		return exitcode.Usagef("tune needs --iters and --reps above 0: it times calls")
 	case sweep && o.set["size"]:
 		return exitcode.Usagef("give the sizes either as -b/-e/-f or as --size, not both")
-	case t.Budget < 0:
-		return exitcode.Usagef("--budget %g: must not be negative", t.Budget)
+	case t.Budget < 0 || math.IsNaN(t.Budget) || math.IsInf(t.Budget, 0):
+		return exitcode.Usagef("--budget %g: want a number of seconds, at least 0 (0: no limit)", t.Budget)
 	}
 	for _, op := range o.sel.Ops {
 		if op != reference.Sum {
@@ -170,6 +170,9 @@ func (o *Options) applyTune() error {
 	if len(o.sel.DTypes) == 0 {
 		o.sel.DTypes = []reference.DType{reference.BF16}
 	}
+	if !o.set["size"] {
+		o.sel.Sizes = alignSweep(o.sel.Sizes, o.sel.DTypes)
+	}
 	o.sel.Ops = []reference.Op{reference.Sum}
 	// The default-launch cases of the sweep: what sizes the world's
 	// buffers (runner.Capacity); the candidates use the same sizes.
@@ -195,6 +198,28 @@ func (o *Options) applyTune() error {
 		t.merge = append(t.merge, m)
 	}
 	return nil
+}
+
+// checkTuneBackend refuses a tune that would write a table measured on the
+// host backend, which an auto backend chose because the machine has no GPU:
+// its times are goroutines', and --go kernels/tuned.go would replace the
+// GPU table the cuda backend's defaults come from. With --backend host the
+// user asked for the host model, and the file says which backend measured
+// it.
+func (o *Options) checkTuneBackend(backendName string) error {
+	if !o.Tune.On || backendName != "host" || o.Backend == "host" || o.List {
+		return nil
+	}
+	var files []string
+	for _, p := range []pathFlag{{flag: "--json", path: o.JSON}, {flag: "--header", path: o.Tune.Header}, {flag: "--go", path: o.Tune.GoFile}} {
+		if p.path != "" {
+			files = append(files, p.flag+" "+p.path)
+		}
+	}
+	if len(files) == 0 {
+		return nil
+	}
+	return exitcode.Envf("tune: no GPU here (the backend is host), and a table measured on the host backend is written only with --backend host; nothing was written to %s", strings.Join(files, ", "))
 }
 
 // tuneOnHost caps the default sweep at --host-max-size, as the default
@@ -402,7 +427,7 @@ func runTune(e Env, o *Options, c comm.Comm, be backend.Backend, w *backend.Worl
 		if o.Tune.GoFile != "" {
 			src, err := tune.GoSource(tt)
 			if err == nil {
-				err = os.WriteFile(o.Tune.GoFile, src, 0o644)
+				err = report.WriteFileAtomic(o.Tune.GoFile, func(w io.Writer) error { _, err := w.Write(src); return err })
 			}
 			note(o.Tune.GoFile, err)
 		}

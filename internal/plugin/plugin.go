@@ -193,6 +193,11 @@ func (p *Plugin) describe() error {
 		if err != nil {
 			return fmt.Errorf("plugin %s variant %d: %w", p.Name, i, err)
 		}
+		for j := range p.Variants {
+			if p.Variants[j].Name == v.Name {
+				return fmt.Errorf("plugin %s declares the variant name %s twice (variants %d and %d): a name selects one variant, so each must be unique", p.Name, v.Name, j, i)
+			}
+		}
 		p.Variants = append(p.Variants, v)
 		p.cCalls = append(p.cCalls, C.CString(fmt.Sprintf("%s: allreduce of %s", owner, v.Name)))
 	}

@@ -119,12 +119,15 @@ func resolveTarget(path string) (string, fs.FileInfo, error) {
 // node must stay what it is. O_TRUNC is not asked for: devices and FIFOs
 // have no length to cut.
 func writeInPlace(path, target string, write func(io.Writer) error) error {
-	f, err := os.OpenFile(target, os.O_WRONLY, 0)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	f := takeHeld(target)
+	if f == nil {
+		var err error
+		if f, err = os.OpenFile(target, os.O_WRONLY, 0); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
 	}
 	buf := bufio.NewWriter(f)
-	err = write(buf)
+	err := write(buf)
 	if err == nil {
 		err = buf.Flush()
 	}
@@ -140,9 +143,11 @@ func writeInPlace(path, target string, write func(io.Writer) error) error {
 // CheckWritable says, before a run, whether WriteFileAtomic could write path
 // once the run ends: a directory is refused (ErrIsDirectory), and for a
 // regular file, new or not, a temporary file must be creatable beside its
-// target (the parent exists, is a directory and takes new files). A device
-// or a FIFO must be writable by this process; it is not opened, since
-// opening a FIFO for writing waits for a reader.
+// target (the parent exists, is a directory and takes new files) and the
+// target must be replaceable (ErrNotReplaceable: chattr +i or +a on it or
+// its directory). A device or a FIFO must be writable by this process; it
+// is not opened, since opening a FIFO for writing waits for a reader
+// (HoldFIFO does that, with a bounded wait).
 func CheckWritable(path string) error {
 	target, info, err := resolveTarget(path)
 	if err != nil {
@@ -158,14 +163,48 @@ func CheckWritable(path string) error {
 		return nil
 	}
 	dir := filepath.Dir(target)
+	// Before the trial file: in an append-only directory it could be
+	// created but never removed.
+	if err := checkReplaceable(target, dir); err != nil {
+		return err
+	}
+	return checkCreate(path, dir, target)
+}
+
+// checkCreate creates and removes a trial file in dir, as the atomic write
+// will create its temporary file there.
+func checkCreate(path, dir, target string) error {
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(target)+".check-*")
 	if err != nil {
 		return fmt.Errorf("%s: cannot create a file in %s: %w", path, dir, err)
 	}
 	name := tmp.Name()
 	tmp.Close()
-	return os.Remove(name)
+	if err := os.Remove(name); err != nil {
+		return fmt.Errorf("%s: cannot remove the trial file %s from %s: %w", path, name, dir, err)
+	}
+	return nil
 }
+
+// CheckDir says, before a run, whether files can be written into dir as
+// repro bundles are: it exists, is a directory, and takes a new file that
+// can be removed again.
+func CheckDir(dir string) error {
+	info, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if !info.IsDir() {
+		return fmt.Errorf("%s: %w", dir, ErrNotDirectory)
+	}
+	if fl, ok := inodeFlags(dir); ok && fl&(fsImmutableFl|fsAppendFl) != 0 {
+		return fmt.Errorf("%s: %w: the directory is immutable or append-only (lsattr -d shows i or a)", dir, ErrNotReplaceable)
+	}
+	return checkCreate(dir, dir, "artest-repro")
+}
+
+// ErrNotDirectory: a path that must be a directory is something else.
+var ErrNotDirectory = errors.New("not a directory")
 
 // ErrIsDirectory: a report path names a directory.
 var ErrIsDirectory = errors.New("is a directory, not a file")

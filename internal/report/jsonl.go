@@ -30,7 +30,7 @@ type jsonlLine struct {
 // the header line: a file that already holds runs keeps them, and the new
 // run's lines follow.
 func CreateJSONL(path string, h *Header) (*JSONLWriter, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	f, err := openAppend(path)
 	if err != nil {
 		return nil, fmt.Errorf("create JSON Lines report: %w", err)
 	}

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -56,51 +55,93 @@ func FileName(id string) string {
 	return b.String()
 }
 
-// Write stores b in dir under FileName(b.Case), atomically, and returns the
-// path. When that path is the bundle keep (the one a rerun was started
-// from), the new bundle goes under the first free name of the form
-// artest-repro-<case>.rerun-N.json instead, so the original is never lost.
-func Write(dir string, b *Bundle, keep string) (string, error) {
+// maxNames bounds the names Write tries for one case in one directory.
+const maxNames = 10000
+
+// Write stores b in dir under a name no file has yet and returns the path:
+// FileName(b.Case), else artest-repro-<case>.2.json, .3, ... A rerun of a
+// bundle (rerun is true) names its bundles artest-repro-<case>.rerun-N.json
+// from N = 1, so a rerun's bundles sit beside the original and never take
+// a first run's name. An existing file is never written over, whatever
+// wrote it: the bundle is written to a temporary file, synced, and linked
+// to its name with link(2), which fails when the name exists, so two runs
+// writing into one directory at once cannot take the same name either.
+func Write(dir string, b *Bundle, rerun bool) (string, error) {
 	b.Format = FormatVersion
-	path := filepath.Join(dir, FileName(b.Case))
-	if keep != "" && sameFile(path, keep) {
-		base := strings.TrimSuffix(FileName(b.Case), ".json")
-		for n := 1; ; n++ {
-			path = filepath.Join(dir, fmt.Sprintf("%s.rerun-%d.json", base, n))
-			if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
-				break
-			}
-		}
+	data, err := json.MarshalIndent(b, "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("encode repro bundle: %w", err)
 	}
-	err := report.WriteFileAtomic(path, func(w io.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(b)
-	})
+	data = append(data, '\n')
+	tmp, err := os.CreateTemp(dir, ".artest-repro-*.tmp")
 	if err != nil {
 		return "", fmt.Errorf("write repro bundle: %w", err)
 	}
-	return path, nil
+	tmpName := tmp.Name()
+	defer os.Remove(tmpName)
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("write repro bundle %s: %w", tmpName, err)
+	}
+	base := strings.TrimSuffix(FileName(b.Case), ".json")
+	for n := 1; n <= maxNames; n++ {
+		name := base + ".json"
+		switch {
+		case rerun:
+			name = fmt.Sprintf("%s.rerun-%d.json", base, n)
+		case n > 1:
+			name = fmt.Sprintf("%s.%d.json", base, n)
+		}
+		path := filepath.Join(dir, name)
+		err := os.Link(tmpName, path)
+		if err != nil && !errors.Is(err, fs.ErrExist) {
+			// A file system without hard links: claim the name with an
+			// exclusive create instead (not atomic against a crash mid-write,
+			// but never over another file).
+			err = writeExclusive(path, data)
+		}
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("write repro bundle %s: %w", path, err)
+		}
+		return path, nil
+	}
+	return "", fmt.Errorf("write repro bundle: %d bundles of %s in %s already: move some away", maxNames, b.Case, dir)
 }
 
-// sameFile reports whether a and b name one existing file (through links,
-// relative paths or hard links alike).
-func sameFile(a, b string) bool {
-	ia, err := os.Stat(a)
+// writeExclusive creates path, which must not exist, with data.
+func writeExclusive(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
-		return false
+		return err
 	}
-	ib, err := os.Stat(b)
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
 	if err != nil {
-		return false
+		os.Remove(path)
 	}
-	return os.SameFile(ia, ib)
+	return err
 }
 
 // Read loads a bundle and checks that it can be rerun.
 func Read(path string) (*Bundle, error) {
-	data, err := os.ReadFile(path)
+	data, err := report.ReadInputFile(path, report.MaxBundleBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read repro bundle: %w", err)
 	}

@@ -25,7 +25,7 @@ func TestWriteRead(t *testing.T) {
 	dir := t.TempDir()
 	b := &Bundle{Case: "oneshot/f32/sum/4B/oop-reg-plain/np2", Ranks: 2, Args: []string{"--case", "oneshot/f32/sum/4B/oop-reg-plain/np2"},
 		Result: report.Case{ID: "oneshot/f32/sum/4B/oop-reg-plain/np2", Verdict: report.Fail}}
-	path, err := Write(dir, b, "")
+	path, err := Write(dir, b, false)
 	require.NoError(t, err)
 	got, err := Read(path)
 	require.NoError(t, err)

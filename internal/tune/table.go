@@ -159,6 +159,7 @@ func (t *Table) Tuned() kernels.TunedTable {
 		Driver:   p.Driver,
 		NCCL:     p.NCCL,
 		Command:  report.ShellCommand(p.Command),
+		Backend:  p.Backend,
 	}}
 	for _, m := range t.Merged {
 		out.Provenance.Command += "; " + report.ShellCommand(m.Command)

@@ -1,0 +1,131 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/artest/artest/internal/exitcode"
+	"github.com/artest/artest/internal/report"
+)
+
+// fifoWait is how long a FIFO named as a report waits for its reader before
+// the run: long enough for a reader started beside artest, short enough
+// that a forgotten one is reported instead of a job that never starts.
+const fifoWait = 5 * time.Second
+
+// pathFlag is a path the run writes or reads, with the flag that named it.
+type pathFlag struct {
+	flag, path string
+	stream     bool // --jsonl: appended to, not replaced
+}
+
+// outputFiles are the files the run writes, in the order of their flags.
+func (o *Options) outputFiles() []pathFlag {
+	var out []pathFlag
+	for _, p := range []pathFlag{
+		{flag: "--json", path: o.JSON}, {flag: "--junit", path: o.JUnit}, {flag: "--jsonl", path: o.JSONL, stream: true},
+		{flag: "--plot", path: o.Plot}, {flag: "--gobench", path: o.GoBench},
+		{flag: "--header", path: o.Tune.Header}, {flag: "--go", path: o.Tune.GoFile},
+	} {
+		if p.path != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// inputFiles are the files the run reads; none may be an output.
+func (o *Options) inputFiles() []pathFlag {
+	var in []pathFlag
+	add := func(flag string, paths ...string) {
+		for _, p := range paths {
+			if p != "" && p != "none" {
+				in = append(in, pathFlag{flag: flag, path: p})
+			}
+		}
+	}
+	add("--repro", o.Repro)
+	add("--plugin", o.Plugins...)
+	add("--fatbin", o.Fatbin)
+	add("--nccl", o.NCCL)
+	add("--tuned", o.Tune.Tuned)
+	add("--merge", o.Tune.Merge...)
+	return in
+}
+
+// checkOutputPlan resolves, before the first case, every path the run will
+// write and refuses what would lose evidence: two outputs on one file (exit
+// 2), an output that is one of the run's inputs (exit 2), a --jsonl file
+// that holds something else (exit 2), a report that is a directory (exit 2)
+// or cannot be written or replaced (exit 4), a --repro-dir that is not a
+// writable directory, and a FIFO without a reader (exit 4). Rank 0 calls it:
+// it writes the reports. A FIFO that has a reader is kept open for the
+// report written into it.
+func (o *Options) checkOutputPlan() error {
+	outs := o.outputFiles()
+	type use struct {
+		what  string
+		input bool
+	}
+	owner := map[string]use{}
+	for _, in := range o.inputFiles() {
+		if id, err := report.Identity(in.path); err == nil {
+			owner[id] = use{in.flag + " " + in.path, true}
+		}
+	}
+	for _, p := range outs {
+		if strings.ContainsAny(p.path, "\n\r") {
+			return exitcode.Usagef("%s %q: a file name with a line break would break the report's lines; choose another", p.flag, p.path)
+		}
+		id, err := report.Identity(p.path)
+		if err != nil {
+			return exitcode.Envf("%s %s: %v", p.flag, p.path, err)
+		}
+		prev, taken := owner[id]
+		switch {
+		case taken && prev.input:
+			return exitcode.Usagef("%s %s: that file is an input of this run (%s): give the report another file", p.flag, p.path, prev.what)
+		case taken && !report.IsSpecial(p.path):
+			// /dev/null may take any number of reports.
+			return exitcode.Usagef("%s %s: %s writes that file too; each report needs its own file", p.flag, p.path, prev.what)
+		}
+		owner[id] = use{p.flag + " " + p.path, false}
+	}
+	for _, p := range outs {
+		var err error
+		if p.stream {
+			err = report.CheckJSONL(p.path)
+		} else {
+			err = report.CheckWritable(p.path)
+		}
+		switch {
+		case errors.Is(err, report.ErrIsDirectory), errors.Is(err, report.ErrNotJSONL):
+			return exitcode.Usagef("%s %v", p.flag, err)
+		case err != nil:
+			return exitcode.Envf("%s: %v", p.flag, err)
+		}
+	}
+	if o.ReproDir != "" {
+		err := report.CheckDir(o.ReproDir)
+		switch {
+		case errors.Is(err, report.ErrNotDirectory), errors.Is(err, os.ErrNotExist):
+			return exitcode.Usagef("--repro-dir %s: %v (give an existing directory)", o.ReproDir, err)
+		case err != nil:
+			return exitcode.Envf("--repro-dir: %v", err)
+		}
+	} else if err := report.CheckDir(o.reproDir()); err != nil {
+		o.notes = append(o.notes, fmt.Sprintf("repro bundles cannot be written into %s (%v): a failing case gets its rerun line but no bundle; give --repro-dir", o.reproDir(), err))
+	}
+	for _, p := range outs {
+		if report.IsFIFO(p.path) {
+			if err := report.HoldFIFO(p.path, fifoWait); err != nil {
+				report.ReleaseFIFOs()
+				return exitcode.Envf("%s: %v", p.flag, err)
+			}
+		}
+	}
+	return nil
+}
