@@ -14,7 +14,7 @@ import (
 // fifoWait is how long a FIFO named as a report waits for its reader before
 // the run: long enough for a reader started beside artest, short enough
 // that a forgotten one is reported instead of a job that never starts.
-const fifoWait = 5 * time.Second
+var fifoWait = 5 * time.Second
 
 // pathFlag is a path the run writes or reads, with the flag that named it.
 type pathFlag struct {

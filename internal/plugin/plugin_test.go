@@ -45,6 +45,7 @@ func TestLoadRefusesBadPlugins(t *testing.T) {
 		{"no entry symbol", func(t *testing.T) string { return build(t, "testdata/bad.c", "-DNO_ENTRY") }, "no artest_plugin_v1: not an artest plugin"},
 		{"wrong ABI version", func(t *testing.T) string { return build(t, "testdata/bad.c", "-DABI=2") }, "ABI version 2, this artest speaks version 1"},
 		{"no dtype", func(t *testing.T) string { return build(t, "testdata/bad.c", "-DNO_DTYPES") }, "copy: dtypes mask 0"},
+		{"one name twice", func(t *testing.T) string { return build(t, "testdata/bad.c", "-DDUP_NAME") }, "declares the variant name bad:copy twice (variants 0 and 1)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := tc.path(t)

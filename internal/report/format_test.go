@@ -2,6 +2,8 @@ package report
 
 import (
 	"math"
+	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -49,9 +51,20 @@ func TestShellCommand(t *testing.T) {
 		{[]string{"artest", "-b", "1K", "--variants=oneshot,twoshot"}, "artest -b 1K --variants=oneshot,twoshot"},
 		{[]string{"artest", "--note", "two words"}, "artest --note 'two words'"},
 		{[]string{"artest", "", "$HOME", "it's"}, `artest '' '$HOME' 'it'\''s'`},
+		// A line break stays on the line as bash's $'...' escape.
+		{[]string{"artest", "--shm-dir", "a\nb", "it's\t\\"}, `artest --shm-dir $'a\nb' $'it\'s\t\\'`},
 	}
 	for _, tt := range tests {
-		require.Equal(t, tt.want, ShellCommand(tt.args))
+		got := ShellCommand(tt.args)
+		require.Equal(t, tt.want, got)
+		require.NotContains(t, got, "\n")
+	}
+	// bash reads each quoted word back as it was.
+	if _, err := exec.LookPath("bash"); err == nil {
+		args := []string{"a\nb", "c'd\te\\f", "\x01"}
+		out, err := exec.Command("bash", "-c", "printf '%s\\0' "+ShellCommand(args)).Output()
+		require.NoError(t, err)
+		require.Equal(t, strings.Join(args, "\x00")+"\x00", string(out))
 	}
 }
 

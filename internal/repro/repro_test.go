@@ -46,3 +46,35 @@ func TestWriteRead(t *testing.T) {
 	_, err = Read(filepath.Join(dir, "missing.json"))
 	require.ErrorContains(t, err, "read repro bundle")
 }
+
+// A bundle never replaces a file: a name taken, by a bundle or by anything
+// else, moves the new bundle to the next free name.
+func TestWriteNeverReplacesAFile(t *testing.T) {
+	dir := t.TempDir()
+	id := "oneshot/f32/sum/4B/oop-reg-plain/np2"
+	taken := filepath.Join(dir, FileName(id))
+	require.NoError(t, os.WriteFile(taken, []byte("not mine"), 0o644))
+	b := &Bundle{Case: id, Ranks: 2, Args: []string{"--case", id}}
+	var paths []string
+	for range 3 {
+		p, err := Write(dir, b, false)
+		require.NoError(t, err)
+		paths = append(paths, p)
+	}
+	require.Equal(t, []string{
+		filepath.Join(dir, "artest-repro-oneshot_f32_sum_4B_oop-reg-plain_np2.2.json"),
+		filepath.Join(dir, "artest-repro-oneshot_f32_sum_4B_oop-reg-plain_np2.3.json"),
+		filepath.Join(dir, "artest-repro-oneshot_f32_sum_4B_oop-reg-plain_np2.4.json"),
+	}, paths)
+	got, err := os.ReadFile(taken)
+	require.NoError(t, err)
+	require.Equal(t, "not mine", string(got))
+	rerun, err := Write(dir, b, true)
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(dir, "artest-repro-oneshot_f32_sum_4B_oop-reg-plain_np2.rerun-1.json"), rerun)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Len(t, entries, 5, "no temporary file left")
+	_, err = Read("/dev/zero")
+	require.ErrorContains(t, err, "not a regular file")
+}

@@ -66,11 +66,23 @@ static const artest_variant variants[] = {{
 	.order = ARTEST_ORDER_UNKNOWN,
 	.nparams = 1,
 	.params = {{.name = "width", .def = 2, .min = 1, .max = 8, .help = "a parameter"}},
+#ifdef DUP_NAME
+}, {
+	.name = "copy",
+	.summary = "a second variant under the first one's name",
+	.dtypes = ARTEST_BIT(ARTEST_F32),
+	.ops = ARTEST_BIT(ARTEST_SUM),
+	.min_ranks = 1,
+	.max_ranks = 4,
+	.max_bytes = 1 << 20,
+	.align_bytes = 16,
+	.order = ARTEST_ORDER_UNKNOWN,
+#endif
 }};
 
 static const artest_plugin plugin = {
 	.abi_version = ABI,
-	.nvariants = 1,
+	.nvariants = sizeof variants / sizeof variants[0],
 	.name = "bad",
 	.variants = variants,
 	.control_bytes = 4096,
