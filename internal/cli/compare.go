@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -116,6 +117,16 @@ func compareFlags() (*flag.FlagSet, *compareThresholdFlags) {
 }
 
 func (f *compareThresholdFlags) thresholds() (bench.Thresholds, error) {
+	// NaN compares false with everything and an infinite limit is never
+	// passed: either would turn the gate off without a word.
+	for _, v := range []struct {
+		flag  string
+		value float64
+	}{{"--max-slowdown-small", f.smallSlowdown}, {"--max-bw-drop", f.bwDrop}, {"--alpha", f.alpha}} {
+		if math.IsNaN(v.value) || math.IsInf(v.value, 0) {
+			return bench.Thresholds{}, fmt.Errorf("%s %s: want a finite number", v.flag, formatFlagFloat(v.value))
+		}
+	}
 	if f.smallSlowdown < 0 || f.bwDrop < 0 {
 		return bench.Thresholds{}, fmt.Errorf("--max-slowdown-small and --max-bw-drop are percentages, at least 0")
 	}
@@ -130,6 +141,14 @@ func (f *compareThresholdFlags) thresholds() (bench.Thresholds, error) {
 		return bench.Thresholds{}, fmt.Errorf("--small-below: %v", err)
 	}
 	return bench.Thresholds{SmallBelow: small, MaxSlowdown: f.smallSlowdown / 100, MaxBWDrop: f.bwDrop / 100, Alpha: f.alpha}, nil
+}
+
+// formatFlagFloat writes v as a flag value; infinities get their sign.
+func formatFlagFloat(v float64) string {
+	if math.IsInf(v, 1) {
+		return "+Inf"
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
 }
 
 func printCompareHelp(w io.Writer) {
@@ -151,6 +170,7 @@ No MPI is needed.
 	fs.PrintDefaults()
 	fmt.Fprint(w, `
 exit codes: 0 no case got slower, 1 a case is SLOWER or FAILS,
-            2 usage error, a missing file or one that is not an artest report
+            2 usage error (a threshold that is NaN or infinite included),
+              a missing file or one that is not an artest report
 `)
 }
