@@ -7,10 +7,10 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"strings"
 
@@ -247,28 +247,65 @@ func firstLine(s string) string {
 }
 
 // ReadReport reads the --json report, or the --jsonl stream, of an artest
-// run. A file that is neither is an error that says so.
+// run. A file that is neither is an error that says so; so is a path that
+// is not a regular file of at most report.MaxReportBytes (a device, a FIFO,
+// a directory), which is refused without reading it.
 func ReadReport(path string) (*report.Report, error) {
-	b, err := os.ReadFile(path)
+	b, err := report.ReadInputFile(path, report.MaxReportBytes)
 	if err != nil {
+		if errors.Is(err, report.ErrNotRegular) || errors.Is(err, report.ErrTooLarge) {
+			return nil, fmt.Errorf("%w; want the --json or --jsonl file of an artest run", err)
+		}
 		return nil, err
 	}
-	// A JSON Lines stream's first line is an object holding only the
-	// header; a report (indented or not) holds cases and summary too.
+	notReport := fmt.Errorf("%s: not an artest report (want the --json or --jsonl file of an artest run)", path)
+	// A JSON Lines stream's first line is an object holding the header
+	// alone (and the run's id); a report (indented or not) holds cases and
+	// summary too, a repro bundle its case.
 	first, _, _ := bytes.Cut(bytes.TrimSpace(b), []byte("\n"))
 	var fields map[string]json.RawMessage
-	if json.Unmarshal(first, &fields) == nil && len(fields) == 1 && fields["header"] != nil {
+	if json.Unmarshal(first, &fields) == nil && isJSONLHeader(fields) {
 		rep, _, err := report.ReadJSONL(bytes.NewReader(b))
 		if err != nil || rep.Header.Tool != "artest" {
-			return nil, fmt.Errorf("%s: not an artest report (want the --json or --jsonl file of an artest run)", path)
+			return nil, notReport
 		}
 		return rep, nil
 	}
+	fields = nil
+	if err := json.NewDecoder(bytes.NewReader(b)).Decode(&fields); err != nil {
+		return nil, notReport
+	}
+	// A repro bundle has a header too, and a "result" case: read as a
+	// report it would be one without cases.
+	if fields["artest_repro"] != nil {
+		var bundle struct {
+			Ranks int `json:"ranks"`
+		}
+		rerun := "artest --repro " + path
+		if json.Unmarshal(b, &bundle) == nil && bundle.Ranks > 0 {
+			rerun = fmt.Sprintf("mpirun -np %d %s", bundle.Ranks, rerun)
+		}
+		return nil, fmt.Errorf("%s is a repro bundle, not a report; rerun it with %s", path, rerun)
+	}
+	if fields["cases"] == nil && fields["summary"] == nil {
+		return nil, notReport
+	}
 	rep, err := report.ReadJSON(bytes.NewReader(b))
 	if err != nil || rep.Header.Tool != "artest" {
-		return nil, fmt.Errorf("%s: not an artest report (want the --json or --jsonl file of an artest run)", path)
+		return nil, notReport
 	}
 	return rep, nil
+}
+
+// isJSONLHeader reports whether the fields of a file's first line are
+// those of a JSON Lines stream's header line.
+func isJSONLHeader(fields map[string]json.RawMessage) bool {
+	for k := range fields {
+		if k != "header" && k != "run" {
+			return false
+		}
+	}
+	return fields["header"] != nil
 }
 
 // Summary counts the rows by outcome.

@@ -12,6 +12,7 @@ import (
 	"github.com/artest/artest/cases"
 	"github.com/artest/artest/internal/bench"
 	"github.com/artest/artest/internal/exitcode"
+	"github.com/artest/artest/internal/report"
 )
 
 // CompareWord, as the first argument, runs `artest compare`. It needs no
@@ -168,9 +169,11 @@ No MPI is needed.
 	fs, _ := compareFlags()
 	fs.SetOutput(w)
 	fs.PrintDefaults()
-	fmt.Fprint(w, `
+	fmt.Fprintf(w, `
 exit codes: 0 no case got slower, 1 a case is SLOWER or FAILS,
             2 usage error (a threshold that is NaN or infinite included),
-              a missing file or one that is not an artest report
-`)
+              a missing file, one that is not a regular file of at most
+              %d MiB (a device, a FIFO, a directory), or one that is not
+              an artest report (a repro bundle: rerun it with --repro)
+`, report.MaxReportBytes>>20)
 }
