@@ -7,14 +7,15 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"strings"
 
 	"github.com/artest/artest/cases"
+	"github.com/artest/artest/internal/exitcode"
 	"github.com/artest/artest/internal/report"
 )
 
@@ -246,29 +247,115 @@ func firstLine(s string) string {
 	return s
 }
 
-// ReadReport reads the --json report, or the --jsonl stream, of an artest
-// run. A file that is neither is an error that says so.
-func ReadReport(path string) (*report.Report, error) {
-	b, err := os.ReadFile(path)
+// Input is one side of a comparison: a report and what is known of the
+// run behind it.
+type Input struct {
+	Path   string
+	Report *report.Report
+	// Incomplete says why the run did not finish its cases, "" when it
+	// did: a --jsonl stream without its summary line, or a summary with
+	// an error (the run stopped early) or an exit code other than 0 (every
+	// case passed) and 1 (a case failed), such as 3 for a hang.
+	Incomplete string
+}
+
+// ReadInput reads the --json report, or the --jsonl stream, of an artest
+// run, and judges whether the run finished. A file that is neither is an
+// error that says so; so is a path that is not a regular file of at most
+// report.MaxReportBytes (a device, a FIFO, a directory), which is refused
+// without reading it.
+func ReadInput(path string) (*Input, error) {
+	rep, complete, err := readReport(path)
 	if err != nil {
 		return nil, err
 	}
-	// A JSON Lines stream's first line is an object holding only the
-	// header; a report (indented or not) holds cases and summary too.
+	in := &Input{Path: path, Report: rep}
+	switch s := rep.Summary; {
+	case !complete:
+		in.Incomplete = "no summary line (the run did not finish)"
+	case s.Error != "":
+		in.Incomplete = fmt.Sprintf("the run stopped early (exit code %d): %s", s.ExitCode, firstLine(s.Error))
+	case s.ExitCode != exitcode.OK && s.ExitCode != exitcode.Wrong:
+		in.Incomplete = fmt.Sprintf("the run exited with code %d", s.ExitCode)
+		if name := exitName[s.ExitCode]; name != "" {
+			in.Incomplete += " (" + name + ")"
+		}
+	}
+	return in, nil
+}
+
+// exitName names the exit codes that end a run before its cases are done.
+var exitName = map[int]string{exitcode.Usage: "usage error", exitcode.Hang: "hang", exitcode.Env: "environment"}
+
+// readReport reads a report; complete is false for a --jsonl stream
+// without its summary line.
+func readReport(path string) (rep *report.Report, complete bool, err error) {
+	b, err := report.ReadInputFile(path, report.MaxReportBytes)
+	if err != nil {
+		if errors.Is(err, report.ErrNotRegular) || errors.Is(err, report.ErrTooLarge) {
+			return nil, false, fmt.Errorf("%w; want the --json or --jsonl file of an artest run", err)
+		}
+		return nil, false, err
+	}
+	notReport := fmt.Errorf("%s: not an artest report (want the --json or --jsonl file of an artest run)", path)
+	// A JSON Lines stream's first line is an object holding the header
+	// alone (and the run's id); a report (indented or not) holds cases and
+	// summary too, a repro bundle its case.
 	first, _, _ := bytes.Cut(bytes.TrimSpace(b), []byte("\n"))
 	var fields map[string]json.RawMessage
-	if json.Unmarshal(first, &fields) == nil && len(fields) == 1 && fields["header"] != nil {
-		rep, _, err := report.ReadJSONL(bytes.NewReader(b))
+	if json.Unmarshal(first, &fields) == nil && isJSONLHeader(fields) {
+		rep, complete, err := report.ReadJSONL(bytes.NewReader(b))
 		if err != nil || rep.Header.Tool != "artest" {
-			return nil, fmt.Errorf("%s: not an artest report (want the --json or --jsonl file of an artest run)", path)
+			return nil, false, notReport
 		}
-		return rep, nil
+		return rep, complete, nil
 	}
-	rep, err := report.ReadJSON(bytes.NewReader(b))
+	fields = nil
+	if err := json.NewDecoder(bytes.NewReader(b)).Decode(&fields); err != nil {
+		return nil, false, notReport
+	}
+	// A repro bundle has a header too, and a "result" case: read as a
+	// report it would be one without cases.
+	if fields["artest_repro"] != nil {
+		var bundle struct {
+			Ranks int `json:"ranks"`
+		}
+		rerun := "artest --repro " + path
+		if json.Unmarshal(b, &bundle) == nil && bundle.Ranks > 0 {
+			rerun = fmt.Sprintf("mpirun -np %d %s", bundle.Ranks, rerun)
+		}
+		return nil, false, fmt.Errorf("%s is a repro bundle, not a report; rerun it with %s", path, rerun)
+	}
+	if fields["cases"] == nil && fields["summary"] == nil {
+		return nil, false, notReport
+	}
+	rep, err = report.ReadJSON(bytes.NewReader(b))
 	if err != nil || rep.Header.Tool != "artest" {
-		return nil, fmt.Errorf("%s: not an artest report (want the --json or --jsonl file of an artest run)", path)
+		return nil, false, notReport
 	}
-	return rep, nil
+	return rep, true, nil
+}
+
+// isJSONLHeader reports whether the fields of a file's first line are
+// those of a JSON Lines stream's header line.
+func isJSONLHeader(fields map[string]json.RawMessage) bool {
+	for k := range fields {
+		if k != "header" && k != "run" {
+			return false
+		}
+	}
+	return fields["header"] != nil
+}
+
+// Missing lists the IDs of the cases only OLD has, in the rows' order.
+func Missing(rows []Row) []string {
+	var ids []string
+	for i := range rows {
+		if rows[i].Status == StatusOnlyOld {
+			ids = append(ids, rows[i].ID)
+		}
+	}
+	return ids
 }
 
 // Summary counts the rows by outcome.
@@ -309,17 +396,27 @@ func Summarize(rows []Row) Summary {
 	return s
 }
 
-// WriteComparison prints the comparison: where each report comes from, the
-// thresholds, one row per case (old and new time and busbw with their
-// change, and the status), then the counts. Every line but the rows starts
-// with '#'.
-func WriteComparison(w io.Writer, oldPath, newPath string, old, new *report.Report, th Thresholds, rows []Row) error {
+// WriteComparison prints the comparison: where each report comes from and
+// whether its run finished, the thresholds, one row per case (old and new
+// time and busbw with their change, and the status), then the counts, and
+// gate when NEW as a whole fails the gate (it did not finish, or it lacks
+// cases of OLD; "" when it passes). Every line but the rows starts with '#'.
+func WriteComparison(w io.Writer, oldIn, newIn *Input, th Thresholds, rows []Row, gate string) error {
+	old, new := oldIn.Report, newIn.Report
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "# artest compare\n")
-	fmt.Fprintf(bw, "# old: %s (%s)\n", oldPath, describe(&old.Header))
-	fmt.Fprintf(bw, "# new: %s (%s)\n", newPath, describe(&new.Header))
+	fmt.Fprintf(bw, "# old: %s (%s)\n", oldIn.Path, describe(&old.Header))
+	fmt.Fprintf(bw, "# new: %s (%s)\n", newIn.Path, describe(&new.Header))
 	if warn := mismatchedRuns(&old.Header, &new.Header); warn != "" {
 		fmt.Fprintf(bw, "# warning: %s\n", warn)
+	}
+	// An unfinished OLD is compared as far as it goes: the cases it lacks
+	// are only in new, which fails nothing but a failing case.
+	if oldIn.Incomplete != "" {
+		fmt.Fprintf(bw, "# warning: OLD is incomplete: %s\n", oldIn.Incomplete)
+	}
+	if newIn.Incomplete != "" {
+		fmt.Fprintf(bw, "# warning: NEW is incomplete: %s\n", newIn.Incomplete)
 	}
 	fmt.Fprintf(bw, "# a case is SLOWER when its time grew by more than %s (below %s) or its busbw fell by more than %s (from %s up); FAILS when it fails in new only\n",
 		percentAbs(th.MaxSlowdown), cases.FormatSize(th.SmallBelow), percentAbs(th.MaxBWDrop), cases.FormatSize(th.SmallBelow))
@@ -357,7 +454,10 @@ func WriteComparison(w io.Writer, oldPath, newPath string, old, new *report.Repo
 	s := Summarize(rows)
 	fmt.Fprintf(bw, "#\n# %d compared: %d SLOWER, %d FAILS, %d faster, %d NOISE, %d untimed; %d only in old, %d only in new\n",
 		s.Compared, s.Regressions, s.Fails, s.Faster, s.Noise, s.Untimed, s.OnlyOld, s.OnlyNew)
-	if s.Regressions+s.Fails > 0 {
+	if gate != "" {
+		fmt.Fprintf(bw, "# %s\n", gate)
+	}
+	if s.Regressions+s.Fails > 0 || gate != "" {
 		fmt.Fprintf(bw, "# exit code 1\n")
 	}
 	if err := bw.Flush(); err != nil {

@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -114,7 +115,7 @@ func TestWriteComparison(t *testing.T) {
 	}}
 	rows := Compare(old, nw, DefaultThresholds)
 	var buf bytes.Buffer
-	require.NoError(t, WriteComparison(&buf, "old.json", "new.json", old, nw, DefaultThresholds, rows))
+	require.NoError(t, WriteComparison(&buf, &Input{Path: "old.json", Report: old}, &Input{Path: "new.json", Report: nw}, DefaultThresholds, rows, ""))
 	out := buf.String()
 	for _, want := range []string{
 		"# old: old.json (artest 0.1.0, backend cuda, 4 ranks)\n",
@@ -135,32 +136,34 @@ func TestWriteComparison(t *testing.T) {
 	require.Equal(t, []string{"oneshot/bf16/sum/4MiB/oop-reg-plain/np4", "100.00", "99.00", "-1.0%", "62.91", "63.55", "+1.0%", "ok"}, strings.Fields(row))
 }
 
-func TestReadReport(t *testing.T) {
+func TestReadInput(t *testing.T) {
 	dir := t.TempDir()
 	rep := &report.Report{Header: report.Header{Tool: "artest", Ranks: 2}, Cases: []report.Case{timedCase("a/1KiB", 1<<10, 10)}}
 
 	jsonPath := filepath.Join(dir, "r.json")
 	require.NoError(t, report.WriteFileAtomic(jsonPath, func(w io.Writer) error { return report.WriteJSON(w, rep) }))
-	got, err := ReadReport(jsonPath)
+	got, err := ReadInput(jsonPath)
 	require.NoError(t, err)
-	require.Len(t, got.Cases, 1)
+	require.Len(t, got.Report.Cases, 1)
+	require.Empty(t, got.Incomplete)
 
 	compact, err := json.Marshal(rep)
 	require.NoError(t, err)
 	compactPath := filepath.Join(dir, "compact.json")
 	require.NoError(t, os.WriteFile(compactPath, compact, 0o644))
-	got, err = ReadReport(compactPath)
+	got, err = ReadInput(compactPath)
 	require.NoError(t, err)
-	require.Len(t, got.Cases, 1, "a report on one line is not a JSON Lines stream")
+	require.Len(t, got.Report.Cases, 1, "a report on one line is not a JSON Lines stream")
 
 	jsonlPath := filepath.Join(dir, "r.jsonl")
 	jw, err := report.CreateJSONL(jsonlPath, &rep.Header)
 	require.NoError(t, err)
 	require.NoError(t, jw.Append(rep.Cases[0]))
 	require.NoError(t, jw.Close(rep.Summary))
-	got, err = ReadReport(jsonlPath)
+	got, err = ReadInput(jsonlPath)
 	require.NoError(t, err)
-	require.Len(t, got.Cases, 1, "JSON Lines streams are read too")
+	require.Len(t, got.Report.Cases, 1, "JSON Lines streams are read too")
+	require.Empty(t, got.Incomplete)
 
 	bad := []struct{ name, content string }{
 		{"not json", "hello\n"},
@@ -172,10 +175,55 @@ func TestReadReport(t *testing.T) {
 		t.Run(b.name, func(t *testing.T) {
 			p := filepath.Join(dir, strings.ReplaceAll(b.name, " ", "_"))
 			require.NoError(t, os.WriteFile(p, []byte(b.content), 0o644))
-			_, err := ReadReport(p)
+			_, err := ReadInput(p)
 			require.ErrorContains(t, err, "not an artest report")
 		})
 	}
-	_, err = ReadReport(filepath.Join(dir, "missing.json"))
+	_, err = ReadInput(filepath.Join(dir, "missing.json"))
 	require.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// A run finished when its stream has the summary line and the summary
+// neither holds an error nor an exit code other than 0 and 1.
+func TestReadInputJudgesWhetherTheRunFinished(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name       string
+		summary    report.Summary
+		stream     bool // a --jsonl stream
+		finished   bool // with its summary line
+		incomplete string
+	}{
+		{"all passed", report.Summary{Pass: 1}, false, true, ""},
+		{"a case failed", report.Summary{Fail: 1, ExitCode: 1}, false, true, ""},
+		{"stopped early", report.Summary{ExitCode: 1, Error: "run stopped after x: sticky\nmore"}, false, true, "the run stopped early (exit code 1): run stopped after x: sticky"},
+		{"hang", report.Summary{ExitCode: 3, Error: "hang in case x"}, false, true, "the run stopped early (exit code 3): hang in case x"},
+		{"usage", report.Summary{ExitCode: 2}, false, true, "the run exited with code 2 (usage error)"},
+		{"environment", report.Summary{ExitCode: 4}, false, true, "the run exited with code 4 (environment)"},
+		{"an unknown code", report.Summary{ExitCode: 9}, false, true, "the run exited with code 9"},
+		{"stream, finished", report.Summary{Pass: 1}, true, true, ""},
+		{"stream, finished with a hang", report.Summary{ExitCode: 3, Error: "hang in case x"}, true, true, "the run stopped early (exit code 3): hang in case x"},
+		{"stream without summary line", report.Summary{}, true, false, "no summary line (the run did not finish)"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rep := &report.Report{Header: report.Header{Tool: "artest"}, Cases: []report.Case{timedCase("a/1KiB", 1<<10, 10)}, Summary: tt.summary}
+			p := filepath.Join(dir, fmt.Sprintf("r%d", i))
+			if tt.stream {
+				w, err := report.CreateJSONL(p, &rep.Header)
+				require.NoError(t, err)
+				require.NoError(t, w.Append(rep.Cases[0]))
+				if tt.finished {
+					require.NoError(t, w.Close(rep.Summary))
+				}
+			} else {
+				require.NoError(t, report.WriteFileAtomic(p, func(w io.Writer) error { return report.WriteJSON(w, rep) }))
+			}
+			in, err := ReadInput(p)
+			require.NoError(t, err)
+			require.Equal(t, p, in.Path)
+			require.Len(t, in.Report.Cases, 1)
+			require.Equal(t, tt.incomplete, in.Incomplete)
+		})
+	}
 }

@@ -5,12 +5,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
 	"github.com/artest/artest/cases"
 	"github.com/artest/artest/internal/bench"
 	"github.com/artest/artest/internal/exitcode"
+	"github.com/artest/artest/internal/report"
 )
 
 // CompareWord, as the first argument, runs `artest compare`. It needs no
@@ -72,21 +74,28 @@ func Compare(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail("%v", err)
 	}
-	old, err := bench.ReadReport(files[0])
+	old, err := bench.ReadInput(files[0])
 	if err != nil {
 		return fail("%v", err)
 	}
-	nw, err := bench.ReadReport(files[1])
+	nw, err := bench.ReadInput(files[1])
 	if err != nil {
 		return fail("%v", err)
 	}
-	rows := bench.Compare(old, nw, t)
-	if s := bench.Summarize(rows); s.Common == 0 {
+	rows := bench.Compare(old.Report, nw.Report, t)
+	gate := th.gate(nw, bench.Missing(rows))
+	// A NEW run that stopped before its first case has nothing in common
+	// with OLD because it is incomplete, not because it is another matrix.
+	if s := bench.Summarize(rows); s.Common == 0 && (gate == "" || len(nw.Report.Cases) > 0) {
 		return fail("%s and %s have no case in common (same variants, sizes, modes and rank count?)", files[0], files[1])
 	}
-	if err := bench.WriteComparison(stdout, files[0], files[1], old, nw, t, rows); err != nil {
+	if err := bench.WriteComparison(stdout, old, nw, t, rows, gate); err != nil {
 		fmt.Fprintf(stderr, "artest compare: %v\n", err)
 		return exitcode.Env
+	}
+	if gate != "" {
+		fmt.Fprintf(stderr, "artest compare: %s\n", gate)
+		return exitcode.Wrong
 	}
 	for i := range rows {
 		if rows[i].Regression() {
@@ -101,6 +110,48 @@ type compareThresholdFlags struct {
 	smallSlowdown, bwDrop float64 // percent
 	smallBelow            string
 	alpha                 float64
+	// allowSubset: cases of OLD missing from NEW do not fail the gate;
+	// allowIncomplete: nor does a NEW run that did not finish.
+	allowSubset, allowIncomplete bool
+}
+
+// gate says why NEW as a whole fails the gate, "" when it does not: it did
+// not finish (unless --allow-incomplete), or it lacks cases of OLD (unless
+// --allow-subset). missing are the IDs of OLD's cases NEW lacks. The line
+// names the flags that would accept what it finds.
+func (f *compareThresholdFlags) gate(nw *bench.Input, missing []string) string {
+	incomplete := nw.Incomplete != "" && !f.allowIncomplete
+	lacks := len(missing) > 0 && !f.allowSubset
+	if !incomplete && !lacks {
+		return ""
+	}
+	var line string
+	var flags []string
+	if incomplete {
+		line = fmt.Sprintf("NEW %s is incomplete: %s", nw.Path, nw.Incomplete)
+		if len(missing) > 0 {
+			verb := "are"
+			if len(missing) == 1 {
+				verb = "is"
+			}
+			line += fmt.Sprintf("; %s of OLD %s missing from it, first: %s", countCases(len(missing)), verb, missing[0])
+		}
+		flags = append(flags, "--allow-incomplete")
+	} else {
+		line = fmt.Sprintf("NEW %s lacks %s of OLD, first: %s", nw.Path, countCases(len(missing)), missing[0])
+	}
+	if lacks {
+		flags = append(flags, "--allow-subset")
+	}
+	return line + "; to judge only the cases it has, pass " + strings.Join(flags, " and ")
+}
+
+// countCases is "1 case" or "N cases".
+func countCases(n int) string {
+	if n == 1 {
+		return "1 case"
+	}
+	return fmt.Sprintf("%d cases", n)
 }
 
 func compareFlags() (*flag.FlagSet, *compareThresholdFlags) {
@@ -111,11 +162,23 @@ func compareFlags() (*flag.FlagSet, *compareThresholdFlags) {
 	fs.Float64Var(&th.smallSlowdown, "max-slowdown-small", 100*d.MaxSlowdown, "percent: a case below --small-below fails the gate when its time grew by more")
 	fs.Float64Var(&th.bwDrop, "max-bw-drop", 100*d.MaxBWDrop, "percent: a case from --small-below up fails the gate when its busbw fell by more")
 	fs.StringVar(&th.smallBelow, "small-below", cases.FormatSize(d.SmallBelow), "size that splits small (judged by time) from large (judged by busbw) cases")
+	fs.BoolVar(&th.allowSubset, "allow-subset", false, "NEW may lack cases OLD has (it ran a narrower selection on purpose): they are listed as only-old but do not fail the gate")
+	fs.BoolVar(&th.allowIncomplete, "allow-incomplete", false, "NEW may be a run that did not finish (no summary line in a --jsonl stream, or a summary that says it stopped early or exited with a code other than 0 and 1): its finished cases are judged, and the cases it lacks fail the gate unless --allow-subset")
 	fs.Float64Var(&th.alpha, "alpha", d.Alpha, fmt.Sprintf("significance level: a change past a limit is NOISE, not SLOWER, when both cases kept %d or more timed repetitions (artest bench keeps them) and their Mann-Whitney U test gives p at or above it; 0: the limits alone decide", bench.MinRepetitions))
 	return fs, th
 }
 
 func (f *compareThresholdFlags) thresholds() (bench.Thresholds, error) {
+	// NaN compares false with everything and an infinite limit is never
+	// passed: either would turn the gate off without a word.
+	for _, v := range []struct {
+		flag  string
+		value float64
+	}{{"--max-slowdown-small", f.smallSlowdown}, {"--max-bw-drop", f.bwDrop}, {"--alpha", f.alpha}} {
+		if math.IsNaN(v.value) || math.IsInf(v.value, 0) {
+			return bench.Thresholds{}, fmt.Errorf("%s %s: want a finite number", v.flag, formatFlagFloat(v.value))
+		}
+	}
 	if f.smallSlowdown < 0 || f.bwDrop < 0 {
 		return bench.Thresholds{}, fmt.Errorf("--max-slowdown-small and --max-bw-drop are percentages, at least 0")
 	}
@@ -132,6 +195,14 @@ func (f *compareThresholdFlags) thresholds() (bench.Thresholds, error) {
 	return bench.Thresholds{SmallBelow: small, MaxSlowdown: f.smallSlowdown / 100, MaxBWDrop: f.bwDrop / 100, Alpha: f.alpha}, nil
 }
 
+// formatFlagFloat writes v as a flag value; infinities get their sign.
+func formatFlagFloat(v float64) string {
+	if math.IsInf(v, 1) {
+		return "+Inf"
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
 func printCompareHelp(w io.Writer) {
 	fmt.Fprint(w, strings.TrimLeft(`
 usage: artest compare OLD.json NEW.json [flags]
@@ -145,12 +216,28 @@ FAILS when it fails in NEW but did not in OLD. A change past a limit is NOISE
 keeps them in the JSON) and a Mann-Whitney U test of them gives p >= --alpha.
 No MPI is needed.
 
+NEW must be a finished run of every case OLD has. It fails the gate (exit 1,
+one line on stderr) when it did not finish: a --jsonl stream without its
+summary line (the run crashed or was killed), or a summary that says the run
+stopped early or exited with a code other than 0 and 1 (3 hang, 4 environment);
+and when it lacks cases that OLD has. --allow-incomplete accepts the first,
+--allow-subset the second (the missing cases are still listed as only-old): to
+judge only the cases a stopped run finished, pass both. An OLD that did not
+finish is compared as far as it goes, with a warning. A --jsonl file that
+several runs appended to reads as the run whose header line comes last, with
+that run's lines only (every line carries its run's id).
+
 `, "\n"))
 	fs, _ := compareFlags()
 	fs.SetOutput(w)
 	fs.PrintDefaults()
-	fmt.Fprint(w, `
-exit codes: 0 no case got slower, 1 a case is SLOWER or FAILS,
-            2 usage error, a missing file or one that is not an artest report
-`)
+	fmt.Fprintf(w, `
+exit codes: 0 no case got slower or newly fails, and NEW is complete,
+            1 a case is SLOWER or FAILS, or NEW did not finish or lacks cases
+              of OLD (unless --allow-incomplete, --allow-subset),
+            2 usage error (a threshold that is NaN or infinite included),
+              a missing file, one that is not a regular file of at most
+              %d MiB (a device, a FIFO, a directory), or one that is not
+              an artest report (a repro bundle: rerun it with --repro)
+`, report.MaxReportBytes>>20)
 }

@@ -122,3 +122,122 @@ func TestJSONLAppendsAfterACutLine(t *testing.T) {
 	require.Len(t, rep.Cases, 1)
 	require.Equal(t, "new/case", rep.Cases[0].ID)
 }
+
+// Two runs appending to one --jsonl file at once interleave their lines.
+// Every line carries its run's id, so reading the file gives the run whose
+// header came last with its own lines only, whatever lies between them.
+// Lines without a run id (files of older versions) belong to the last
+// header without one, as before.
+func TestJSONLKeepsInterleavedRunsApart(t *testing.T) {
+	// Steps: "A" or "B" starts that run (its header, seed 1 or 2), "A:id"
+	// appends a case, "A." ends it with its summary; "legacy:LINE" appends
+	// LINE as an older version wrote it (no run id), "cut:A" a line of run
+	// A cut short by a kill, to which the next line is glued.
+	tests := []struct {
+		name     string
+		steps    []string
+		seed     uint64
+		cases    []string
+		complete bool
+		err      string // a damaged file
+	}{
+		{"the second run ends first", []string{"A", "B", "A:a1", "B:b1", "B.", "A:a2"}, 2, []string{"b1"}, true, ""},
+		{"the second run is still going", []string{"A", "B", "B:b1", "A:a1", "A.", "B:b2"}, 2, []string{"b1", "b2"}, false, ""},
+		{"the first run ends after the second starts", []string{"A", "A:a1", "B", "A:a2", "A."}, 2, nil, false, ""},
+		{"one run after the other", []string{"A", "A:a1", "A.", "B", "B:b1", "B."}, 2, []string{"b1"}, true, ""},
+		{"an older run, then a new one", []string{`legacy:{"header":{"tool":"artest","seed":7}}`, `legacy:{"case":{"id":"old1"}}`, "B", "B:b1", "B."}, 2, []string{"b1"}, true, ""},
+		{"an older run interleaved with a new one", []string{"B", `legacy:{"header":{"tool":"artest","seed":7}}`, "B:b1", `legacy:{"case":{"id":"old1"}}`, "B.", `legacy:{"summary":{"pass":1}}`}, 7, []string{"old1"}, true, ""},
+		{"the first run killed mid-line while the second goes on", []string{"A", "B", "A:a1", "B:b1", "cut:A", "B:b2", "B."}, 2, []string{"b1", "b2"}, true, ""},
+		{"the last run killed mid-line", []string{"A", "B", "B:b1", "A:a1", "cut:B"}, 2, []string{"b1"}, false, ""},
+		{"a run that goes on after its cut line", []string{"A", "B", "A:a1", "cut:A", "B:b1", "A:a2", "A."}, 0, nil, false, "line 4"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "runs.jsonl")
+			writers := map[string]*JSONLWriter{}
+			runIDs := map[string]string{} // from each run's header line
+			appendRaw := func(s string) {
+				f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+				require.NoError(t, err)
+				_, err = f.WriteString(s)
+				require.NoError(t, err)
+				require.NoError(t, f.Close())
+			}
+			for _, step := range tt.steps {
+				switch {
+				case strings.HasPrefix(step, "legacy:"):
+					appendRaw(strings.TrimPrefix(step, "legacy:") + "\n")
+				case strings.HasPrefix(step, "cut:"):
+					appendRaw(`{"run":"` + runIDs[strings.TrimPrefix(step, "cut:")] + `","case":{"id":"cu`)
+				case strings.HasSuffix(step, "."):
+					require.NoError(t, writers[strings.TrimSuffix(step, ".")].Close(Summary{Pass: 1}))
+				case strings.Contains(step, ":"):
+					name, id, _ := strings.Cut(step, ":")
+					require.NoError(t, writers[name].Append(Case{ID: id, Verdict: Pass}))
+				default:
+					w, err := CreateJSONL(path, &Header{Tool: "artest", Seed: map[string]uint64{"A": 1, "B": 2}[step]})
+					require.NoError(t, err)
+					writers[step] = w
+					b, err := os.ReadFile(path)
+					require.NoError(t, err)
+					lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+					var line struct {
+						Run string `json:"run"`
+					}
+					require.NoError(t, json.Unmarshal([]byte(lines[len(lines)-1]), &line))
+					runIDs[step] = line.Run
+				}
+			}
+			b, err := os.ReadFile(path)
+			require.NoError(t, err)
+			rep, complete, err := ReadJSONL(bytes.NewReader(b))
+			if tt.err != "" {
+				require.ErrorContains(t, err, tt.err, "file:\n%s", b)
+				return
+			}
+			require.NoError(t, err, "file:\n%s", b)
+			require.Equal(t, tt.seed, rep.Header.Seed, "file:\n%s", b)
+			var ids []string
+			for _, c := range rep.Cases {
+				ids = append(ids, c.ID)
+			}
+			require.Equal(t, tt.cases, ids, "file:\n%s", b)
+			require.Equal(t, tt.complete, complete)
+		})
+	}
+}
+
+// Every line a JSONLWriter writes names its run, and the header holds the
+// same id.
+func TestJSONLRunIDOnEveryLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.jsonl")
+	h := &Header{Tool: "artest"}
+	w, err := CreateJSONL(path, h)
+	require.NoError(t, err)
+	require.NoError(t, w.Append(Case{ID: "x", Verdict: Pass}))
+	require.NoError(t, w.Close(Summary{Pass: 1}))
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	require.Len(t, lines, 3)
+	var header struct {
+		Run    string `json:"run"`
+		Header struct {
+			RunID string `json:"run_id"`
+		} `json:"header"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &header))
+	require.NotEmpty(t, header.Run)
+	require.Equal(t, header.Run, header.Header.RunID)
+	for _, l := range lines {
+		require.True(t, strings.HasPrefix(l, `{"run":"`+header.Run+`",`), l)
+	}
+
+	// Another run gets another id.
+	w, err = CreateJSONL(path, &Header{Tool: "artest"})
+	require.NoError(t, err)
+	require.NoError(t, w.Close(Summary{}))
+	b, err = os.ReadFile(path)
+	require.NoError(t, err)
+	require.NotContains(t, strings.Split(string(b), "\n")[3], header.Run)
+}

@@ -23,6 +23,10 @@ const (
 
 // Header is the environment a run happened in: enough to reproduce it.
 type Header struct {
+	// RunID tells this run's lines from those of another run appending to
+	// the same --jsonl file at the same time. CreateJSONL sets it when it
+	// is empty; a run without --jsonl has none.
+	RunID       string    `json:"run_id,omitempty"`
 	Tool        string    `json:"tool"`
 	Version     string    `json:"version"`
 	GitRevision string    `json:"git_revision"`

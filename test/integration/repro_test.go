@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -117,10 +118,15 @@ func TestKilledRankKeepsFinishedCases(t *testing.T) {
 	require.Equal(t, "host", rep.Header.Backend)
 }
 
+// caseLines are the whole case lines of a JSON Lines stream ({"run": ID,
+// "case": ...}); a line being written does not parse yet.
 func caseLines(s string) []string {
 	var out []string
 	for _, l := range strings.Split(s, "\n") {
-		if strings.HasPrefix(l, `{"case":`) && strings.HasSuffix(l, "}") {
+		var line struct {
+			Case json.RawMessage `json:"case"`
+		}
+		if json.Unmarshal([]byte(l), &line) == nil && line.Case != nil {
 			out = append(out, l)
 		}
 	}
