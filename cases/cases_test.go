@@ -244,30 +244,56 @@ func skipReasonFor(t *testing.T, c Case) string {
 }
 
 func TestStressMatrixCoversEveryAxisAndTheSlowPath(t *testing.T) {
-	cs, err := Build(Selection{Stress: true}, 4)
-	require.NoError(t, err)
-	seen := map[string]bool{}
-	slow := map[string]bool{}
-	for i, c := range cs {
-		require.Equal(t, reference.Sum, c.Op)
-		seen[fmt.Sprint(c.Mode.InPlace, "ip")] = true
-		seen[fmt.Sprint(c.Mode.Registered, "reg")] = true
-		seen[fmt.Sprint(c.Mode.Graph, "graph")] = true
-		seen[c.DType.String()] = true
-		if c.Bytes > 64<<10 {
-			// The element-wise path: misaligned, just over 1 MiB.
-			require.Equal(t, int64(1<<20+12), c.Bytes)
-			require.Equal(t, 1, c.Mode.Offset)
-			slow[c.DType.String()] = true
-		}
-		// Cheapest first across the variants: sizes never go down.
-		if i > 0 {
-			require.LessOrEqual(t, cs[i-1].Bytes, c.Bytes, "%s after %s", c.ID(), cs[i-1].ID())
-		}
+	for _, tc := range []struct {
+		name                  string
+		full                  bool
+		axes, slowDTypes, per int
+	}{
+		// 2 sizes x 2 modes x 2 dtypes, and the slow path in bf16.
+		{"default set", false, 8, 1, 9},
+		// 2 sizes x 4 modes x 3 dtypes, and the slow path x 3 dtypes.
+		{"full set", true, 9, 3, 27},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs, err := Build(Selection{Stress: true, StressFull: tc.full}, 4)
+			require.NoError(t, err)
+			seen := map[string]bool{}
+			slow := map[string]bool{}
+			perVariant := map[string]int{}
+			for i, c := range cs {
+				perVariant[c.Variant]++
+				require.Equal(t, reference.Sum, c.Op)
+				seen[fmt.Sprint(c.Mode.InPlace, "ip")] = true
+				seen[fmt.Sprint(c.Mode.Registered, "reg")] = true
+				seen[fmt.Sprint(c.Mode.Graph, "graph")] = true
+				seen[c.DType.String()] = true
+				if c.Bytes > 64<<10 {
+					// The element-wise path: misaligned, just over 1 MiB.
+					require.Equal(t, int64(1<<20+12), c.Bytes)
+					require.Equal(t, 1, c.Mode.Offset)
+					slow[c.DType.String()] = true
+				}
+				// Cheapest first across the variants: sizes never go down.
+				if i > 0 {
+					require.LessOrEqual(t, cs[i-1].Bytes, c.Bytes, "%s after %s", c.ID(), cs[i-1].ID())
+				}
+			}
+			require.Len(t, seen, tc.axes, "both values of each mode axis and the set's dtypes: %v", seen)
+			require.Len(t, slow, tc.slowDTypes, "the slow path: %v", slow)
+			for v, n := range perVariant {
+				require.LessOrEqual(t, n, tc.per, "variant %s", v)
+			}
+		})
 	}
-	require.Len(t, seen, 9, "both values of each mode axis and every dtype: %v", seen)
-	require.Len(t, slow, 3, "the slow path in every dtype: %v", slow)
-	require.LessOrEqual(t, len(cs), 27*len(registry.Variants), "2 sizes x 4 modes x 3 dtypes, and the slow path x 3 dtypes, per variant")
+	// A --dtype given explicitly wins over the default set's.
+	cs, err := Build(Selection{Stress: true, DTypes: []reference.DType{reference.F16}}, 4)
+	require.NoError(t, err)
+	for _, c := range cs {
+		require.Equal(t, reference.F16, c.DType)
+	}
+	require.NotEmpty(t, cs)
+	cs, err = Build(Selection{Stress: true}, 4)
+	require.NoError(t, err)
 	// Every variant's first case is among the first few: a broken one
 	// fails early.
 	first := map[string]int{}
