@@ -106,3 +106,22 @@ plugins-trtllm-syncfix: flashinfer-headers
 	@mkdir -p $(PLUGIN_BIN)
 	$(NVCC) $(subst $(FLASHINFER_INCLUDE),$(SYNCFIX_INCLUDE),$(ADAPTER_FLAGS)) -shared -L$(dir $(NVCC))../lib \
 	  -o $(PLUGIN_BIN)/trtllm_syncfix.so $(PLUGIN_DIR)/adapters/trtllm.cu
+
+# A planted bug for the stress's catch, not a kernel artest ships: vLLM's
+# one-stage allreduce (cross_device_reduce_1stage in the wheel's
+# vllm_custom_all_reduce.cuh) with its end barrier deleted, the question
+# kernel authors ask most ("why the end sync?"). Builds
+# bin/plugins/vllm_noend.so from a copy of the headers with that one line
+# removed; it names its plugin vllm, so load it instead of vllm.so.
+NOEND_INCLUDE := .tools/flashinfer-vllm-noend/include
+.PHONY: plugins-vllm-noend
+plugins-vllm-noend: flashinfer-headers
+	@rm -rf .tools/flashinfer-vllm-noend && mkdir -p .tools/flashinfer-vllm-noend
+	@cp -r $(FLASHINFER_INCLUDE) $(NOEND_INCLUDE)
+	@awk '/cross_device_reduce_1stage\(/ { s = 1 } s == 1 && /multi_gpu_barrier<ngpus, false>\(sg, self_sg, rank\);/ { s = 2; next } { print }' \
+	  $(FLASHINFER_INCLUDE)/flashinfer/comm/vllm_custom_all_reduce.cuh > $(NOEND_INCLUDE)/flashinfer/comm/vllm_custom_all_reduce.cuh
+	@n=$$(diff $(FLASHINFER_INCLUDE)/flashinfer/comm/vllm_custom_all_reduce.cuh $(NOEND_INCLUDE)/flashinfer/comm/vllm_custom_all_reduce.cuh | grep -c '^< '); \
+	  [ "$$n" = 1 ] || { echo "plugins-vllm-noend: the deletion did not apply once ($$n lines removed)" >&2; exit 1; }
+	@mkdir -p $(PLUGIN_BIN)
+	$(NVCC) $(subst $(FLASHINFER_INCLUDE),$(NOEND_INCLUDE),$(ADAPTER_FLAGS)) -shared -L$(dir $(NVCC))../lib \
+	  -o $(PLUGIN_BIN)/vllm_noend.so $(PLUGIN_DIR)/adapters/vllm.cu

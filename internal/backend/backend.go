@@ -127,6 +127,23 @@ type Delayer interface {
 	Delay(d time.Duration) error
 }
 
+// Stamper is a backend that can record, in stream order, when its stream
+// reached a point: stress's witness stamps every call's return on every
+// rank and compares the times across ranks (a rank whose call returned long
+// before a peer's finished did not wait for it). The host backend reads
+// the wall clock in its stream goroutine; cuda launches one thread of
+// artest_stamp (kernels/stamp.cu), which writes the GPU's global timer.
+type Stamper interface {
+	// Stamp writes the stream's clock, in ns, into the 8 bytes at p when
+	// the stream reaches it (little-endian uint64).
+	Stamp(p Ptr) error
+	// ClockOffset is the stream clock minus the host's wall clock (Unix
+	// ns), and how far off that offset may be: stamps of ranks on one host
+	// become comparable by subtracting each rank's offset. Called with the
+	// stream idle.
+	ClockOffset() (offset, uncertainty time.Duration, err error)
+}
+
 // Straggler is a backend that can load its own device beside its stream
 // for a while: stress's straggler schedule uses it to make one rank's
 // blocks read slowly while its peers run at full speed. The host backend

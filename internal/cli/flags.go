@@ -270,7 +270,7 @@ func newFlagSet(o *Options) *flag.FlagSet {
 	fs.IntVar(&o.Iters, "iters", 20, "calls per timed repetition, 0: check only (host backend default: 3)")
 	fs.IntVar(&o.Reps, "reps", 5, "timed repetitions; the median is reported (host backend default: 1)")
 	fs.IntVar(&o.Stress, "stress", 0, "run N back-to-back calls per case, each with its own inputs, checking every one (replaces timing); without --size, the stress matrix: 4100 B and 64 KiB, sum, every dtype, 4 modes")
-	fs.StringVar(&o.StressSet, "stress-set", "default", "stress only, without --size: the stress matrix's cases: default (per variant bf16 and f32, 4100 B and 64 KiB out of place registered and in place staged in a graph, and the misaligned 1 MiB slow path in bf16: 9 cases) or full (every dtype, four modes, the slow path in every dtype: 27 cases)")
+	fs.StringVar(&o.StressSet, "stress-set", "default", "stress only, without --size: the stress matrix's cases: default (per variant, bf16 at 4100 B and 64 KiB in the modes oop-reg-plain, ip-reg-plain, oop-stg-graph and ip-stg-graph, and the misaligned 1 MiB slow path: 9 cases) or full (the same in every dtype: 27 cases)")
 	fs.StringVar(&o.Timeout, "timeout", "60s", "longest wait for one step on the stream before the job is declared hung (exit 3)")
 	// 10 s: generous for first-touch warm-up (a guess until measured on
 	// H200), and below --timeout's 60 s so the kernels give up first and say

@@ -210,6 +210,9 @@ type Case struct {
 	Repro string `json:"repro,omitempty"`
 	// Check says how a stress case's outputs were checked.
 	Check *StressCheck `json:"check,omitempty"`
+	// Witness compares, across ranks, when every stress call returned
+	// (witness.go); nil where the backend cannot stamp its stream.
+	Witness *Witness `json:"witness,omitempty"`
 }
 
 // StressCheck is how a stress case's outputs were checked, per rank: the

@@ -47,6 +47,7 @@ func WriteSummary(w io.Writer, r *Report) error {
 			}
 		}
 	}
+	writeWarnings(bw, r.Cases)
 	fmt.Fprintln(bw, "#")
 	for _, block := range variantBlocks(r.Cases) {
 		t := tally{}
@@ -69,6 +70,31 @@ func WriteSummary(w io.Writer, r *Report) error {
 		return fmt.Errorf("write summary: %w", err)
 	}
 	return nil
+}
+
+// maxSummaryWarnings bounds the warning lines of the summary.
+const maxSummaryWarnings = 10
+
+// writeWarnings lists the cases that passed (or failed) with a warning: the
+// end-barrier witness's lead.
+func writeWarnings(bw *bufio.Writer, cs []Case) {
+	n := 0
+	for i := range cs {
+		c := &cs[i]
+		if c.Witness == nil || c.Witness.Warning == "" {
+			continue
+		}
+		if n == 0 {
+			fmt.Fprintln(bw, "#")
+		}
+		if n++; n > maxSummaryWarnings {
+			continue
+		}
+		fmt.Fprintf(bw, "# WARNING %s %s: %s\n", c.ID, verdictOf(c), c.Witness.Warning)
+	}
+	if n > maxSummaryWarnings {
+		fmt.Fprintf(bw, "# ... and %d more cases with warnings (the JSON report lists them)\n", n-maxSummaryWarnings)
+	}
 }
 
 // tally is one line of counts.

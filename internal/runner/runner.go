@@ -190,6 +190,21 @@ func Run(c comm.Comm, b backend.Backend, w *backend.World, cfg *Config) int {
 	if code := r.bcastCode(exitcode.OK); code != exitcode.OK {
 		return code
 	}
+	if c.Rank() == 0 {
+		// A stress run says what it will do, and every case as it ends,
+		// whether or not --progress was given: it can run for minutes.
+		if cfg.Stress > 0 {
+			r.announceStress()
+		}
+		if cfg.Progress || cfg.Stress > 0 {
+			beat := time.Duration(0)
+			if cfg.Stress > 0 {
+				beat = heartbeat
+			}
+			r.prog = newProgress(cfg.Stderr, len(cfg.Cases), beat)
+			defer r.prog.close()
+		}
+	}
 	code, stopErr := r.loop()
 	if c.Rank() == 0 {
 		r.rep.Summary.ExitCode = code
@@ -220,6 +235,9 @@ type run struct {
 	ovl   backend.Overlapper
 	rep   *report.Report      // rank 0 only
 	jsonl *report.JSONLWriter // rank 0 only, when --jsonl is set
+	// prog prints the progress lines (rank 0, with --progress or
+	// --stress; nil otherwise).
+	prog *progress
 }
 
 // bcastCode makes every rank return rank 0's code.
@@ -261,6 +279,8 @@ type rankResult struct {
 	Launch *caseLaunch `json:"launch,omitempty"`
 	// Check: how a stress case's iterations were checked (check.go).
 	Check *checkStats `json:"check,omitempty"`
+	// Witness: when each stress call returned on this rank (witness.go).
+	Witness *witnessStamps `json:"witness,omitempty"`
 }
 
 // streamCase appends a finished case to the JSON Lines file and prints the
@@ -273,19 +293,25 @@ func (r *run) streamCase(c report.Case, n int) {
 			r.jsonl = nil
 		}
 	}
-	if r.cfg.Progress {
+	if r.prog != nil {
 		line := fmt.Sprintf("# [%d/%d] %s %s %.2fs", n, len(r.cfg.Cases), c.ID, c.Verdict, c.Seconds)
 		if c.Reason != "" && c.Verdict == report.Fail {
-			line += ": " + c.Reason
+			line += ": " + firstLine(c.Reason)
 		}
-		fmt.Fprintln(r.cfg.Stderr, line)
+		if c.Witness != nil && c.Witness.Warning != "" {
+			line += "; WARNING " + c.Witness.Warning
+		}
+		r.prog.finished(n, line, r.cfg.Stress > 0)
 	}
 }
 
 func (r *run) loop() (int, error) {
 	code := exitcode.OK
-	for _, c := range r.cfg.Cases {
+	for i, c := range r.cfg.Cases {
 		start := time.Now()
+		if r.prog != nil {
+			r.prog.begin(i+1, c.ID())
+		}
 		res := r.runCase(c)
 		merged, fatal, err := r.gather(c, res)
 		if err != nil {
@@ -375,6 +401,7 @@ func merge(c cases.Case, rs []rankResult, cfg *Config) report.Case {
 	setChainTimes(&out, rs, cfg)
 	setOverlapTimes(&out, rs, cfg)
 	out.Check = mergeChecks(rs)
+	out.Witness = mergeWitness(rs, cfg.Header.Backend)
 	if len(out.Failures) > 0 {
 		out.Verdict = report.Fail
 		f := out.Failures[0]

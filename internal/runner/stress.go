@@ -60,12 +60,14 @@ func (r *run) stress(s *caseState, res *rankResult) {
 	k := int(min(int64(n), stressMaxBatch, max(1, stressBudget/(2*slot))))
 	m := s.c.Mode
 	var srcAll, outAll, poisonBuf backend.Ptr
+	var wit *witness
 	defer func() {
 		for _, p := range []backend.Ptr{srcAll, outAll, poisonBuf} {
 			if p != 0 {
 				r.b.Free(p)
 			}
 		}
+		wit.free(r.b)
 	}()
 	sched := r.sched
 	setup := func() error {
@@ -93,7 +95,8 @@ func (r *run) stress(s *caseState, res *rankResult) {
 				return fmt.Errorf("prepare the straggler's load: %w", err)
 			}
 		}
-		return nil
+		wit, err = r.newWitness(k)
+		return err
 	}
 	setupErr := setup()
 	if setupErr != nil {
@@ -159,6 +162,13 @@ func (r *run) stress(s *caseState, res *rankResult) {
 				// itself; this is the only other write of it.
 				if err := r.b.Copy(s.in, poisonBuf, s.bytes); err != nil {
 					return fmt.Errorf("poison after return: %w", err)
+				}
+			}
+			if wit != nil {
+				// After the poison: the stamp would delay it, and every
+				// rank's stamp follows the same work.
+				if err := wit.stamp(j); err != nil {
+					return err
 				}
 			}
 		}
@@ -233,6 +243,13 @@ func (r *run) stress(s *caseState, res *rankResult) {
 			return false
 		}
 		trace("batch %d: finished", s0)
+		if wit != nil {
+			if err := wit.collect(r.b, kk); err != nil {
+				fail("error", "%v", err)
+				res.Fatal = fatalText(err)
+				return false
+			}
+		}
 		results := make([]rankResult, kk)
 		oks := make([]bool, kk)
 		if r.devCheck != nil {
@@ -284,6 +301,9 @@ func (r *run) stress(s *caseState, res *rankResult) {
 		if !agreeBatch(fmt.Sprintf("stress iterations %d..%d", s0, s0+kk-1), why) {
 			return
 		}
+	}
+	if wit != nil {
+		res.Witness = &wit.out
 	}
 	if failedIters > 0 {
 		res.Failures = append([]report.RankFailure{{Kind: "mismatch", Wrong: res.Wrong,

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"encoding/binary"
 	"errors"
 	"sync"
 	"time"
@@ -135,3 +136,16 @@ func (b *Backend) Delay(d time.Duration) error {
 		return nil
 	})
 }
+
+// Stamp writes the wall clock (Unix ns) into the 8 bytes at p when the
+// stream reaches it (backend.Stamper).
+func (b *Backend) Stamp(p backend.Ptr) error {
+	return b.enqueue(func() error {
+		return catch(func() {
+			binary.LittleEndian.PutUint64(b.Bytes(p, 8), uint64(time.Now().UnixNano()))
+		})
+	})
+}
+
+// ClockOffset: the host stream's clock is the host's wall clock.
+func (b *Backend) ClockOffset() (time.Duration, time.Duration, error) { return 0, 0, nil }

@@ -1,0 +1,35 @@
+package report
+
+import "fmt"
+
+// Witness is the end-barrier witness of a stress case: every rank stamped
+// the moment each of its calls returned (in stream order, on its device's
+// clock made comparable through the host's), and for every iteration the
+// rank whose call returned first is compared with the rank that finished
+// last. A call that returns while a peer's call still runs did not wait for
+// that peer; with an end barrier every rank returns within a few
+// microseconds of the last. The witness fires on the lead alone, whether or
+// not a value came out wrong: it needs nothing from the kernel.
+type Witness struct {
+	// MaxLeadUS is the largest lead in any iteration: how long before the
+	// last rank's call finished the first rank's returned; Iteration,
+	// First and Last say where.
+	MaxLeadUS float64 `json:"max_lead_us"`
+	Iteration int     `json:"iteration"`
+	First     int     `json:"first_rank"`
+	Last      int     `json:"last_rank"`
+	// ThresholdUS is the lead above which an iteration counts (the base
+	// threshold plus the clock uncertainty of the two ranks), and Over
+	// how many iterations passed it, of Iterations.
+	ThresholdUS float64 `json:"threshold_us"`
+	Over        int     `json:"over"`
+	Iterations  int     `json:"iterations"`
+	// Warning is the named warning when Over > 0, else "".
+	Warning string `json:"warning,omitempty"`
+}
+
+// WitnessWarning is the warning text of w's largest lead.
+func WitnessWarning(w *Witness) string {
+	return fmt.Sprintf("end-barrier witness: rank %d's call returned %.1f us before rank %d's finished (iteration %d; %d of %d iterations led by more than %.1f us)",
+		w.First, w.MaxLeadUS, w.Last, w.Iteration, w.Over, w.Iterations, w.ThresholdUS)
+}

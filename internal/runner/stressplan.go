@@ -1,0 +1,161 @@
+package runner
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/artest/artest/internal/backend"
+)
+
+// Per-iteration wall time of a stress case, for the plan's first estimate
+// (the progress lines then extrapolate from the cases done):
+//   - cuda, one rank per GPU: 166 s for the full set's 213 runnable cases
+//     at --stress 2000 on 2 H200 (2026-11-25), 0.39 ms;
+//   - cuda, ranks sharing a GPU under MPS: 519 s for 81 cases at --stress
+//     10000 at 4 ranks on one H100 (2026-11-25), 0.64 ms;
+//   - host: 8 oneshot cases at --stress 200 in 2 s at 2 ranks on 2 cores
+//     (2026-11-26), 1.2 ms.
+const (
+	stressIterCUDA       = 390 * time.Microsecond
+	stressIterCUDAShared = 640 * time.Microsecond
+	stressIterHost       = 1200 * time.Microsecond
+)
+
+// heartbeat is the longest a stress run stays silent on rank 0's stderr: a
+// case that runs longer gets a line saying it is still running.
+const heartbeat = 10 * time.Second
+
+// stressEstimate is the plan's estimate of a stress run's time.
+func stressEstimate(b backend.Backend, cases, iters int) time.Duration {
+	per := stressIterHost
+	if b.Name() == "cuda" {
+		per = stressIterCUDA
+		if sh, ok := b.(backend.Sharer); ok && sh.RanksPerGPU() > 1 {
+			per = stressIterCUDAShared
+		}
+	}
+	return time.Duration(cases) * time.Duration(iters) * per
+}
+
+// announceStress (rank 0) says before the first case what the stress run
+// will do: its cases and variants, iterations, schedules and checker, and
+// an estimate of its time.
+func (r *run) announceStress() {
+	variants := map[string]bool{}
+	var order []string
+	for _, c := range r.cfg.Cases {
+		if !variants[c.Variant] {
+			variants[c.Variant] = true
+			order = append(order, c.Variant)
+		}
+	}
+	checker := r.cfg.Header.Checker
+	if checker == "" {
+		checker = CheckHost
+	}
+	est := stressEstimate(r.b, len(r.cfg.Cases), r.cfg.Stress)
+	variantWord := "variants"
+	if len(order) == 1 {
+		variantWord = "variant"
+	}
+	fmt.Fprintf(r.cfg.Stderr, "# stress plan: %d cases of %d %s (%s), %d iterations each, schedules %s, checked on the %s; about %s (skipped cases take none)\n",
+		len(r.cfg.Cases), len(order), variantWord, strings.Join(order, ", "), r.cfg.Stress, r.sched.String(), checker, roundDuration(est))
+}
+
+// roundDuration prints d to a precision a person reads.
+func roundDuration(d time.Duration) string {
+	switch {
+	case d >= time.Minute:
+		return d.Round(time.Second).String()
+	case d >= time.Second:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Millisecond).String()
+}
+
+// progress prints rank 0's progress lines: one per finished case, and a
+// heartbeat line while one case runs longer than heartbeat. Its lines
+// share stderr with the runner's, so every write holds mu.
+type progress struct {
+	mu      sync.Mutex
+	w       io.Writer
+	total   int
+	start   time.Time
+	last    time.Time // of the last line written
+	current string    // the running case's ID
+	index   int       // its number, from 1
+	stop    chan struct{}
+	done    chan struct{}
+}
+
+// newProgress starts the heartbeat (when beat > 0) over total cases.
+func newProgress(w io.Writer, total int, beat time.Duration) *progress {
+	now := time.Now()
+	p := &progress{w: w, total: total, start: now, last: now, stop: make(chan struct{}), done: make(chan struct{})}
+	if beat <= 0 {
+		close(p.done)
+		return p
+	}
+	go func() {
+		defer close(p.done)
+		t := time.NewTicker(beat / 4)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.stop:
+				return
+			case now := <-t.C:
+				p.mu.Lock()
+				if p.current != "" && now.Sub(p.last) >= beat {
+					fmt.Fprintf(p.w, "# [%d/%d] %s still running, %s elapsed\n", p.index, p.total, p.current, roundDuration(now.Sub(p.start)))
+					p.last = now
+				}
+				p.mu.Unlock()
+			}
+		}
+	}()
+	return p
+}
+
+// begin notes that case id, the n-th, starts.
+func (p *progress) begin(n int, id string) {
+	p.mu.Lock()
+	p.index, p.current = n, id
+	p.mu.Unlock()
+}
+
+// finished prints the line of the n-th case, with the time so far and, for
+// stress runs, the time the cases left should take at the rate so far.
+func (p *progress) finished(n int, line string, eta bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	elapsed := now.Sub(p.start)
+	if eta && n < p.total {
+		left := time.Duration(float64(elapsed) / float64(n) * float64(p.total-n))
+		line += fmt.Sprintf(" (%s elapsed, about %s left)", roundDuration(elapsed), roundDuration(left))
+	} else if eta {
+		line += fmt.Sprintf(" (%s elapsed)", roundDuration(elapsed))
+	}
+	fmt.Fprintln(p.w, line)
+	p.last, p.current = now, ""
+}
+
+// close stops the heartbeat.
+func (p *progress) close() {
+	select {
+	case <-p.stop:
+	default:
+		close(p.stop)
+	}
+	<-p.done
+}
+
+// firstLine is s up to its first line break.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
