@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Summarises artest stress reports (--json) for catch rates: one line per
 report and variant with the cases that failed, the stress iterations found
-wrong (per case, the most any one rank found), and the wall time from the
-job's first case to the end of its first failing case.
+wrong (per case, the most any one rank found), the wall time from the
+job's first case to the end of its first failing case, and the end-barrier
+witness: the cases it warned in and the largest lead it saw.
 
     ci/catch-summary.py REPORT.json ...
 """
@@ -24,7 +25,11 @@ def summarise(path):
         elapsed += c.get("seconds", 0.0)
         if c.get("verdict") == "skipped":
             continue
-        v = per.setdefault(c["variant"], {"cases": 0, "failed": 0, "wrong": 0, "iters": 0, "sizes": {}})
+        v = per.setdefault(c["variant"], {"cases": 0, "failed": 0, "wrong": 0, "iters": 0, "sizes": {}, "warned": 0, "lead": 0.0})
+        w = c.get("witness") or {}
+        if w.get("warning"):
+            v["warned"] += 1
+        v["lead"] = max(v["lead"], w.get("max_lead_us", 0.0))
         v["cases"] += 1
         n = c.get("stress", 0)
         v["iters"] += n
@@ -45,9 +50,9 @@ def summarise(path):
     name = path.rsplit("/", 1)[-1]
     for var, v in per.items():
         sizes = " ".join("%s:%d/%d" % (k, w, n) for k, (w, n) in sorted(v["sizes"].items()) if w)
-        print("%-44s %-16s sched=%-38s failed %3d/%-3d cases, wrong iters %6d/%-7d first fail %s %s" % (
+        print("%-44s %-16s sched=%-38s failed %3d/%-3d cases, wrong iters %6d/%-7d first fail %s, witness %d/%d cases (max lead %.1f us) %s" % (
             name, var, sched, v["failed"], v["cases"], v["wrong"], v["iters"],
-            "%.0fs" % first_fail if first_fail is not None else "-", sizes))
+            "%.0fs" % first_fail if first_fail is not None else "-", v["warned"], v["cases"], v["lead"], sizes))
 
 
 for p in sys.argv[1:]:

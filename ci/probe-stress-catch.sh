@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# One GPU visit for the stress's default set and its catch of planted
+# barrier bugs, kernels without fault hooks, in the settings the stress must
+# hold in: one rank per GPU, and 2 and 4 ranks on one GPU under a private
+# MPS daemon (artest mps --). Per setting:
+#   default   plain `mpirun -np N artest --stress $STRESS` (every built-in
+#             variant, the default set): its plan line, progress and time;
+#   bugs      RUNS plain runs of `--stress $STRESS --variant V` against each
+#             planted bug: (a) oneshot without its end barrier (ci/mutant.sh),
+#             (b) the example plugin's no-end-barrier bug, (c) vLLM's
+#             one-stage kernel without its end barrier (make
+#             plugins-vllm-noend, built beforehand and carried in bin/), (d)
+#             twoshot without its mid barrier (ci/mutant.sh);
+#   clean     the same variants without the bugs, once: no failure, and the
+#             witness's largest lead on a correct kernel.
+# Reports and logs land in OUTDIR/SETTING/; OUTDIR/summary.txt gets the
+# times and ci/catch-summary.py's table.
+#
+#   ci/probe-stress-catch.sh OUTDIR SETTING...   SETTING: gpus | mps2 | mps4
+#
+# Environment: STRESS (default 2000), RUNS (default 5), BUGS (default
+# "a b c d"), SKIP_DEFAULT=1 to leave out the default-set run, SKIP_CLEAN=1,
+# SKIP_BUILD=1 when the kernels, mutants and example plugin are built.
+# Safety: NCCL_NVLS_ENABLE=0; no step passes --allow-multicast.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${1:?usage: ci/probe-stress-catch.sh OUTDIR SETTING...}
+shift
+stress=${STRESS:-2000}
+runs=${RUNS:-5}
+bugs=${BUGS:-a b c d}
+bin=$PWD/bin/artest
+mkdir -p "$out"
+summary=$out/summary.txt
+
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_hwloc_base_binding_policy=none CUDA_MODULE_LOADING=EAGER
+for p in /opt/torch/.venv/lib/python3*/site-packages/nvidia/nccl/lib/libnccl.so.2; do
+	[[ -e $p ]] && export ARTEST_NCCL=$p && break
+done
+
+if [[ -z ${SKIP_BUILD:-} ]]; then
+	t0=$SECONDS
+	{
+		make kernels >/dev/null &&
+			ci/mutant.sh oneshot-no-end-barrier bin/mutants/oneshot-no-end-barrier.fatbin &&
+			ci/mutant.sh twoshot-no-mid-barrier bin/mutants/twoshot-no-mid-barrier.fatbin &&
+			make plugins-cuda >/dev/null
+	} >"$out/build.log" 2>&1 || {
+		echo "build failed" | tee -a "$summary"
+		tail -20 "$out/build.log"
+		exit 1
+	}
+	echo "build: $((SECONDS - t0)) s" | tee -a "$summary"
+fi
+
+# bug LETTER: the flags of that planted bug (and, after --, its clean twin's).
+bug_flags() {
+	case $1 in
+	a) echo "--variant oneshot --fatbin bin/mutants/oneshot-no-end-barrier.fatbin -- --variant oneshot" ;;
+	b) echo "--variant example:oneshot --plugin bin/plugins/cuda_oneshot.so -- --variant example:oneshot --plugin bin/plugins/cuda_oneshot.so" ;;
+	c) echo "--variant vllm:custom --plugin bin/plugins/vllm_noend.so -- --variant vllm:custom --plugin bin/plugins/vllm.so" ;;
+	d) echo "--variant twoshot --fatbin bin/mutants/twoshot-no-mid-barrier.fatbin -- --variant twoshot" ;;
+	esac
+}
+
+for setting in "$@"; do
+	d=$out/$setting
+	mkdir -p "$d"
+	case $setting in
+	gpus)
+		np=$(nvidia-smi -L | wc -l)
+		pre=()
+		share=()
+		;;
+	mps2 | mps4)
+		np=${setting#mps}
+		export CUDA_VISIBLE_DEVICES=0
+		pre=("$bin" mps --)
+		share=(--share-gpus)
+		;;
+	*)
+		echo "unknown setting $setting" >&2
+		exit 2
+		;;
+	esac
+	job() { # NAME ENV-OR-- FLAGS...: one mpirun, its log and report
+		local name=$1 env=$2
+		shift 2
+		local x=()
+		[[ $env != - ]] && x=(-x "$env")
+		local t0=$SECONDS
+		timeout --kill-after=10 300 "${pre[@]}" mpirun -np "$np" "${x[@]}" "$bin" "${share[@]}" --stress "$stress" \
+			--json "$d/$name.json" "$@" >"$d/$name.log" 2>&1
+		local rc=$?
+		printf '%-6s %-28s exit %3d %4d s\n' "$setting" "$name" "$rc" $((SECONDS - t0)) | tee -a "$summary"
+	}
+	if [[ -z ${SKIP_DEFAULT:-} ]]; then
+		job default -
+		grep -m1 '# stress plan' "$d/default.log" | tee -a "$summary"
+	fi
+	for b in $bugs; do
+		read -r -a f <<<"$(bug_flags "$b")"
+		bugf=() cleanf=() seen=
+		for w in "${f[@]}"; do
+			if [[ $w == -- ]]; then seen=1; elif [[ -n $seen ]]; then cleanf+=("$w"); else bugf+=("$w"); fi
+		done
+		env=-
+		[[ $b == b ]] && env=ARTEST_EXAMPLE_BUG=no-end-barrier
+		for r in $(seq 1 "$runs"); do
+			job "bug-$b-run$r" "$env" "${bugf[@]}" --seed "$r"
+		done
+		[[ -z ${SKIP_CLEAN:-} ]] && job "clean-$b" - "${cleanf[@]}"
+	done
+	unset CUDA_VISIBLE_DEVICES
+done
+python3 ci/catch-summary.py "$out"/*/*.json | tee -a "$summary"
