@@ -113,6 +113,16 @@ type Config struct {
 	// timeout before aborting the job itself, leaving rank 0 the chance to
 	// write the reports and the diagnosis first.
 	AbortGrace time.Duration
+
+	// createJSONL opens the JSON Lines stream; nil is report.CreateJSONL.
+	// Tests put a stream whose writes fail in its place.
+	createJSONL func(path string, h *report.Header) (caseStream, error)
+}
+
+// caseStream is where rank 0 streams finished cases (--jsonl).
+type caseStream interface {
+	Append(report.Case) error
+	Close(report.Summary) error
 }
 
 // Guard bytes before and after every output region; the pattern is one no
@@ -178,7 +188,11 @@ func Run(c comm.Comm, b backend.Backend, w *backend.World, cfg *Config) int {
 	cfg.Header.OverlapNote = note
 	r.rep = &report.Report{Header: cfg.Header}
 	if c.Rank() == 0 && cfg.JSONLPath != "" {
-		jl, err := report.CreateJSONL(cfg.JSONLPath, &r.rep.Header)
+		create := cfg.createJSONL
+		if create == nil {
+			create = func(path string, h *report.Header) (caseStream, error) { return report.CreateJSONL(path, h) }
+		}
+		jl, err := create(cfg.JSONLPath, &r.rep.Header)
 		if err != nil {
 			// Every rank must learn this, or the others would start
 			// cases rank 0 never joins.
@@ -218,8 +232,11 @@ type run struct {
 	// ovl runs bench --overlap's compute load (nil: none, or the backend
 	// cannot; overlap.go).
 	ovl   backend.Overlapper
-	rep   *report.Report      // rank 0 only
-	jsonl *report.JSONLWriter // rank 0 only, when --jsonl is set
+	rep   *report.Report // rank 0 only
+	jsonl caseStream     // rank 0 only, when --jsonl is set
+	// jsonlErr is the write error that stopped the JSON Lines stream: the
+	// file lacks the later cases, so the run exits 4 (rank 0 only).
+	jsonlErr error
 }
 
 // bcastCode makes every rank return rank 0's code.
@@ -265,12 +282,13 @@ type rankResult struct {
 
 // streamCase appends a finished case to the JSON Lines file and prints the
 // progress line (rank 0). A JSON Lines write error is reported once and
-// stops the streaming, not the run: the final reports still get written.
+// stops the streaming, not the run: the cases still run and the final
+// reports still get written, and the run exits 4 (writeReports).
 func (r *run) streamCase(c report.Case, n int) {
 	if r.jsonl != nil {
 		if err := r.jsonl.Append(c); err != nil {
 			fmt.Fprintf(r.cfg.Stderr, "artest: %v (JSON Lines streaming stopped)\n", err)
-			r.jsonl = nil
+			r.jsonl, r.jsonlErr = nil, err
 		}
 	}
 	if r.cfg.Progress {
@@ -404,12 +422,19 @@ func ranksFailing(fs []report.RankFailure) int {
 // and JUnit files, in that
 // order: a failure of an earlier step turns an exit code of 0 into 4 before
 // the later files record it, so the reports say the code the process exits
-// with.
+// with. A JSON Lines stream that stopped on a write error during the run
+// counts as such a failure (its error was printed then).
 func (r *run) writeReports() error {
 	rep := r.rep
 	attachNCCL(rep.Cases)
 	rep.Tally()
 	var firstErr error
+	if r.jsonlErr != nil {
+		firstErr = r.jsonlErr
+		if rep.Summary.ExitCode == exitcode.OK {
+			rep.Summary.ExitCode = exitcode.Env
+		}
+	}
 	note := func(err error) {
 		if err != nil {
 			fmt.Fprintf(r.cfg.Stderr, "artest: %v\n", err)
