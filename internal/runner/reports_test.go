@@ -104,3 +104,72 @@ func TestJSONLWriteErrorExitsFour(t *testing.T) {
 	require.Equal(t, 4, rep.Summary.ExitCode)
 	require.Contains(t, res.stdout, "# exit code 4")
 }
+
+// onWrite calls fn once, at the first write that contains want.
+type onWrite struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	want string
+	fn   func()
+}
+
+func (w *onWrite) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if w.fn != nil && bytes.Contains(p, []byte(w.want)) {
+		w.fn()
+		w.fn = nil
+	}
+	return len(p), nil
+}
+
+func (w *onWrite) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// A signal mid-run ends it at once with the reports of the cases that
+// finished, marked interrupted, one line on stderr, and exit 143 for
+// SIGTERM; the loop records no case after it.
+func TestSignalEndsTheRunWithTheFinishedCases(t *testing.T) {
+	ids := []string{"oneshot/f32/sum/256KiB/oop-reg-plain/np1", "oneshot/f32/sum/256KiB/ip-reg-plain/np1", "oneshot/f32/sum/256KiB/oop-stg-plain/np1"}
+	dir := t.TempDir()
+	js, jl := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.jsonl")
+	sigs := make(chan os.Signal, 1)
+	stderr := &onWrite{want: "# [1/3]", fn: func() { sigs <- syscall.SIGTERM }}
+	var mu sync.Mutex
+	var exits []int
+	res := runWorld(t, 1, ids, func(rank int, c *Config) {
+		c.Iters, c.Reps = 200, 3 // long enough cases that the signal lands mid-run
+		c.Progress, c.Stderr, c.Signals = true, stderr, sigs
+		c.JSONPath, c.JSONLPath = js, jl
+		c.exit = func(code int) {
+			mu.Lock()
+			exits = append(exits, code)
+			mu.Unlock()
+		}
+	})
+	require.Equal(t, []int{143}, exits, stderr.String())
+	require.Equal(t, []int{143}, res.codes)
+	f, err := os.Open(js)
+	require.NoError(t, err)
+	defer f.Close()
+	rep, err := report.ReadJSON(f)
+	require.NoError(t, err)
+	n := len(rep.Cases)
+	require.True(t, n >= 1 && n < 3, "%d cases", n)
+	require.Equal(t, "SIGTERM", rep.Summary.Interrupted)
+	require.Equal(t, 143, rep.Summary.ExitCode)
+	require.Equal(t, fmt.Sprintf("interrupted by SIGTERM after %d of 3 cases", n), rep.Summary.Error)
+	require.Contains(t, stderr.String(), fmt.Sprintf("artest: interrupted by SIGTERM after %d of 3 cases; reports hold the finished cases\n", n))
+	g, err := os.Open(jl)
+	require.NoError(t, err)
+	defer g.Close()
+	st, complete, err := report.ReadJSONL(g)
+	require.NoError(t, err)
+	require.True(t, complete)
+	require.Len(t, st.Cases, n)
+	require.Equal(t, "SIGTERM", st.Summary.Interrupted)
+}

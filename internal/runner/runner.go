@@ -14,6 +14,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/artest/artest/cases"
@@ -114,9 +115,19 @@ type Config struct {
 	// write the reports and the diagnosis first.
 	AbortGrace time.Duration
 
+	// Signals, when set, ends the run on the first signal that arrives on
+	// it (the CLI's signal.Notify of SIGINT and SIGTERM), whatever the
+	// cases are doing: rank 0 writes the reports of the finished cases,
+	// marked interrupted, and says so on stderr; every rank exits 128 plus
+	// the signal's number (interrupt.go).
+	Signals <-chan os.Signal
+
 	// createJSONL opens the JSON Lines stream; nil is report.CreateJSONL.
 	// Tests put a stream whose writes fail in its place.
 	createJSONL func(path string, h *report.Header) (caseStream, error)
+	// exit ends the process after a signal; nil is os.Exit. Tests put one
+	// that returns in its place (interrupt.go).
+	exit func(code int)
 }
 
 // caseStream is where rank 0 streams finished cases (--jsonl).
@@ -204,15 +215,27 @@ func Run(c comm.Comm, b backend.Backend, w *backend.World, cfg *Config) int {
 	if code := r.bcastCode(exitcode.OK); code != exitcode.OK {
 		return code
 	}
+	if cfg.Signals != nil {
+		done := make(chan struct{})
+		defer close(done)
+		go r.watchSignals(cfg.Signals, done)
+	}
 	code, stopErr := r.loop()
 	if c.Rank() == 0 {
-		r.rep.Summary.ExitCode = code
-		if stopErr != nil {
-			r.rep.Summary.Error = stopErr.Error()
+		r.mu.Lock()
+		if r.interrupted {
+			code = r.rep.Summary.ExitCode
+		} else {
+			r.rep.Summary.ExitCode = code
+			if stopErr != nil {
+				r.rep.Summary.Error = stopErr.Error()
+			}
+			if err := r.writeReports(); err != nil && code == exitcode.OK {
+				code = exitcode.Env
+			}
+			r.reported = true
 		}
-		if err := r.writeReports(); err != nil && code == exitcode.OK {
-			code = exitcode.Env
-		}
+		r.mu.Unlock()
 	}
 	buf := []byte{byte(code)}
 	if err := c.Bcast(buf, 0); err != nil {
@@ -231,12 +254,19 @@ type run struct {
 	devCheck backend.DeviceChecker
 	// ovl runs bench --overlap's compute load (nil: none, or the backend
 	// cannot; overlap.go).
-	ovl   backend.Overlapper
+	ovl backend.Overlapper
+	// mu guards rep, jsonl, jsonlErr, reported and interrupted between
+	// the loop and the signal watcher (interrupt.go).
+	mu    sync.Mutex
 	rep   *report.Report // rank 0 only
 	jsonl caseStream     // rank 0 only, when --jsonl is set
 	// jsonlErr is the write error that stopped the JSON Lines stream: the
 	// file lacks the later cases, so the run exits 4 (rank 0 only).
 	jsonlErr error
+	// reported: the run's final reports (or a hang's) are written; a
+	// signal after them changes nothing. interrupted: a signal's reports
+	// are written; the loop records no further case.
+	reported, interrupted bool
 }
 
 // bcastCode makes every rank return rank 0's code.
@@ -317,8 +347,18 @@ func (r *run) loop() (int, error) {
 					merged.Repro = r.cfg.OnFail(merged)
 				}
 			}
-			r.rep.Cases = append(r.rep.Cases, merged)
-			r.streamCase(merged, len(r.rep.Cases))
+			r.mu.Lock()
+			stop := r.interrupted
+			if !stop {
+				r.rep.Cases = append(r.rep.Cases, merged)
+				r.streamCase(merged, len(r.rep.Cases))
+			}
+			r.mu.Unlock()
+			if stop {
+				// Only where exit returns (tests): the process is gone
+				// otherwise.
+				return code, nil
+			}
 		}
 		if fatal != "" {
 			return exitcode.Wrong, fmt.Errorf("run stopped after %s: %s", c.ID(), fatal)
@@ -572,11 +612,16 @@ func (r *run) hang(c cases.Case, what string, blocks int, gaveUp bool) {
 		if r.cfg.OnFail != nil {
 			hung.Repro = r.cfg.OnFail(hung)
 		}
-		r.rep.Cases = append(r.rep.Cases, hung)
-		r.streamCase(hung, len(r.rep.Cases))
-		r.rep.Summary.ExitCode = exitcode.Hang
-		r.rep.Summary.Error = msg
-		_ = r.writeReports()
+		r.mu.Lock()
+		if !r.interrupted {
+			r.rep.Cases = append(r.rep.Cases, hung)
+			r.streamCase(hung, len(r.rep.Cases))
+			r.rep.Summary.ExitCode = exitcode.Hang
+			r.rep.Summary.Error = msg
+			_ = r.writeReports()
+			r.reported = true
+		}
+		r.mu.Unlock()
 	}
 	if f, ok := r.cfg.Stdout.(*os.File); ok {
 		_ = f.Sync()
