@@ -54,6 +54,19 @@ func (r *run) stress(s *caseState, res *rankResult) {
 		}
 		return reason == ""
 	}
+	// agreeStart: every rank takes part before every batch, failures
+	// included, so the collectives stay matched; false stops the case.
+	agreeStart := func(what, why string) bool {
+		reason, err := comm.AgreeReason(r.c, why)
+		if err != nil {
+			res.Fatal = fmt.Sprintf("agree before %s: %v", what, err)
+			return false
+		}
+		if reason != "" && why == "" {
+			fail("error", "stopped with the other ranks before %s: %s", what, reason)
+		}
+		return reason == ""
+	}
 	trace := stressTracer(r)
 	n := r.cfg.Stress
 	slot := s.region
@@ -194,17 +207,26 @@ func (r *run) stress(s *caseState, res *rankResult) {
 			copy(outImg[int64(j)*slot:], poison)
 		})
 		trace("batch %d: inputs made", s0)
-		if err := r.b.Upload(srcAll, srcImg); err != nil {
-			fail("error", "upload stress inputs: %v", err)
-			return false
-		}
-		if outAll != 0 {
-			if err := r.b.Upload(outAll, outImg); err != nil {
-				fail("error", "poison stress outputs: %v", err)
-				return false
+		upErr := r.b.Upload(srcAll, srcImg)
+		if upErr != nil {
+			upErr = fmt.Errorf("upload stress inputs: %w", upErr)
+		} else if outAll != 0 {
+			if upErr = r.b.Upload(outAll, outImg); upErr != nil {
+				upErr = fmt.Errorf("poison stress outputs: %w", upErr)
 			}
 		}
+		if upErr != nil {
+			fail("error", "%v", upErr)
+		}
 		trace("batch %d: uploaded", s0)
+		// Every rank launches the batch together. A rank still making
+		// its inputs (or checking its last batch) would otherwise hold
+		// its peers' first calls at the start barrier for as long, and
+		// the watchdog, which measures the stream's progress, would take
+		// that host work for a hang.
+		if !agreeStart(fmt.Sprintf("stress iterations %d..%d", s0, s0+kk-1), errText(upErr)) {
+			return false
+		}
 		var err error
 		if m.Graph {
 			g := graphs[kk]
