@@ -18,6 +18,13 @@ import (
 // one; the rest are counted.
 const maxStressFailures = 4
 
+// progressEvery is how many iterations of a batch go between two progress
+// marks on a backend that needs them (backend.ProgressMarker): the
+// watchdog's --timeout then bounds the wait for that many iterations, not
+// for a whole batch of up to stressMaxBatch. A mark per iteration would
+// add an event record to every call's launch.
+const progressEvery = 16
+
 // stress runs cfg.Stress calls back to back with no host synchronisation
 // between them, each with its own inputs (iteration i uses generator
 // iteration i) written into the same registered buffer, as a serving loop
@@ -133,9 +140,12 @@ func (r *run) stress(s *caseState, res *rankResult) {
 		}
 	}
 	id := s.c.ID()
-	// batch enqueues iterations s0..s0+kk-1. Graph modes capture it once
-	// per batch size, so their replays repeat the first batch's plan.
-	batch := func(s0, kk int) error {
+	marker, _ := r.b.(backend.ProgressMarker)
+	// batch enqueues iterations s0..s0+kk-1, with a progress mark after
+	// every progressEvery of them when mark is set (not in a capture).
+	// Graph modes capture it once per batch size, so their replays repeat
+	// the first batch's plan.
+	batch := func(s0, kk int, mark bool) error {
 		loaded := false
 		for j := 0; j < kk; j++ {
 			st := sched.plan(r.cfg.Seed, id, s0+j, r.w.Size)
@@ -172,6 +182,11 @@ func (r *run) stress(s *caseState, res *rankResult) {
 				// itself; this is the only other write of it.
 				if err := r.b.Copy(s.in, poisonBuf, s.bytes); err != nil {
 					return fmt.Errorf("poison after return: %w", err)
+				}
+			}
+			if mark && marker != nil && (j+1)%progressEvery == 0 {
+				if err := marker.MarkProgress(); err != nil {
+					return err
 				}
 			}
 		}
@@ -231,7 +246,7 @@ func (r *run) stress(s *caseState, res *rankResult) {
 		if m.Graph {
 			g := graphs[kk]
 			if g == nil {
-				if g, err = r.b.Capture(func() error { return batch(s0, kk) }); err != nil {
+				if g, err = r.b.Capture(func() error { return batch(s0, kk, false) }); err != nil {
 					fail("error", "capture %d stress calls: %v", kk, err)
 					return false
 				}
@@ -240,8 +255,12 @@ func (r *run) stress(s *caseState, res *rankResult) {
 			}
 			err = g.Launch()
 			s.calls += uint32(kk)
+			if err == nil && marker != nil {
+				// A replay is one step of the stream.
+				err = marker.MarkProgress()
+			}
 		} else {
-			err = batch(s0, kk)
+			err = batch(s0, kk, true)
 		}
 		if err != nil {
 			fail("error", "stress iteration %d: %v", s0, err)
