@@ -97,6 +97,19 @@ type Waiter interface {
 	Waiting() string
 }
 
+// ProgressMarker is a backend whose Sync sees its stream's progress only at
+// points marked in it (cuda: an event recorded there). Sync times out when
+// no step finished within its timeout; with marks, passing a mark counts
+// as a step, so a long queue of quick calls (a stress batch) is no hang.
+// The host backend sees every operation of its stream finish and needs no
+// marks.
+type ProgressMarker interface {
+	// MarkProgress marks the end of the work enqueued so far; the next
+	// Sync counts its completion as progress and forgets the mark. Not
+	// inside a capture.
+	MarkProgress() error
+}
+
 // Reregisterer is a backend that can give a rank a new registered input
 // buffer: the reregister hang scenario (--inject reregister:rank=R).
 type Reregisterer interface {
@@ -293,8 +306,9 @@ type Backend interface {
 	// Capture records the stream work fn enqueues into a graph instead of
 	// running it.
 	Capture(fn func() error) (Graph, error)
-	// Sync waits until the stream is idle; ErrTimeout if it is not within
-	// timeout. Errors of the work itself come back here.
+	// Sync waits until the stream is idle; ErrTimeout if no step of it
+	// finished within timeout (an operation on host, a marked point on
+	// cuda: ProgressMarker). Errors of the work itself come back here.
 	Sync(timeout time.Duration) error
 
 	// ReadSignal copies rank r's SignalBlock, even while a launch hangs.

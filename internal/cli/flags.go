@@ -489,6 +489,9 @@ usage: mpirun -np N artest [flags]
 	fmt.Fprint(w, `
 exit codes: 0 all passed (or skipped with a reason), 1 a case failed,
             2 usage or configuration error, 3 hang (watchdog), 4 environment
+            (or a report not written whole), 130 SIGINT, 143 SIGTERM (the
+            reports hold the cases that finished; under Open MPI's mpirun the
+            ranks get SIGTERM and mpirun itself exits 1)
 `)
 }
 

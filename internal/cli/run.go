@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"syscall"
 
 	"github.com/artest/artest/cases"
 	"github.com/artest/artest/internal/backend"
@@ -41,6 +43,11 @@ type Env struct {
 	// has none. It returns an error wrapping backend.ErrNoDevice when the
 	// machine has no driver or GPU.
 	OpenCUDA func(o *Options, c comm.Comm) (backend.Backend, error)
+	// HandleSignals: a test run ends on SIGINT or SIGTERM with its reports
+	// written and exit code 130 or 143 (runner.Config.Signals). Run sets
+	// it; tests that drive Main in process leave it off, since a signal
+	// there is the test binary's.
+	HandleSignals bool
 }
 
 // mpsWord is the subcommand that runs a job under its own MPS daemon.
@@ -68,7 +75,7 @@ func Run(stdout, stderr io.Writer, args []string) int {
 	}
 	code := Main(Env{
 		Comm: w, Args: args, Stdout: stdout, Stderr: stderr,
-		MPIVersion: mpi.Version(), OpenCUDA: openCUDA,
+		MPIVersion: mpi.Version(), OpenCUDA: openCUDA, HandleSignals: true,
 	})
 	if err := w.Finalize(); err != nil && code == exitcode.OK {
 		fmt.Fprintf(stderr, "artest: %v\n", err)
@@ -187,6 +194,14 @@ func Main(e Env) int {
 	defer o.teardownPlugins()
 	if o.Tune.On {
 		return runTune(e, o, c, be, w, cfg)
+	}
+	if e.HandleSignals {
+		// From here on SIGINT and SIGTERM end the run with the reports
+		// of the finished cases; before, they kill the process as usual.
+		sigs := make(chan os.Signal, 1)
+		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+		defer signal.Stop(sigs)
+		cfg.Signals = sigs
 	}
 	return runner.Run(c, be, w, cfg)
 }

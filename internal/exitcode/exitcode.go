@@ -12,7 +12,13 @@ const (
 	Wrong = 1 // a case failed: wrong result, guard bytes, trace word, kernel error
 	Usage = 2 // bad flags, bad selection, ranks started with different flags
 	Hang  = 3 // the watchdog fired: a rank waited longer than --timeout
-	Env   = 4 // the environment cannot run the job: no GPU, no space, a library missing
+	Env   = 4 // the environment cannot run the job: no GPU, no space, a library missing, a report not written whole
+
+	// A signal ended the run (the reports hold the cases that finished):
+	// 128 plus the signal's number, as a shell reports a process killed by
+	// it.
+	Interrupted = 130 // SIGINT (Ctrl-C)
+	Terminated  = 143 // SIGTERM (a CI timeout, mpirun passing on a signal)
 )
 
 // Error carries an exit code with its cause.

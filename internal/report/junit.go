@@ -80,7 +80,9 @@ const runSuiteName = "artest.run"
 // properties of the first suite. Timed cases carry their numbers in
 // <system-out>. When r.Summary.Error says the run stopped early, a suite
 // "artest.run" with one failing testcase "run" carries it, so a CI system
-// that only reads this file still sees the run failed.
+// that only reads this file still sees the run failed; its failure's type
+// is "interrupted" when a signal ended the run (r.Summary.Interrupted),
+// "run" otherwise.
 func WriteJUnit(w io.Writer, r *Report) error {
 	doc := junitTestsuites{Name: r.Header.Tool}
 	if doc.Name == "" {
@@ -92,16 +94,23 @@ func WriteJUnit(w io.Writer, r *Report) error {
 		total += seconds
 		doc.Suites = append(doc.Suites, suite)
 	}
-	if r.Summary.Error != "" {
+	if r.Summary.Error != "" || r.Summary.Interrupted != "" {
+		why, kind := r.Summary.Error, "run"
+		if r.Summary.Interrupted != "" {
+			kind = "interrupted"
+			if why == "" {
+				why = "interrupted by " + r.Summary.Interrupted
+			}
+		}
 		doc.Suites = append(doc.Suites, junitTestsuite{
 			Name: runSuiteName, Tests: 1, Failures: 1, Time: junitSeconds(0),
 			Timestamp: junitTimestamp(&r.Header), Hostname: firstHost(&r.Header),
 			Cases: []junitTestcase{{
 				Classname: runSuiteName, Name: "run", Time: junitSeconds(0),
 				Failure: &junitFailure{
-					Message: "run stopped early: " + firstLine(r.Summary.Error),
-					Type:    "run",
-					Details: xmlSafe(fmt.Sprintf("%s\nexit code %d\n", r.Summary.Error, r.Summary.ExitCode)),
+					Message: "run stopped early: " + firstLine(why),
+					Type:    kind,
+					Details: xmlSafe(fmt.Sprintf("%s\nexit code %d\n", why, r.Summary.ExitCode)),
 				},
 			}},
 		})

@@ -176,8 +176,28 @@ func TestWriteJUnitRunError(t *testing.T) {
 	require.Equal(t, runSuiteName, last.Name)
 	require.Equal(t, 1, last.Failures)
 	require.Equal(t, "run stopped early: watchdog: rank 2 stuck in the end barrier", last.Cases[0].Failure.Message)
+	require.Equal(t, "run", last.Cases[0].Failure.Type)
 	require.Contains(t, last.Cases[0].Failure.Text, "exit code 3")
 	require.Equal(t, 3, doc.Failures, "the run failure counts in the total")
+}
+
+// A run a signal ended shows as the run suite's failure of type
+// "interrupted", so CI tells it from a failing case and from a hang.
+func TestWriteJUnitInterrupted(t *testing.T) {
+	r := fixtureReport()
+	r.Summary.Interrupted = "SIGTERM"
+	r.Summary.Error = "interrupted by SIGTERM after 2 of 9 cases"
+	r.Summary.ExitCode = 143
+	doc := parseJUnit(t, r)
+	last := doc.Suites[len(doc.Suites)-1]
+	require.Equal(t, runSuiteName, last.Name)
+	require.Equal(t, "interrupted", last.Cases[0].Failure.Type)
+	require.Equal(t, "run stopped early: interrupted by SIGTERM after 2 of 9 cases", last.Cases[0].Failure.Message)
+	require.Contains(t, last.Cases[0].Failure.Text, "exit code 143")
+
+	r.Summary.Error = ""
+	last = parseJUnit(t, r).Suites[len(doc.Suites)-1]
+	require.Equal(t, "run stopped early: interrupted by SIGTERM", last.Cases[0].Failure.Message)
 }
 
 func TestWriteJUnitEmptyReport(t *testing.T) {

@@ -241,6 +241,9 @@ type Summary struct {
 	ExitCode int `json:"exit_code"`
 	// Error is set when the run stopped before finishing its cases.
 	Error string `json:"error,omitempty"`
+	// Interrupted is the signal that ended the run ("SIGINT", "SIGTERM");
+	// the report then holds the cases that finished before it.
+	Interrupted string `json:"interrupted,omitempty"`
 }
 
 // Report is the whole run.

@@ -14,6 +14,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/artest/artest/cases"
@@ -113,6 +114,26 @@ type Config struct {
 	// timeout before aborting the job itself, leaving rank 0 the chance to
 	// write the reports and the diagnosis first.
 	AbortGrace time.Duration
+
+	// Signals, when set, ends the run on the first signal that arrives on
+	// it (the CLI's signal.Notify of SIGINT and SIGTERM), whatever the
+	// cases are doing: rank 0 writes the reports of the finished cases,
+	// marked interrupted, and says so on stderr; every rank exits 128 plus
+	// the signal's number (interrupt.go).
+	Signals <-chan os.Signal
+
+	// createJSONL opens the JSON Lines stream; nil is report.CreateJSONL.
+	// Tests put a stream whose writes fail in its place.
+	createJSONL func(path string, h *report.Header) (caseStream, error)
+	// exit ends the process after a signal; nil is os.Exit. Tests put one
+	// that returns in its place (interrupt.go).
+	exit func(code int)
+}
+
+// caseStream is where rank 0 streams finished cases (--jsonl).
+type caseStream interface {
+	Append(report.Case) error
+	Close(report.Summary) error
 }
 
 // Guard bytes before and after every output region; the pattern is one no
@@ -178,7 +199,11 @@ func Run(c comm.Comm, b backend.Backend, w *backend.World, cfg *Config) int {
 	cfg.Header.OverlapNote = note
 	r.rep = &report.Report{Header: cfg.Header}
 	if c.Rank() == 0 && cfg.JSONLPath != "" {
-		jl, err := report.CreateJSONL(cfg.JSONLPath, &r.rep.Header)
+		create := cfg.createJSONL
+		if create == nil {
+			create = func(path string, h *report.Header) (caseStream, error) { return report.CreateJSONL(path, h) }
+		}
+		jl, err := create(cfg.JSONLPath, &r.rep.Header)
 		if err != nil {
 			// Every rank must learn this, or the others would start
 			// cases rank 0 never joins.
@@ -205,15 +230,27 @@ func Run(c comm.Comm, b backend.Backend, w *backend.World, cfg *Config) int {
 			defer r.prog.close()
 		}
 	}
+	if cfg.Signals != nil {
+		done := make(chan struct{})
+		defer close(done)
+		go r.watchSignals(cfg.Signals, done)
+	}
 	code, stopErr := r.loop()
 	if c.Rank() == 0 {
-		r.rep.Summary.ExitCode = code
-		if stopErr != nil {
-			r.rep.Summary.Error = stopErr.Error()
+		r.mu.Lock()
+		if r.interrupted {
+			code = r.rep.Summary.ExitCode
+		} else {
+			r.rep.Summary.ExitCode = code
+			if stopErr != nil {
+				r.rep.Summary.Error = stopErr.Error()
+			}
+			if err := r.writeReports(); err != nil && code == exitcode.OK {
+				code = exitcode.Env
+			}
+			r.reported = true
 		}
-		if err := r.writeReports(); err != nil && code == exitcode.OK {
-			code = exitcode.Env
-		}
+		r.mu.Unlock()
 	}
 	buf := []byte{byte(code)}
 	if err := c.Bcast(buf, 0); err != nil {
@@ -232,12 +269,22 @@ type run struct {
 	devCheck backend.DeviceChecker
 	// ovl runs bench --overlap's compute load (nil: none, or the backend
 	// cannot; overlap.go).
-	ovl   backend.Overlapper
-	rep   *report.Report      // rank 0 only
-	jsonl *report.JSONLWriter // rank 0 only, when --jsonl is set
+	ovl backend.Overlapper
 	// prog prints the progress lines (rank 0, with --progress or
 	// --stress; nil otherwise).
 	prog *progress
+	// mu guards rep, jsonl, jsonlErr, reported and interrupted between
+	// the loop and the signal watcher (interrupt.go).
+	mu    sync.Mutex
+	rep   *report.Report // rank 0 only
+	jsonl caseStream     // rank 0 only, when --jsonl is set
+	// jsonlErr is the write error that stopped the JSON Lines stream: the
+	// file lacks the later cases, so the run exits 4 (rank 0 only).
+	jsonlErr error
+	// reported: the run's final reports (or a hang's) are written; a
+	// signal after them changes nothing. interrupted: a signal's reports
+	// are written; the loop records no further case.
+	reported, interrupted bool
 }
 
 // bcastCode makes every rank return rank 0's code.
@@ -285,12 +332,13 @@ type rankResult struct {
 
 // streamCase appends a finished case to the JSON Lines file and prints the
 // progress line (rank 0). A JSON Lines write error is reported once and
-// stops the streaming, not the run: the final reports still get written.
+// stops the streaming, not the run: the cases still run and the final
+// reports still get written, and the run exits 4 (writeReports).
 func (r *run) streamCase(c report.Case, n int) {
 	if r.jsonl != nil {
 		if err := r.jsonl.Append(c); err != nil {
 			fmt.Fprintf(r.cfg.Stderr, "artest: %v (JSON Lines streaming stopped)\n", err)
-			r.jsonl = nil
+			r.jsonl, r.jsonlErr = nil, err
 		}
 	}
 	if r.prog != nil {
@@ -325,8 +373,18 @@ func (r *run) loop() (int, error) {
 					merged.Repro = r.cfg.OnFail(merged)
 				}
 			}
-			r.rep.Cases = append(r.rep.Cases, merged)
-			r.streamCase(merged, len(r.rep.Cases))
+			r.mu.Lock()
+			stop := r.interrupted
+			if !stop {
+				r.rep.Cases = append(r.rep.Cases, merged)
+				r.streamCase(merged, len(r.rep.Cases))
+			}
+			r.mu.Unlock()
+			if stop {
+				// Only where exit returns (tests): the process is gone
+				// otherwise.
+				return code, nil
+			}
 		}
 		if fatal != "" {
 			return exitcode.Wrong, fmt.Errorf("run stopped after %s: %s", c.ID(), fatal)
@@ -431,12 +489,19 @@ func ranksFailing(fs []report.RankFailure) int {
 // and JUnit files, in that
 // order: a failure of an earlier step turns an exit code of 0 into 4 before
 // the later files record it, so the reports say the code the process exits
-// with.
+// with. A JSON Lines stream that stopped on a write error during the run
+// counts as such a failure (its error was printed then).
 func (r *run) writeReports() error {
 	rep := r.rep
 	attachNCCL(rep.Cases)
 	rep.Tally()
 	var firstErr error
+	if r.jsonlErr != nil {
+		firstErr = r.jsonlErr
+		if rep.Summary.ExitCode == exitcode.OK {
+			rep.Summary.ExitCode = exitcode.Env
+		}
+	}
 	note := func(err error) {
 		if err != nil {
 			fmt.Fprintf(r.cfg.Stderr, "artest: %v\n", err)
@@ -574,11 +639,16 @@ func (r *run) hang(c cases.Case, what string, blocks int, gaveUp bool) {
 		if r.cfg.OnFail != nil {
 			hung.Repro = r.cfg.OnFail(hung)
 		}
-		r.rep.Cases = append(r.rep.Cases, hung)
-		r.streamCase(hung, len(r.rep.Cases))
-		r.rep.Summary.ExitCode = exitcode.Hang
-		r.rep.Summary.Error = msg
-		_ = r.writeReports()
+		r.mu.Lock()
+		if !r.interrupted {
+			r.rep.Cases = append(r.rep.Cases, hung)
+			r.streamCase(hung, len(r.rep.Cases))
+			r.rep.Summary.ExitCode = exitcode.Hang
+			r.rep.Summary.Error = msg
+			_ = r.writeReports()
+			r.reported = true
+		}
+		r.mu.Unlock()
 	}
 	if f, ok := r.cfg.Stdout.(*os.File); ok {
 		_ = f.Sync()

@@ -18,6 +18,13 @@ import (
 // one; the rest are counted.
 const maxStressFailures = 4
 
+// progressEvery is how many iterations of a batch go between two progress
+// marks on a backend that needs them (backend.ProgressMarker): the
+// watchdog's --timeout then bounds the wait for that many iterations, not
+// for a whole batch of up to stressMaxBatch. A mark per iteration would
+// add an event record to every call's launch.
+const progressEvery = 16
+
 // stress runs cfg.Stress calls back to back with no host synchronisation
 // between them, each with its own inputs (iteration i uses generator
 // iteration i) written into the same registered buffer, as a serving loop
@@ -51,6 +58,19 @@ func (r *run) stress(s *caseState, res *rankResult) {
 		}
 		if reason != "" && why == "" {
 			fail("error", "stopped with the other ranks after %s: %s", what, reason)
+		}
+		return reason == ""
+	}
+	// agreeStart: every rank takes part before every batch, failures
+	// included, so the collectives stay matched; false stops the case.
+	agreeStart := func(what, why string) bool {
+		reason, err := comm.AgreeReason(r.c, why)
+		if err != nil {
+			res.Fatal = fmt.Sprintf("agree before %s: %v", what, err)
+			return false
+		}
+		if reason != "" && why == "" {
+			fail("error", "stopped with the other ranks before %s: %s", what, reason)
 		}
 		return reason == ""
 	}
@@ -123,9 +143,12 @@ func (r *run) stress(s *caseState, res *rankResult) {
 		}
 	}
 	id := s.c.ID()
-	// batch enqueues iterations s0..s0+kk-1. Graph modes capture it once
-	// per batch size, so their replays repeat the first batch's plan.
-	batch := func(s0, kk int) error {
+	marker, _ := r.b.(backend.ProgressMarker)
+	// batch enqueues iterations s0..s0+kk-1, with a progress mark after
+	// every progressEvery of them when mark is set (not in a capture).
+	// Graph modes capture it once per batch size, so their replays repeat
+	// the first batch's plan.
+	batch := func(s0, kk int, mark bool) error {
 		loaded := false
 		for j := 0; j < kk; j++ {
 			st := sched.plan(r.cfg.Seed, id, s0+j, r.w.Size)
@@ -171,6 +194,11 @@ func (r *run) stress(s *caseState, res *rankResult) {
 					return err
 				}
 			}
+			if mark && marker != nil && (j+1)%progressEvery == 0 {
+				if err := marker.MarkProgress(); err != nil {
+					return err
+				}
+			}
 		}
 		if loaded {
 			// The batch's end waits for its loads; no call waits for one.
@@ -204,22 +232,31 @@ func (r *run) stress(s *caseState, res *rankResult) {
 			copy(outImg[int64(j)*slot:], poison)
 		})
 		trace("batch %d: inputs made", s0)
-		if err := r.b.Upload(srcAll, srcImg); err != nil {
-			fail("error", "upload stress inputs: %v", err)
-			return false
-		}
-		if outAll != 0 {
-			if err := r.b.Upload(outAll, outImg); err != nil {
-				fail("error", "poison stress outputs: %v", err)
-				return false
+		upErr := r.b.Upload(srcAll, srcImg)
+		if upErr != nil {
+			upErr = fmt.Errorf("upload stress inputs: %w", upErr)
+		} else if outAll != 0 {
+			if upErr = r.b.Upload(outAll, outImg); upErr != nil {
+				upErr = fmt.Errorf("poison stress outputs: %w", upErr)
 			}
 		}
+		if upErr != nil {
+			fail("error", "%v", upErr)
+		}
 		trace("batch %d: uploaded", s0)
+		// Every rank launches the batch together. A rank still making
+		// its inputs (or checking its last batch) would otherwise hold
+		// its peers' first calls at the start barrier for as long, and
+		// the watchdog, which measures the stream's progress, would take
+		// that host work for a hang.
+		if !agreeStart(fmt.Sprintf("stress iterations %d..%d", s0, s0+kk-1), errText(upErr)) {
+			return false
+		}
 		var err error
 		if m.Graph {
 			g := graphs[kk]
 			if g == nil {
-				if g, err = r.b.Capture(func() error { return batch(s0, kk) }); err != nil {
+				if g, err = r.b.Capture(func() error { return batch(s0, kk, false) }); err != nil {
 					fail("error", "capture %d stress calls: %v", kk, err)
 					return false
 				}
@@ -228,8 +265,12 @@ func (r *run) stress(s *caseState, res *rankResult) {
 			}
 			err = g.Launch()
 			s.calls += uint32(kk)
+			if err == nil && marker != nil {
+				// A replay is one step of the stream.
+				err = marker.MarkProgress()
+			}
 		} else {
-			err = batch(s0, kk)
+			err = batch(s0, kk, true)
 		}
 		if err != nil {
 			fail("error", "stress iteration %d: %v", s0, err)

@@ -60,6 +60,9 @@ type Backend struct {
 	sharedSet map[string]int
 	stream    cu.Stream
 	side      cu.Stream // AllreduceConcurrent's second stream (concurrent.go), made on first use
+	// marks are the progress marks (MarkProgress) the next Sync has not
+	// seen passed, oldest first.
+	marks []cu.Event
 
 	nccl       *nccl.Lib
 	ncclReason string // why nccl cannot run ("" when it can)
@@ -428,7 +431,10 @@ func (b *Backend) Capture(fn func() error) (backend.Graph, error) {
 
 // Sync polls the stream until it is idle or the deadline passes; polling,
 // not cuStreamSynchronize, so that a hung kernel cannot hang the host.
+// Every progress mark (MarkProgress) found passed moves the deadline to
+// timeout from then.
 func (b *Backend) Sync(timeout time.Duration) error {
+	defer b.dropMarks()
 	deadline := time.Now().Add(timeout)
 	pause := time.Microsecond
 	for {
@@ -439,12 +445,61 @@ func (b *Backend) Sync(timeout time.Duration) error {
 		if done {
 			return nil
 		}
+		passed, err := b.passMarks()
+		if err != nil {
+			return wrap(err)
+		}
+		if passed {
+			deadline = time.Now().Add(timeout)
+		}
 		if time.Now().After(deadline) {
 			return backend.ErrTimeout
 		}
 		time.Sleep(pause)
 		pause = min(pause*2, 200*time.Microsecond)
 	}
+}
+
+// MarkProgress records an event without timing after the work enqueued so
+// far (backend.ProgressMarker).
+func (b *Backend) MarkProgress() error {
+	ev, err := b.d.EventCreate(cu.EventDisableTiming)
+	if err != nil {
+		return fmt.Errorf("progress mark: %w", wrap(err))
+	}
+	if err := b.d.EventRecord(ev, b.stream); err != nil {
+		_ = b.d.EventDestroy(ev)
+		return fmt.Errorf("progress mark: %w", wrap(err))
+	}
+	b.marks = append(b.marks, ev)
+	return nil
+}
+
+// passMarks forgets the marks the stream has passed, oldest first, and
+// reports whether there were any.
+func (b *Backend) passMarks() (bool, error) {
+	n := 0
+	for ; n < len(b.marks); n++ {
+		done, err := b.d.EventQuery(b.marks[n])
+		if err != nil {
+			return false, err
+		}
+		if !done {
+			break
+		}
+		_ = b.d.EventDestroy(b.marks[n])
+	}
+	b.marks = b.marks[n:]
+	return n > 0, nil
+}
+
+// dropMarks forgets every mark; an event the stream has not passed yet is
+// released by the driver when it completes.
+func (b *Backend) dropMarks() {
+	for _, ev := range b.marks {
+		_ = b.d.EventDestroy(ev)
+	}
+	b.marks = nil
 }
 
 // ReadSignal copies rank r's SignalBlock through this rank's mapping of it.

@@ -44,15 +44,16 @@ func (b *Backend) AllreduceConcurrent(l *backend.Launch) error {
 	return b.Allreduce(l)
 }
 
-// syncStreams is Sync for both streams: the first stream's error (or
-// timeout) wins; the second gets what is left of the deadline.
+// syncStreams is Sync for both streams, each timing out when none of its
+// ops finished within timeout (stream.sync): the first stream's error (or
+// timeout) wins. The second ran beside the first all along, so its wait
+// is counted from the first's end.
 func (b *Backend) syncStreams(timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
 	err := b.stream.sync(timeout)
 	if b.side == nil || errors.Is(err, backend.ErrTimeout) {
 		return err
 	}
-	if serr := b.side.sync(max(time.Until(deadline), 0)); err == nil {
+	if serr := b.side.sync(timeout); err == nil {
 		err = serr
 	}
 	return err

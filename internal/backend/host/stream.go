@@ -16,7 +16,8 @@ type stream struct {
 	mu        sync.Mutex
 	cond      *sync.Cond
 	queue     []func() error
-	busy      bool // the worker is running an op
+	busy      bool   // the worker is running an op
+	finished  uint64 // ops run (or dropped) so far: sync's measure of progress
 	err       error
 	capturing *[]func() error
 	closed    bool
@@ -50,6 +51,7 @@ func (s *stream) work() {
 		}
 		s.mu.Lock()
 		s.busy = false
+		s.finished++
 		if err != nil && s.err == nil {
 			s.err = err
 		}
@@ -98,9 +100,11 @@ func (s *stream) idle() bool {
 }
 
 // sync waits for the queue to drain and returns (and clears) the first
-// error of the work since the last sync.
+// error of the work since the last sync. It times out when no op finished
+// within timeout: the deadline moves with every op that finishes, so a
+// long queue of quick ops (a stress batch of a thousand calls) is no hang,
+// and one op that never ends is, timeout after the last one that did.
 func (s *stream) sync(timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
 	timer := time.AfterFunc(timeout, func() {
 		s.mu.Lock()
 		s.cond.Broadcast()
@@ -109,8 +113,14 @@ func (s *stream) sync(timeout time.Duration) error {
 	defer timer.Stop()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	deadline := time.Now().Add(timeout)
+	seen := s.finished
 	for len(s.queue) > 0 || s.busy {
-		if !time.Now().Before(deadline) {
+		if s.finished != seen {
+			seen = s.finished
+			deadline = time.Now().Add(timeout)
+			timer.Reset(timeout)
+		} else if !time.Now().Before(deadline) {
 			return backend.ErrTimeout
 		}
 		s.cond.Wait()

@@ -1,0 +1,39 @@
+package host
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/artest/artest/internal/backend"
+)
+
+// Sync's timeout bounds the wait for one operation of the stream, not for
+// the whole queue: many quick operations that together take far longer
+// than the timeout are no hang, and an operation that never ends is one,
+// however many finished before it.
+func TestSyncTimesOutOnlyWithoutProgress(t *testing.T) {
+	b := New(t.TempDir())
+	defer b.Close()
+	const timeout = 100 * time.Millisecond
+	for i := 0; i < 25; i++ {
+		require.NoError(t, b.Delay(20*time.Millisecond))
+	}
+	start := time.Now()
+	require.NoError(t, b.Sync(timeout), "25 steps of 20ms each: every one within the timeout")
+	require.GreaterOrEqual(t, time.Since(start), 500*time.Millisecond)
+
+	release := make(chan struct{})
+	for i := 0; i < 5; i++ {
+		require.NoError(t, b.Delay(20*time.Millisecond))
+	}
+	require.NoError(t, b.enqueue(func() error { <-release; return nil }))
+	start = time.Now()
+	require.ErrorIs(t, b.Sync(timeout), backend.ErrTimeout)
+	took := time.Since(start)
+	require.GreaterOrEqual(t, took, 100*time.Millisecond+timeout, "the deadline counts from the last step that finished")
+	require.Less(t, took, 5*time.Second)
+	close(release)
+	require.NoError(t, b.Sync(5*time.Second))
+}
