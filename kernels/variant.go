@@ -110,6 +110,11 @@ type Variant struct {
 	// its input and output addresses and of the message size: cases that
 	// break it are skipped with the reason.
 	Align int64
+	// EarlyReturn, when set, says why a rank may return before its peers
+	// finish (it pushes its data into their buffers instead of letting
+	// them read its own): stress's end-barrier witness then reports the
+	// leads without a warning.
+	EarlyReturn string
 	// StagesOwnInput: for a staged case the variant gets the private input
 	// (backend.Launch.Src) and copies it into its registered buffer itself,
 	// instead of the runner copying it there before each call.

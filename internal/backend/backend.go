@@ -150,11 +150,21 @@ type Stamper interface {
 	// Stamp writes the stream's clock, in ns, into the 8 bytes at p when
 	// the stream reaches it (little-endian uint64).
 	Stamp(p Ptr) error
-	// ClockOffset is the stream clock minus the host's wall clock (Unix
-	// ns), and how far off that offset may be: stamps of ranks on one host
-	// become comparable by subtracting each rank's offset. Called with the
-	// stream idle.
-	ClockOffset() (offset, uncertainty time.Duration, err error)
+	// ClockSync relates the stream clock to the host's wall clock; called
+	// with the stream idle.
+	ClockSync() (ClockSync, error)
+}
+
+// ClockSync relates a stream's clock to the host's wall clock (Unix ns).
+type ClockSync struct {
+	// Offset is the stream clock minus the wall clock, and Uncertainty
+	// how far off Offset may be: stamps of ranks on one host become
+	// comparable by subtracting each rank's Offset.
+	Offset, Uncertainty time.Duration
+	// Domain names the stream clock: ranks with one Domain (one GPU's
+	// global timer) compare their stamps as they are, exactly. Host is
+	// the host whose wall clock Offset refers to.
+	Domain, Host string
 }
 
 // Straggler is a backend that can load its own device beside its stream

@@ -24,7 +24,15 @@ type Witness struct {
 	ThresholdUS float64 `json:"threshold_us"`
 	Over        int     `json:"over"`
 	Iterations  int     `json:"iterations"`
-	// Warning is the named warning when Over > 0, else "".
+	// SameClock: every rank read one clock (one GPU's timer), so the
+	// leads are exact; else they went through the host's wall clock.
+	SameClock bool `json:"same_clock,omitempty"`
+	// Expected is the variant's reason that a rank may return before its
+	// peers finish (it pushes its data rather than letting peers read
+	// it): its leads are reported without a warning.
+	Expected string `json:"expected,omitempty"`
+	// Warning is the named warning when Over > 0 and nothing is
+	// Expected, else "".
 	Warning string `json:"warning,omitempty"`
 }
 

@@ -459,7 +459,7 @@ func merge(c cases.Case, rs []rankResult, cfg *Config) report.Case {
 	setChainTimes(&out, rs, cfg)
 	setOverlapTimes(&out, rs, cfg)
 	out.Check = mergeChecks(rs)
-	out.Witness = mergeWitness(rs, cfg.Header.Backend)
+	out.Witness = mergeWitness(rs, cfg.Header.Backend, earlyReturn(c.Variant))
 	if len(out.Failures) > 0 {
 		out.Verdict = report.Fail
 		f := out.Failures[0]

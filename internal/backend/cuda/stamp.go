@@ -3,6 +3,7 @@ package cuda
 import (
 	"encoding/binary"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/artest/artest/internal/backend"
@@ -39,12 +40,19 @@ func (b *Backend) Stamp(p backend.Ptr) error {
 // shortest host round trip bounds the offset best.
 const clockSamples = 16
 
-// ClockOffset stamps a scratch slot clockSamples times between two reads
-// of the host's wall clock and keeps the tightest pair: the global timer
-// read falls between them, so the offset is known to within half their
-// distance. GPUs of one host need not share a global timer; the host's
-// wall clock is shared by every rank on it.
-func (b *Backend) ClockOffset() (time.Duration, time.Duration, error) {
+// ClockSync stamps a scratch slot clockSamples times between two reads of
+// the host's wall clock and keeps the tightest pair: the global timer read
+// falls between them, so the offset is known to within half their distance
+// (about 4.5 us on H200, 2026-11-26). GPUs of one host need not share a
+// global timer; the host's wall clock is shared by every rank on it, and
+// ranks on one GPU share its timer exactly (the Domain).
+func (b *Backend) ClockSync() (backend.ClockSync, error) {
+	host, _ := os.Hostname()
+	offset, unc, err := b.clockOffset()
+	return backend.ClockSync{Offset: offset, Uncertainty: unc, Domain: fmt.Sprintf("%s/gpu%d", host, b.ordinal), Host: host}, err
+}
+
+func (b *Backend) clockOffset() (time.Duration, time.Duration, error) {
 	slot, err := b.Alloc(8)
 	if err != nil {
 		return 0, 0, fmt.Errorf("clock offset: %w", err)

@@ -1,0 +1,68 @@
+package runner
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func stamps(domain string, offset, unc int64, ends ...int64) rankResult {
+	return rankResult{Witness: &witnessStamps{Ends: ends, OffsetNs: offset, UncertaintyNs: unc, Domain: domain, Host: "h"}}
+}
+
+func TestMergeWitness(t *testing.T) {
+	const us = 1000
+	for _, tc := range []struct {
+		name        string
+		rs          []rankResult
+		early       string
+		nilWitness  bool
+		maxLead     float64
+		iter, first int
+		last, over  int
+		warned      bool
+	}{
+		{name: "one clock, within the threshold",
+			rs:      []rankResult{stamps("gpu0", 0, 0, 100*us, 200*us), stamps("gpu0", 0, 0, 110*us, 205*us)},
+			maxLead: 10, iter: 0, first: 0, last: 1},
+		{name: "one clock, a rank returned 50 us before its peer finished",
+			rs:      []rankResult{stamps("gpu0", 0, 0, 100*us, 200*us), stamps("gpu0", 0, 0, 110*us, 250*us)},
+			maxLead: 50, iter: 1, first: 0, last: 1, over: 1, warned: true},
+		{name: "two clocks: offsets removed, uncertainty widens the threshold",
+			// rank 1's clock runs 1 ms ahead: its raw stamps are 1 ms later.
+			rs:      []rankResult{stamps("gpu0", 0, 5*us, 100*us), stamps("gpu1", 1000*us, 5*us, 1135*us)},
+			maxLead: 35, iter: 0, first: 0, last: 1},
+		{name: "two clocks, past the widened threshold",
+			rs:      []rankResult{stamps("gpu0", 0, 5*us, 100*us), stamps("gpu1", 1000*us, 5*us, 1145*us)},
+			maxLead: 45, iter: 0, first: 0, last: 1, over: 1, warned: true},
+		{name: "a variant that may return early: reported, not warned",
+			rs:      []rankResult{stamps("gpu0", 0, 0, 100*us), stamps("gpu0", 0, 0, 300*us)},
+			early:   "pushes its data",
+			maxLead: 200, iter: 0, first: 0, last: 1, over: 1},
+		{name: "a rank without stamps", rs: []rankResult{stamps("gpu0", 0, 0, 1), {}}, nilWitness: true},
+		{name: "ranks with different counts", rs: []rankResult{stamps("gpu0", 0, 0, 1, 2), stamps("gpu0", 0, 0, 1)}, nilWitness: true},
+		{name: "one rank", rs: []rankResult{stamps("gpu0", 0, 0, 1)}, nilWitness: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := mergeWitness(tc.rs, "cuda", tc.early)
+			if tc.nilWitness {
+				require.Nil(t, w)
+				return
+			}
+			require.NotNil(t, w)
+			require.InDelta(t, tc.maxLead, w.MaxLeadUS, 1e-9)
+			require.Equal(t, tc.iter, w.Iteration)
+			require.Equal(t, tc.first, w.First)
+			require.Equal(t, tc.last, w.Last)
+			require.Equal(t, tc.over, w.Over)
+			require.Equal(t, tc.warned, w.Warning != "", w.Warning)
+			if tc.warned {
+				require.Contains(t, w.Warning, "end-barrier witness: rank 0's call returned")
+			}
+		})
+	}
+	// Ranks on two hosts have no common clock: no witness.
+	a, b := stamps("g", 0, 0, 1), stamps("g", 0, 0, 1)
+	b.Witness.Host = "other"
+	require.Nil(t, mergeWitness([]rankResult{a, b}, "cuda", ""))
+}
