@@ -6,9 +6,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 	"time"
 )
 
@@ -126,8 +128,10 @@ func (w *JSONLWriter) write(l jsonlLine) error {
 	if _, err := w.f.Write(append(b, '\n')); err != nil {
 		return fmt.Errorf("write %s: %w", w.path, err)
 	}
-	if err := w.f.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", w.path, err)
+	// A device or a FIFO (/dev/null, a pipe) cannot be fsynced and keeps
+	// nothing to sync: EINVAL there is no failure.
+	if err := w.f.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, errors.ErrUnsupported) {
+		return fmt.Errorf("sync %s: %w", w.path, errors.Unwrap(err))
 	}
 	return nil
 }
