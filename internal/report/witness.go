@@ -27,12 +27,12 @@ type Witness struct {
 	// SameClock: every rank read one clock (one GPU's timer), so the
 	// leads are exact; else they went through the host's wall clock.
 	SameClock bool `json:"same_clock,omitempty"`
-	// Expected is the variant's reason that a rank may return before its
-	// peers finish (it pushes its data rather than letting peers read
-	// it): its leads are reported without a warning.
-	Expected string `json:"expected,omitempty"`
-	// Warning is the named warning when Over > 0 and nothing is
-	// Expected, else "".
+	// Silent says why the leads give no warning: the variant returns
+	// before its peers finish by design (it pushes its data rather than
+	// letting peers read it), or the ranks share a GPU.
+	Silent string `json:"silent,omitempty"`
+	// Warning is the named warning when Over > 0 and nothing makes the
+	// witness Silent, else "".
 	Warning string `json:"warning,omitempty"`
 }
 
