@@ -47,33 +47,27 @@ func (r *run) stress(s *caseState, res *rankResult) {
 	// the collectives stay matched.
 	sh, isSharer := r.b.(backend.Sharer)
 	shared := isSharer && sh.RanksPerGPU() > 1
+	// agree: every rank takes part, failures included, so the collectives
+	// stay matched; false stops the case. when is "before" or "after".
+	agree := func(when, what, why string) bool {
+		reason, err := comm.AgreeReason(r.c, why)
+		if err != nil {
+			res.Fatal = fmt.Sprintf("agree %s %s: %v", when, what, err)
+			return false
+		}
+		if reason != "" && why == "" {
+			fail("error", "stopped with the other ranks %s %s: %s", when, what, reason)
+		}
+		return reason == ""
+	}
 	agreeBatch := func(what, why string) bool {
 		if !shared {
 			return why == ""
 		}
-		reason, err := comm.AgreeReason(r.c, why)
-		if err != nil {
-			res.Fatal = fmt.Sprintf("agree after %s: %v", what, err)
-			return false
-		}
-		if reason != "" && why == "" {
-			fail("error", "stopped with the other ranks after %s: %s", what, reason)
-		}
-		return reason == ""
+		return agree("after", what, why)
 	}
-	// agreeStart: every rank takes part before every batch, failures
-	// included, so the collectives stay matched; false stops the case.
-	agreeStart := func(what, why string) bool {
-		reason, err := comm.AgreeReason(r.c, why)
-		if err != nil {
-			res.Fatal = fmt.Sprintf("agree before %s: %v", what, err)
-			return false
-		}
-		if reason != "" && why == "" {
-			fail("error", "stopped with the other ranks before %s: %s", what, reason)
-		}
-		return reason == ""
-	}
+	// agreeStart: every rank agrees before every batch, shared or not.
+	agreeStart := func(what, why string) bool { return agree("before", what, why) }
 	trace := stressTracer(r)
 	n := r.cfg.Stress
 	slot := s.region
