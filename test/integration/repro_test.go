@@ -110,7 +110,9 @@ func TestKilledRankKeepsFinishedCases(t *testing.T) {
 	defer f.Close()
 	rep, complete, err := report.ReadJSONL(f)
 	require.NoError(t, err)
-	require.False(t, complete, "a killed run has no summary line")
+	// mpirun ends the other rank with SIGTERM: rank 0 may still write its
+	// summary line, marked interrupted; a summary of a finished run it is not.
+	require.True(t, !complete || rep.Summary.Interrupted != "", "a killed run has no summary line, or one that says it was interrupted: %+v", rep.Summary)
 	require.GreaterOrEqual(t, len(rep.Cases), len(finished))
 	for i, c := range rep.Cases {
 		require.Equal(t, report.Pass, c.Verdict, "case %d", i)

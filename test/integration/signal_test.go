@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -62,7 +61,7 @@ func TestSignalWritesTheFinishedCases(t *testing.T) {
 
 			streamed := func() int {
 				b, _ := os.ReadFile(jl)
-				return strings.Count(string(b), `{"case":`)
+				return len(caseLines(string(b)))
 			}
 			deadline := time.Now().Add(90 * time.Second)
 			for streamed() < 1 {
