@@ -14,6 +14,8 @@
 #   make plugins-host, plugins-check  the example plugin (plugin/plugin.mk)
 #   make plugins  the adapter plugins (bin/plugins/vllm.so: vLLM's custom
 #                 allreduce from the pinned flashinfer-python wheel's header)
+#   make image    the OCI image (docker/Containerfile) with podman, from a
+#                 Debian base made here: no container registry
 
 SHELL := /bin/bash
 GO ?= go
@@ -29,7 +31,7 @@ export NCCL_NVLS_ENABLE ?= 0
 include kernels/kernels.mk
 include plugin/plugin.mk
 
-.PHONY: all deps build run test test-go test-kernels test-exhaustive vet unit cxx integration docker clean
+.PHONY: all deps build run test test-go test-kernels test-exhaustive vet unit cxx integration image clean
 
 all: build
 
@@ -103,11 +105,12 @@ test-kernels: kernels-check
 test-exhaustive: deps cxx
 	ARTEST_REQUIRE_CXX=1 $(GO) test -count=1 -timeout 30m ./reference/ ./kernels/
 
-# The container of docker/Dockerfile; needs a Docker engine (none runs on
-# this project's machines: docker/dockerfile_test.go checks what it can).
-docker:
-	@command -v docker >/dev/null || { echo "make docker: no docker command on this machine" >&2; exit 4; }
-	docker build -f docker/Dockerfile -t artest:$(REV) .
+# The OCI image of docker/Containerfile, built with podman (installed from
+# Debian packages when missing) on a Debian base made here from Debian
+# packages: nothing comes from a container registry. ci/build-image.sh.
+image: build
+	@ci/install-podman.sh
+	ci/build-image.sh
 
 clean:
 	rm -rf bin
