@@ -16,6 +16,8 @@
 #                 allreduce from the pinned flashinfer-python wheel's header)
 #   make image    the OCI image (docker/Containerfile) with podman, from a
 #                 Debian base made here: no container registry
+#   make repro-image BUNDLE=path  the command that reruns a bundle in it
+#   make test-image  CI's container step: --quick and a bundle's rerun inside
 
 SHELL := /bin/bash
 GO ?= go
@@ -31,7 +33,7 @@ export NCCL_NVLS_ENABLE ?= 0
 include kernels/kernels.mk
 include plugin/plugin.mk
 
-.PHONY: all deps build run test test-go test-kernels test-exhaustive vet unit cxx integration image clean
+.PHONY: all deps build run test test-go test-kernels test-exhaustive vet unit cxx integration image repro-image test-image clean
 
 all: build
 
@@ -111,6 +113,19 @@ test-exhaustive: deps cxx
 image: build
 	@ci/install-podman.sh
 	ci/build-image.sh
+
+# The one command that reruns a repro bundle inside the image (built when
+# missing): make repro-image BUNDLE=path [OUT=dir] [RUN=1 runs it too].
+repro-image: build
+	@test -n "$(BUNDLE)" || { echo "make repro-image: BUNDLE=path of a repro bundle needed" >&2; exit 2; }
+	@ci/install-podman.sh
+	ci/repro-in-image.sh $(if $(RUN),--run) "$(BUNDLE)" $(OUT)
+
+# CI's container step (.ci/run, after make test): the image, --quick inside
+# it, a host-backend bundle made outside reproduced inside. Skipped, with a
+# "skipped:" line, where no container engine can run.
+test-image: build
+	ci/image-test.sh
 
 clean:
 	rm -rf bin

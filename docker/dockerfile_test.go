@@ -150,12 +150,15 @@ func TestSafetyEnvironment(t *testing.T) {
 	require.NotContains(t, joined, "--allow-multicast")
 }
 
-// The image's make targets exist and run the scripts that build it.
-func TestMakeTargets(t *testing.T) {
+// The image's make targets exist and run the scripts that build and test
+// it; CI runs the image test after make test.
+func TestMakeTargetsAndCI(t *testing.T) {
 	mk, err := os.ReadFile("../Makefile")
 	require.NoError(t, err)
 	for target, script := range map[string]string{
-		"image": "ci/build-image.sh",
+		"image":       "ci/build-image.sh",
+		"test-image":  "ci/image-test.sh",
+		"repro-image": "ci/repro-in-image.sh",
 	} {
 		recipe := regexp.MustCompile(`(?m)^` + target + `:[^\n]*\n((?:\t[^\n]*\n)*)`).FindStringSubmatch(string(mk))
 		require.NotNil(t, recipe, "make target %q is not defined", target)
@@ -163,4 +166,9 @@ func TestMakeTargets(t *testing.T) {
 		_, err := os.Stat("../" + script)
 		require.NoError(t, err)
 	}
+	ci, err := os.ReadFile("../.ci/run")
+	require.NoError(t, err)
+	run := string(ci)
+	test, image := strings.Index(run, "\nmake test\n"), strings.Index(run, "\nmake test-image\n")
+	require.True(t, test >= 0 && image > test, ".ci/run runs make test-image after make test")
 }
