@@ -21,10 +21,14 @@ source ci/image-env.sh
 
 die() { echo "repro-in-image: $*" >&2; exit 2; }
 
-# field prints one top-level or header field of the bundle.
+# field prints one top-level or header field of the bundle; nothing for a
+# file that is not JSON.
 field() {
 	python3 -c 'import json, sys
-d = json.load(open(sys.argv[1]))
+try:
+    d = json.load(open(sys.argv[1]))
+except ValueError:
+    sys.exit(0)
 for k in sys.argv[2].split("."):
     d = d.get(k, "") if isinstance(d, dict) else ""
 print(d)' "$1" "$2"
