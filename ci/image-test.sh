@@ -44,7 +44,7 @@ for c in json.load(open(sys.argv[1]))["cases"]:
         break' "$1"
 }
 
-ci/install-podman.sh >/dev/null 2>&1 || skip "podman could not be installed here (ci/install-podman.sh)"
+ci/install-podman.sh >/dev/null 2>&1 || skip "podman, runc or debootstrap missing and not installable here (ci/install-podman.sh)"
 image_conf bin/image
 rm -rf "$out"
 mkdir -p "$out/bundle" "$out/rerun"
