@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CI's container step: builds artest's image with podman (ci/build-image.sh),
-# runs --quick on the host backend inside it, makes a failing repro bundle
+# checks its revision label is the host binary's, runs --quick on the host backend inside it, makes a failing repro bundle
 # outside with the host binary (--inject skip-last), reruns it inside
 # (ci/repro-in-image.sh) and checks that the verdicts match: exit status 1
 # both times, the same case ID, the same first failure (rank, kind, index,
@@ -55,6 +55,9 @@ probe=$(podman run "${image_run_flags[@]}" localhost/artest-base:bookworm true 2
 step image "$out/image.log" ci/build-image.sh || { tail -n 20 "$out/image.log" >&2; fail "the image could not be built"; }
 tail -n2 "$out/image.log" | head -n1
 image=$(tail -n1 "$out/image.log")
+label=$(podman image inspect --format '{{index .Config.Labels "org.opencontainers.image.revision"}}' "$image")
+host_rev=$(bin/artest --version | sed -n 's/^artest [^ ]* (\([^,]*\),.*/\1/p')
+[[ $label == "$host_rev" ]] || fail "$image is labelled revision '$label', bin/artest is '$host_rev'"
 
 step quick-in-image "$out/quick.log" podman run "${image_run_flags[@]}" "$image" \
 	mpirun --oversubscribe -np 2 artest --backend host --quick ||

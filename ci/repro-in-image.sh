@@ -64,14 +64,20 @@ if [[ -n $bundle_rev && $bundle_rev != "$rev" ]]; then
 	echo "repro-in-image: note: the bundle was made by artest $bundle_rev, the image holds $rev" >&2
 fi
 
-flags=("${image_run_flags[@]}")
 if [[ $backend != host ]]; then
-	# GPU: CDI devices and the host's IPC namespace (podman refuses
-	# --shm-size beside --ipc=host).
-	flags=(--rm --ulimit host --runtime runc --device nvidia.com/gpu=all --ipc=host)
+	fatbin=$(podman image inspect --format '{{index .Config.Labels "org.artest.fatbin.sha256"}}' "$image")
+	[[ $fatbin != absent ]] || die "$image holds no fatbin for this $backend-backend bundle: make kernels, then rebuild it (ci/build-image.sh)"
+fi
+
+# Host backend: more ranks than cores is fine. GPU: one rank per GPU, CDI
+# devices and the host's IPC namespace (podman refuses --shm-size beside
+# --ipc=host).
+flags=("${image_run_flags[@]}") mpirun_flags=(--oversubscribe)
+if [[ $backend != host ]]; then
+	flags=(--rm --ulimit host --runtime runc --device nvidia.com/gpu=all --ipc=host) mpirun_flags=()
 fi
 cmd=(podman run "${flags[@]}" -v "$bundle:/in/bundle.json:ro" -v "$out:/out" "$image"
-	mpirun --allow-run-as-root --oversubscribe -np "$np" artest --repro /in/bundle.json --repro-dir /out --json /out/rerun.json)
+	mpirun --allow-run-as-root "${mpirun_flags[@]}" -np "$np" artest --repro /in/bundle.json --repro-dir /out --json /out/rerun.json)
 echo "repro-in-image: $case_id ($backend backend, $np ranks) in $image; reports in $out" >&2
 echo "CONTAINERS_CONF=$CONTAINERS_CONF ${cmd[*]}"
 if ((run)); then
