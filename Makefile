@@ -14,6 +14,10 @@
 #   make plugins-host, plugins-check  the example plugin (plugin/plugin.mk)
 #   make plugins  the adapter plugins (bin/plugins/vllm.so: vLLM's custom
 #                 allreduce from the pinned flashinfer-python wheel's header)
+#   make image    the OCI image (docker/Containerfile) with podman, from a
+#                 Debian base made here: no container registry
+#   make repro-image BUNDLE=path  the command that reruns a bundle in it
+#   make test-image  CI's container step: --quick and a bundle's rerun inside
 
 SHELL := /bin/bash
 GO ?= go
@@ -29,7 +33,7 @@ export NCCL_NVLS_ENABLE ?= 0
 include kernels/kernels.mk
 include plugin/plugin.mk
 
-.PHONY: all deps build run test test-go test-kernels test-exhaustive vet unit cxx integration docker clean
+.PHONY: all deps build run test test-go test-kernels test-exhaustive vet unit cxx integration image repro-image test-image clean
 
 all: build
 
@@ -103,11 +107,25 @@ test-kernels: kernels-check
 test-exhaustive: deps cxx
 	ARTEST_REQUIRE_CXX=1 $(GO) test -count=1 -timeout 30m ./reference/ ./kernels/
 
-# The container of docker/Dockerfile; needs a Docker engine (none runs on
-# this project's machines: docker/dockerfile_test.go checks what it can).
-docker:
-	@command -v docker >/dev/null || { echo "make docker: no docker command on this machine" >&2; exit 4; }
-	docker build -f docker/Dockerfile -t artest:$(REV) .
+# The OCI image of docker/Containerfile, built with podman (installed from
+# Debian packages when missing) on a Debian base made here from Debian
+# packages: nothing comes from a container registry. ci/build-image.sh.
+image: build
+	@ci/install-podman.sh
+	ci/build-image.sh
+
+# The one command that reruns a repro bundle inside the image (built when
+# missing): make repro-image BUNDLE=path [OUT=dir] [RUN=1 runs it too].
+repro-image: build
+	@test -n "$(BUNDLE)" || { echo "make repro-image: BUNDLE=path of a repro bundle needed" >&2; exit 2; }
+	@ci/install-podman.sh
+	ci/repro-in-image.sh $(if $(RUN),--run) "$(BUNDLE)" $(OUT)
+
+# CI's container step (.ci/run, after make test): the image, --quick inside
+# it, a host-backend bundle made outside reproduced inside. Skipped, with a
+# "skipped:" line, where no container engine can run.
+test-image: build
+	ci/image-test.sh
 
 clean:
 	rm -rf bin

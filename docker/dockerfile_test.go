@@ -1,11 +1,13 @@
-// Package docker holds the container build. No Docker engine runs on this
-// project's machines, so this test checks what can be checked without one:
-// the Dockerfile pins its base images by tag and builds with the make
-// targets CI runs, and those targets exist.
+// Package docker holds the container build. These tests check the build
+// files without an engine: nothing is fetched from the network (no registry
+// base image, no download command), NVLS stays off, and the make targets
+// and CI step that build and test the image exist.
 package docker
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -13,14 +15,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func readLines(t *testing.T, path string) []string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	// Join continuation lines, drop comments.
+// instructions are a build file's instructions: continuation lines joined,
+// comments and blank lines dropped.
+func instructions(text string) []string {
 	var out []string
 	cur := ""
-	for _, l := range strings.Split(string(data), "\n") {
+	for _, l := range strings.Split(text, "\n") {
 		if strings.HasPrefix(strings.TrimSpace(l), "#") {
 			continue
 		}
@@ -37,98 +37,138 @@ func readLines(t *testing.T, path string) []string {
 	return out
 }
 
-func TestBaseImagesArePinnedByTag(t *testing.T) {
-	var froms []string
-	for _, l := range readLines(t, "Dockerfile") {
-		if strings.HasPrefix(l, "FROM ") {
-			froms = append(froms, strings.Fields(l)[1])
+// fetchers are commands and forms that reach the network from a build.
+var fetchers = regexp.MustCompile(`(?i)\b(curl|wget|apt-get|apt|apk|dnf|yum|pip3?|git\s+clone|go\s+install|go\s+mod\s+download)\b|ADD\s+(--\S+\s+)*(https?|git)://`)
+
+// localImage is a base that never comes from a registry: scratch, an image
+// under localhost/, or an earlier stage of the same file.
+func localImage(ref string, stages map[string]bool) bool {
+	return ref == "scratch" || strings.HasPrefix(ref, "localhost/") || stages[strings.ToLower(ref)]
+}
+
+// fromImage splits a FROM instruction's operands into the base image and
+// the stage name (lower case, "" when none); options (--platform) are
+// skipped.
+func fromImage(operands []string) (ref, stage string) {
+	var f []string
+	for _, o := range operands {
+		if !strings.HasPrefix(o, "--") {
+			f = append(f, o)
 		}
 	}
-	require.Len(t, froms, 2, "a build stage and a run stage")
-	tag := regexp.MustCompile(`^nvidia/cuda:\d+\.\d+\.\d+-(devel|runtime)-ubuntu\d+\.\d+$`)
-	for _, f := range froms {
-		require.Regexp(t, tag, f, "pin the base image by a full version tag")
-		require.NotContains(t, f, "latest")
+	if len(f) == 0 {
+		return "", ""
+	}
+	if len(f) >= 3 && strings.EqualFold(f[1], "AS") {
+		return f[0], strings.ToLower(f[2])
+	}
+	return f[0], ""
+}
+
+// networkFetches lists the instructions of a build file that would fetch
+// from the network: a FROM of a registry image (an ARG used as the base must
+// default to a local one) or a download command anywhere.
+func networkFetches(text string) []string {
+	var bad []string
+	args := map[string]string{}
+	stages := map[string]bool{}
+	argRef := regexp.MustCompile(`^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$`)
+	for _, in := range instructions(text) {
+		f := strings.Fields(in)
+		switch strings.ToUpper(f[0]) {
+		case "ARG":
+			if name, def, ok := strings.Cut(f[1], "="); ok {
+				args[name] = strings.Trim(def, `"'`)
+			}
+		case "FROM":
+			ref, stage := fromImage(f[1:])
+			if m := argRef.FindStringSubmatch(ref); m != nil {
+				ref = args[m[1]]
+			}
+			if !localImage(ref, stages) {
+				bad = append(bad, fmt.Sprintf("%s (base %q is not local)", in, ref))
+			}
+			if stage != "" {
+				stages[stage] = true
+			}
+		}
+		if fetchers.MatchString(in) {
+			bad = append(bad, in+" (fetches from the network)")
+		}
+	}
+	return bad
+}
+
+func TestNetworkFetchesCatches(t *testing.T) {
+	for name, tc := range map[string]struct {
+		text string
+		bad  int
+	}{
+		"local base":         {"ARG BASE=localhost/artest-base:bookworm\nFROM ${BASE}\nCOPY root/ /\n", 0},
+		"scratch":            {"FROM scratch\nCOPY artest /\n", 0},
+		"registry base":      {"FROM nvidia/cuda:13.0.1-runtime-ubuntu24.04\n", 1},
+		"registry by arg":    {"ARG BASE=debian:bookworm\nFROM $BASE\n", 1},
+		"arg without a base": {"ARG BASE\nFROM ${BASE}\n", 1},
+		"curl":               {"FROM scratch\nRUN curl -fsSL https://go.dev/dl/go.tgz | tar -xz\n", 1},
+		"wget continued":     {"FROM scratch\nRUN true && \\\n    wget https://x\n", 1},
+		"apt-get":            {"FROM scratch\nRUN apt-get update\n", 1},
+		"ADD url":            {"FROM scratch\nADD https://example.com/x /x\n", 1},
+		"stage":              {"FROM localhost/b AS build\nFROM build\n", 0},
+		"platform option":    {"FROM --platform=linux/amd64 nvidia/cuda:13.0.1-base-ubuntu24.04 AS run\n", 1},
+		"comment only":       {"# FROM nvidia/cuda and curl are gone\nFROM scratch\n", 0},
+	} {
+		require.Len(t, networkFetches(tc.text), tc.bad, name)
 	}
 }
 
-// The image builds what CI builds: the make targets of .ci/run's `make
-// test` that do not need MPI ranks (deps, vet's build, unit) plus build and
-// kernels (the GPU machines' targets), and every target it names exists.
-func TestMakeTargetsAreCIs(t *testing.T) {
-	var targets []string
-	for _, l := range readLines(t, "Dockerfile") {
-		if strings.HasPrefix(l, "RUN make ") {
-			targets = append(targets, strings.Fields(strings.TrimPrefix(l, "RUN make "))...)
-		}
+// buildFiles are the container build files of this directory.
+func buildFiles(t *testing.T) []string {
+	var files []string
+	for _, pattern := range []string{"Containerfile*", "Dockerfile*", "*.Dockerfile", "*.Containerfile"} {
+		m, err := filepath.Glob(pattern)
+		require.NoError(t, err)
+		files = append(files, m...)
 	}
-	require.Equal(t, []string{"deps", "build", "kernels", "unit"}, targets)
-
-	mk, err := os.ReadFile("../Makefile")
-	require.NoError(t, err)
-	kmk, err := os.ReadFile("../kernels/kernels.mk")
-	require.NoError(t, err)
-	defined := regexp.MustCompile(`(?m)^([a-z][a-z0-9-]*):`)
-	have := map[string]bool{}
-	for _, m := range defined.FindAllStringSubmatch(string(mk)+string(kmk), -1) {
-		have[m[1]] = true
-	}
-	for _, tg := range targets {
-		require.True(t, have[tg], "make target %q is not defined", tg)
-	}
-	// CI's test target is built from the same pieces: unit is among the
-	// targets make test reaches, through prerequisites or $(MAKE) lines.
-	reached := reachable(string(mk), "test", have)
-	for _, tg := range []string{"vet", "unit", "kernels-check", "kernels-sass-check", "integration"} {
-		require.True(t, reached[tg], "make test does not reach %q", tg)
-	}
-	ci, err := os.ReadFile("../.ci/run")
-	require.NoError(t, err)
-	require.Contains(t, string(ci), "make test")
+	return files
 }
 
-// reachable is the set of targets that `make root` builds according to mk:
-// a target's prerequisites, and the targets named on the $(MAKE) lines of
-// its recipe, followed to the end. Only names in defined count.
-func reachable(mk, root string, defined map[string]bool) map[string]bool {
-	lines := strings.Split(mk, "\n")
-	// named is what one target's line and recipe name.
-	named := func(target string) []string {
-		var out []string
-		for i, l := range lines {
-			prereqs, ok := strings.CutPrefix(l, target+":")
-			if !ok {
-				continue
-			}
-			out = append(out, strings.Fields(prereqs)...)
-			for _, r := range lines[i+1:] {
-				if !strings.HasPrefix(r, "\t") {
-					break
-				}
-				if strings.Contains(r, "$(MAKE)") {
-					out = append(out, strings.Fields(r)...)
-				}
-			}
-		}
-		return out
+func TestNoNetworkFetches(t *testing.T) {
+	files := buildFiles(t)
+	require.Contains(t, files, "Containerfile")
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		require.Empty(t, networkFetches(string(data)), "%s must build without a registry or a download", f)
 	}
-	seen := map[string]bool{}
-	todo := []string{root}
-	for len(todo) > 0 {
-		tg := todo[0]
-		todo = todo[1:]
-		for _, n := range named(tg) {
-			if defined[n] && !seen[n] {
-				seen[n] = true
-				todo = append(todo, n)
-			}
-		}
-	}
-	return seen
 }
 
 func TestSafetyEnvironment(t *testing.T) {
-	joined := strings.Join(readLines(t, "Dockerfile"), "\n")
+	data, err := os.ReadFile("Containerfile")
+	require.NoError(t, err)
+	joined := strings.Join(instructions(string(data)), "\n")
 	require.Contains(t, joined, "NCCL_NVLS_ENABLE=0", "the image must not enable NVLS by default")
 	require.NotContains(t, joined, "--allow-multicast")
+}
+
+// The image's make targets exist and run the scripts that build and test
+// it; CI runs the image test after make test.
+func TestMakeTargetsAndCI(t *testing.T) {
+	mk, err := os.ReadFile("../Makefile")
+	require.NoError(t, err)
+	for target, script := range map[string]string{
+		"image":       "ci/build-image.sh",
+		"test-image":  "ci/image-test.sh",
+		"repro-image": "ci/repro-in-image.sh",
+	} {
+		recipe := regexp.MustCompile(`(?m)^` + target + `:[^\n]*\n((?:\t[^\n]*\n)*)`).FindStringSubmatch(string(mk))
+		require.NotNil(t, recipe, "make target %q is not defined", target)
+		require.Contains(t, recipe[1], script, "make %s runs %s", target, script)
+		_, err := os.Stat("../" + script)
+		require.NoError(t, err)
+	}
+	ci, err := os.ReadFile("../.ci/run")
+	require.NoError(t, err)
+	run := string(ci)
+	test, image := strings.Index(run, "\nmake test\n"), strings.Index(run, "\nmake test-image\n")
+	require.True(t, test >= 0 && image > test, ".ci/run runs make test-image after make test")
 }
