@@ -3,8 +3,11 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/artest/artest/internal/exitcode"
@@ -240,6 +243,56 @@ func (o *Options) reproDir() string {
 	return "."
 }
 
+// reproLaunch is how this run was started, for its rerun lines: the artest
+// binary by the absolute path it runs from (exe) unless artest on PATH
+// (onPath, "" when there is none) is that same file; --oversubscribe when
+// Open MPI exported it to the ranks (mpirun --oversubscribe sets
+// OMPI_MCA_rmaps_base_oversubscribe=1 in their environment); and the
+// ARTEST_* variables of the environment, which artest and plugins read
+// (a plugin's planted bug among them), sorted.
+func reproLaunch(environ []string, exe, onPath string) repro.Launch {
+	var l repro.Launch
+	if exe != "" {
+		if abs, err := filepath.Abs(exe); err == nil {
+			exe = abs
+		}
+		if !sameFile(exe, onPath) {
+			l.Binary = exe
+		}
+	}
+	for _, kv := range environ {
+		name, value, _ := strings.Cut(kv, "=")
+		switch {
+		case name == "OMPI_MCA_rmaps_base_oversubscribe":
+			l.Oversubscribe = value == "1" || strings.EqualFold(value, "true")
+		case strings.HasPrefix(name, "ARTEST_"):
+			l.Env = append(l.Env, kv)
+		}
+	}
+	sort.Strings(l.Env)
+	return l
+}
+
+// sameFile reports whether paths a and b name the same file.
+func sameFile(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
+
+// thisLaunch is reproLaunch for this process.
+func thisLaunch() repro.Launch {
+	exe, _ := os.Executable()
+	onPath, _ := exec.LookPath("artest")
+	return reproLaunch(os.Environ(), exe, onPath)
+}
+
 // maxReproBundles bounds the repro lines and bundles of one run.
 const maxReproBundles = 20
 
@@ -247,9 +300,10 @@ const maxReproBundles = 20
 // writes its repro bundle.
 func (o *Options) onFail(stderr io.Writer, ranks int, backendName string, header *report.Header) func(report.Case) string {
 	written := 0
+	launch := thisLaunch()
 	return func(c report.Case) string {
 		args := o.withCaseLaunch(o.rerunArgs(c.ID, backendName), c)
-		command := repro.Command(ranks, args)
+		command := launch.Command(ranks, args)
 		// A broken kernel fails every case: the first bundles say it all,
 		// and a thousand files would bury them.
 		if written == maxReproBundles {
@@ -271,7 +325,7 @@ func (o *Options) onFail(stderr io.Writer, ranks int, backendName string, header
 			return command
 		}
 		fmt.Fprintf(stderr, "artest: repro %s: %s (bundle: %s; rerun: %s)\n", c.ID, b.Command, path,
-			report.ShellCommand([]string{"mpirun", "-np", fmt.Sprint(ranks), "artest", "--repro", path}))
+			launch.Command(ranks, []string{"--repro", path}))
 		return command
 	}
 }

@@ -41,3 +41,35 @@ func TestReproRerunKeepsTheBundleItRead(t *testing.T) {
 	require.Contains(t, b.Args, "8", "the new bundle has the new seed")
 	require.Contains(t, res.stderr[0], second)
 }
+
+func TestReproLaunchNamesTheRunsBinaryAndMpirunOptions(t *testing.T) {
+	dir := t.TempDir()
+	exe := filepath.Join(dir, "bin", "artest")
+	other := filepath.Join(dir, "other", "artest")
+	for _, p := range []string{exe, other} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte("x"), 0o755))
+	}
+	linked := filepath.Join(dir, "linked")
+	require.NoError(t, os.Symlink(exe, linked))
+	for _, tc := range []struct {
+		name    string
+		environ []string
+		exe     string
+		onPath  string
+		want    string
+	}{
+		{"artest on PATH is the binary", nil, exe, linked, "mpirun -np 2 artest --case c"},
+		{"another artest on PATH", nil, exe, other, "mpirun -np 2 " + exe + " --case c"},
+		{"no artest on PATH", nil, exe, "", "mpirun -np 2 " + exe + " --case c"},
+		{"oversubscribed", []string{"OMPI_MCA_rmaps_base_oversubscribe=1", "OMPI_MCA_mpi_oversubscribe=0"}, exe, linked,
+			"mpirun -np 2 --oversubscribe artest --case c"},
+		{"not oversubscribed", []string{"OMPI_MCA_rmaps_base_oversubscribe=0"}, exe, linked, "mpirun -np 2 artest --case c"},
+		{"ARTEST variables", []string{"PATH=/bin", "ARTEST_EXAMPLE_BUG=no-end-barrier", "ARTEST_A=1", "XARTEST_B=2"}, exe, linked,
+			"mpirun -np 2 -x ARTEST_A=1 -x ARTEST_EXAMPLE_BUG=no-end-barrier artest --case c"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, reproLaunch(tc.environ, tc.exe, tc.onPath).Command(2, []string{"--case", "c"}))
+		})
+	}
+}
