@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/artest/artest/internal/exitcode"
 	"github.com/artest/artest/internal/report"
@@ -232,13 +233,42 @@ func (o *Options) rerunArgs(id, backendName string) []string {
 	return args
 }
 
-// reproDir is where repro bundles go.
+// reproRoot is the folder that holds the default run folders.
+const reproRoot = "artest-repro"
+
+// reproDir is where repro bundles go: --repro-dir, else the --json file's
+// directory, else this run's own folder, artest-repro/<start time> (UTC,
+// to the second), which onFail creates at the first failure so that
+// bundles do not pile up in the working directory.
 func (o *Options) reproDir() string {
 	switch {
 	case o.ReproDir != "":
 		return o.ReproDir
 	case o.JSON != "":
 		return filepath.Dir(o.JSON)
+	}
+	if o.runFolder == "" {
+		o.runFolder = filepath.Join(reproRoot, time.Now().UTC().Format("20060102T150405Z"))
+	}
+	return o.runFolder
+}
+
+// reproDirDefault reports whether reproDir is the run folder, which may not
+// exist yet.
+func (o *Options) reproDirDefault() bool { return o.ReproDir == "" && o.JSON == "" }
+
+// reproDirCheckable is the folder the output plan checks for the bundles:
+// reproDir, or for the run folder, which is created only at the first
+// failure, the nearest of it, artest-repro and "." that exists.
+func (o *Options) reproDirCheckable() string {
+	dir := o.reproDir()
+	if !o.reproDirDefault() {
+		return dir
+	}
+	for _, d := range []string{dir, reproRoot} {
+		if _, err := os.Stat(d); err == nil {
+			return d
+		}
 	}
 	return "."
 }
@@ -307,7 +337,11 @@ func (o *Options) onFail(stderr io.Writer, ranks int, backendName string, header
 		// A broken kernel fails every case: the first bundles say it all,
 		// and a thousand files would bury them.
 		if written == maxReproBundles {
-			fmt.Fprintf(stderr, "artest: more failing cases: no more repro lines or bundles after %d (the JSON report lists them all)\n", maxReproBundles)
+			listed := "--table full lists them all"
+			if o.JSON != "" {
+				listed = "--table full, or the JSON report, lists them all"
+			}
+			fmt.Fprintf(stderr, "artest: more failing cases: no more repro lines or bundles after %d (%s)\n", maxReproBundles, listed)
 		}
 		if written++; written > maxReproBundles {
 			return command
@@ -319,7 +353,15 @@ func (o *Options) onFail(stderr io.Writer, ranks int, backendName string, header
 				f.Mismatches = f.Mismatches[:keep]
 			}
 		}
-		path, err := repro.Write(o.reproDir(), b, o.Repro != "")
+		dir := o.reproDir()
+		var err error
+		if o.reproDirDefault() {
+			err = os.MkdirAll(dir, 0o777)
+		}
+		path := ""
+		if err == nil {
+			path, err = repro.Write(dir, b, o.Repro != "")
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "artest: repro %s: %s (%v)\n", c.ID, b.Command, err)
 			return command
