@@ -99,14 +99,17 @@ type Options struct {
 	timeout time.Duration
 	// notes are lines rank 0 prints before the run (what a --repro rerun
 	// took from its bundle and what it did not).
-	notes  []string
-	set    map[string]bool // flags given on the command line
-	given  []givenFlag     // every flag given, in order, with its text
-	inject runner.Inject
-	sched  runner.Schedules // --schedule, parsed (all when --stress has none)
-	sel    cases.Selection
-	input  reference.InputKind
-	params map[string]uint32
+	notes []string
+	// runFolder is the default repro folder of this run,
+	// artest-repro/<start time>, fixed at its first use.
+	runFolder string
+	set       map[string]bool // flags given on the command line
+	given     []givenFlag     // every flag given, in order, with its text
+	inject    runner.Inject
+	sched     runner.Schedules // --schedule, parsed (all when --stress has none)
+	sel       cases.Selection
+	input     reference.InputKind
+	params    map[string]uint32
 
 	deviceTimeout time.Duration // --device-timeout, parsed
 
@@ -285,7 +288,7 @@ func newFlagSet(o *Options) *flag.FlagSet {
 	fs.StringVar(&o.GoBench, "gobench", "", "write every timed repetition in Go's benchmark format to FILE (benchstat OLD NEW compares two runs)")
 	fs.StringVar(&o.JSONL, "jsonl", "", "append every finished case to FILE as JSON Lines while running (fsynced: an abort or crash keeps them)")
 	fs.StringVar(&o.Repro, "repro", "", "rerun the failing case a repro bundle describes (flags given as well override the bundle's)")
-	fs.StringVar(&o.ReproDir, "repro-dir", "", "where failing cases' repro bundles go (default: the --json file's directory, else the current one)")
+	fs.StringVar(&o.ReproDir, "repro-dir", "", "where failing cases' repro bundles go (default: the --json file's directory, else artest-repro/<start time>, made at the first failure)")
 	fs.BoolVar(&o.Progress, "progress", false, "print a line per finished case to stderr")
 	fs.StringVar(&o.Table, "table", "summary", "what stdout shows at the end: summary (failures with their repro lines, counts per variant by dtype; one screen) or full (also a row per case); the JSON and JUnit reports always hold every case")
 	fs.StringVar(&o.ShmDir, "shm-dir", "/dev/shm", "host backend: directory of the shared-memory segments")

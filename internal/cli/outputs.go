@@ -116,7 +116,7 @@ func (o *Options) checkOutputPlan() error {
 		case err != nil:
 			return exitcode.Envf("--repro-dir: %v", err)
 		}
-	} else if err := report.CheckDir(o.reproDir()); err != nil {
+	} else if err := report.CheckDir(o.reproDirCheckable()); err != nil {
 		o.notes = append(o.notes, fmt.Sprintf("repro bundles cannot be written into %s (%v): a failing case gets its rerun line but no bundle; give --repro-dir", o.reproDir(), err))
 	}
 	for _, p := range outs {

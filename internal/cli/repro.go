@@ -3,9 +3,13 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
+	"time"
 
 	"github.com/artest/artest/internal/exitcode"
 	"github.com/artest/artest/internal/report"
@@ -229,7 +233,13 @@ func (o *Options) rerunArgs(id, backendName string) []string {
 	return args
 }
 
-// reproDir is where repro bundles go.
+// reproRoot is the folder that holds the default run folders.
+const reproRoot = "artest-repro"
+
+// reproDir is where repro bundles go: --repro-dir, else the --json file's
+// directory, else this run's own folder, artest-repro/<start time> (UTC,
+// to the second), which onFail creates at the first failure so that
+// bundles do not pile up in the working directory.
 func (o *Options) reproDir() string {
 	switch {
 	case o.ReproDir != "":
@@ -237,7 +247,80 @@ func (o *Options) reproDir() string {
 	case o.JSON != "":
 		return filepath.Dir(o.JSON)
 	}
+	if o.runFolder == "" {
+		o.runFolder = filepath.Join(reproRoot, time.Now().UTC().Format("20060102T150405Z"))
+	}
+	return o.runFolder
+}
+
+// reproDirDefault reports whether reproDir is the run folder, which may not
+// exist yet.
+func (o *Options) reproDirDefault() bool { return o.ReproDir == "" && o.JSON == "" }
+
+// reproDirCheckable is the folder the output plan checks for the bundles:
+// reproDir, or for the run folder, which is created only at the first
+// failure, the nearest of it, artest-repro and "." that exists.
+func (o *Options) reproDirCheckable() string {
+	dir := o.reproDir()
+	if !o.reproDirDefault() {
+		return dir
+	}
+	for _, d := range []string{dir, reproRoot} {
+		if _, err := os.Stat(d); err == nil {
+			return d
+		}
+	}
 	return "."
+}
+
+// reproLaunch is how this run was started, for its rerun lines: the artest
+// binary by the absolute path it runs from (exe) unless artest on PATH
+// (onPath, "" when there is none) is that same file; --oversubscribe when
+// Open MPI exported it to the ranks (mpirun --oversubscribe sets
+// OMPI_MCA_rmaps_base_oversubscribe=1 in their environment); and the
+// ARTEST_* variables of the environment, which artest and plugins read
+// (a plugin's planted bug among them), sorted.
+func reproLaunch(environ []string, exe, onPath string) repro.Launch {
+	var l repro.Launch
+	if exe != "" {
+		if abs, err := filepath.Abs(exe); err == nil {
+			exe = abs
+		}
+		if !sameFile(exe, onPath) {
+			l.Binary = exe
+		}
+	}
+	for _, kv := range environ {
+		name, value, _ := strings.Cut(kv, "=")
+		switch {
+		case name == "OMPI_MCA_rmaps_base_oversubscribe":
+			l.Oversubscribe = value == "1" || strings.EqualFold(value, "true")
+		case strings.HasPrefix(name, "ARTEST_"):
+			l.Env = append(l.Env, kv)
+		}
+	}
+	sort.Strings(l.Env)
+	return l
+}
+
+// sameFile reports whether paths a and b name the same file.
+func sameFile(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
+
+// thisLaunch is reproLaunch for this process.
+func thisLaunch() repro.Launch {
+	exe, _ := os.Executable()
+	onPath, _ := exec.LookPath("artest")
+	return reproLaunch(os.Environ(), exe, onPath)
 }
 
 // maxReproBundles bounds the repro lines and bundles of one run.
@@ -247,13 +330,18 @@ const maxReproBundles = 20
 // writes its repro bundle.
 func (o *Options) onFail(stderr io.Writer, ranks int, backendName string, header *report.Header) func(report.Case) string {
 	written := 0
+	launch := thisLaunch()
 	return func(c report.Case) string {
 		args := o.withCaseLaunch(o.rerunArgs(c.ID, backendName), c)
-		command := repro.Command(ranks, args)
+		command := launch.Command(ranks, args)
 		// A broken kernel fails every case: the first bundles say it all,
 		// and a thousand files would bury them.
 		if written == maxReproBundles {
-			fmt.Fprintf(stderr, "artest: more failing cases: no more repro lines or bundles after %d (the JSON report lists them all)\n", maxReproBundles)
+			listed := "--table full lists them all"
+			if o.JSON != "" {
+				listed = "--table full, or the JSON report, lists them all"
+			}
+			fmt.Fprintf(stderr, "artest: more failing cases: no more repro lines or bundles after %d (%s)\n", maxReproBundles, listed)
 		}
 		if written++; written > maxReproBundles {
 			return command
@@ -265,13 +353,21 @@ func (o *Options) onFail(stderr io.Writer, ranks int, backendName string, header
 				f.Mismatches = f.Mismatches[:keep]
 			}
 		}
-		path, err := repro.Write(o.reproDir(), b, o.Repro != "")
+		dir := o.reproDir()
+		var err error
+		if o.reproDirDefault() {
+			err = os.MkdirAll(dir, 0o777)
+		}
+		path := ""
+		if err == nil {
+			path, err = repro.Write(dir, b, o.Repro != "")
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "artest: repro %s: %s (%v)\n", c.ID, b.Command, err)
 			return command
 		}
 		fmt.Fprintf(stderr, "artest: repro %s: %s (bundle: %s; rerun: %s)\n", c.ID, b.Command, path,
-			report.ShellCommand([]string{"mpirun", "-np", fmt.Sprint(ranks), "artest", "--repro", path}))
+			launch.Command(ranks, []string{"--repro", path}))
 		return command
 	}
 }

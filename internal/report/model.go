@@ -251,4 +251,7 @@ type Report struct {
 	Header  Header  `json:"header"`
 	Cases   []Case  `json:"cases"`
 	Summary Summary `json:"summary"`
+	// JSONPath is where the run writes the JSON report (--json); "" when it
+	// writes none, and the text summary then points at --table full only.
+	JSONPath string `json:"-"`
 }

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
+
+	"github.com/artest/artest/reference"
 )
 
 // maxSummaryFailures bounds the failing cases the summary lists, each with
@@ -33,7 +36,7 @@ func WriteSummary(w io.Writer, r *Report) error {
 			}
 			if listed == maxSummaryFailures {
 				more := fail - listed
-				fmt.Fprintf(bw, "# ... and %d more failing %s (--table full, or the JSON report, lists them)\n", more, plural(more, "case", "cases"))
+				fmt.Fprintf(bw, "# ... and %d more failing %s (%s)\n", more, plural(more, "case", "cases"), r.listedBy("lists them"))
 				break
 			}
 			listed++
@@ -42,12 +45,18 @@ func WriteSummary(w io.Writer, r *Report) error {
 				word = string(Hung)
 			}
 			fmt.Fprintf(bw, "# %s %s: %s\n", word, c.ID, failureReason(c))
+			if first, reading := stressEvidence(c); first != "" {
+				fmt.Fprintf(bw, "#   first wrong: %s\n", first)
+				if reading != "" {
+					fmt.Fprintf(bw, "#   reading: %s\n", reading)
+				}
+			}
 			if c.Repro != "" {
 				fmt.Fprintf(bw, "#   repro: %s\n", c.Repro)
 			}
 		}
 	}
-	writeWarnings(bw, r.Cases)
+	writeWarnings(bw, r)
 	fmt.Fprintln(bw, "#")
 	for _, block := range variantBlocks(r.Cases) {
 		t := tally{}
@@ -59,7 +68,7 @@ func WriteSummary(w io.Writer, r *Report) error {
 		writeVariantCounts(bw, block)
 	}
 	fmt.Fprintln(bw, "#")
-	fmt.Fprintf(bw, "# pass %d, FAIL %d, skipped %d (every case: --table full, or the JSON report)\n", pass, fail, skipped)
+	fmt.Fprintf(bw, "# pass %d, FAIL %d, skipped %d (every case: %s)\n", pass, fail, skipped, r.listedBy(""))
 	if r.Summary.Error != "" {
 		fmt.Fprintf(bw, "# run stopped early: %s\n", firstLine(r.Summary.Error))
 	}
@@ -77,7 +86,8 @@ const maxSummaryWarnings = 10
 
 // writeWarnings lists the cases that passed (or failed) with a warning: the
 // end-barrier witness's lead.
-func writeWarnings(bw *bufio.Writer, cs []Case) {
+func writeWarnings(bw *bufio.Writer, r *Report) {
+	cs := r.Cases
 	n := 0
 	for i := range cs {
 		c := &cs[i]
@@ -93,7 +103,7 @@ func writeWarnings(bw *bufio.Writer, cs []Case) {
 		fmt.Fprintf(bw, "# WARNING %s %s: %s\n", c.ID, verdictOf(c), c.Witness.Warning)
 	}
 	if n > maxSummaryWarnings {
-		fmt.Fprintf(bw, "# ... and %d more cases with warnings (the JSON report lists them)\n", n-maxSummaryWarnings)
+		fmt.Fprintf(bw, "# ... and %d more cases with warnings (%s)\n", n-maxSummaryWarnings, r.listedBy("lists them"))
 	}
 }
 
@@ -166,4 +176,81 @@ func writeVariantCounts(w *bufio.Writer, block []*Case) {
 		}
 		fmt.Fprintf(w, "#   skipped %d: %s\n", skips[r], r)
 	}
+}
+
+// listedBy names where every case can be read, followed by verb: the full
+// table, and the JSON report only when the run writes one.
+func (r *Report) listedBy(verb string) string {
+	s := "--table full"
+	if r.JSONPath != "" {
+		s += ", or the JSON report (" + r.JSONPath + ")"
+		if verb != "" {
+			s += ","
+		}
+	}
+	if verb != "" {
+		s += " " + verb
+	}
+	return s
+}
+
+// stressEvidence is, for a case whose stress iterations went wrong, where it
+// first did (the lowest iteration of any rank: that rank, the element, got
+// and want with their bits, and the schedules on) and, when the bits say
+// so, what they show. Both are "" for a case without such a mismatch.
+func stressEvidence(c *Case) (first, reading string) {
+	var m *Mismatch
+	rank := 0
+	for i := range c.Failures {
+		f := &c.Failures[i]
+		if !strings.HasPrefix(f.Detail, "iteration ") {
+			continue
+		}
+		for j := range f.Mismatches {
+			if x := &f.Mismatches[j]; m == nil || x.Iter < m.Iter || (x.Iter == m.Iter && f.Rank < rank) {
+				m, rank = x, f.Rank
+			}
+		}
+	}
+	if m == nil {
+		return "", ""
+	}
+	sched := c.Schedule
+	if sched == "" {
+		sched = "none"
+	}
+	first = fmt.Sprintf("iteration %d, rank %d, element [%d]: got %s (%s) want %s (%s); schedules on: %s",
+		m.Iter, rank, m.Index, formatFloat(m.Got), formatBits(m.GotBits, c.DType), formatFloat(m.Want), formatBits(m.WantBits, c.DType),
+		strings.ReplaceAll(sched, ",", ", "))
+	return first, poisonReading(c.DType, m.GotBits, strings.Contains(","+c.Schedule+",", ",poison-after-return,"))
+}
+
+// poisonReading says what got's bits show about where it came from, or ""
+// when they show nothing certain. artest's poison is a signalling NaN with
+// a payload (reference.PoisonBits), written into outputs before each call
+// and, under the poison-after-return schedule, into a rank's input once its
+// call returned; inputs are never NaN, and arithmetic on a signalling NaN
+// gives it back quiet, with its payload.
+func poisonReading(dtype string, got uint32, poisonAfterReturn bool) string {
+	d, err := reference.ParseDType(dtype)
+	if err != nil {
+		return ""
+	}
+	poison := reference.PoisonBits(d)
+	quiet := map[reference.DType]uint32{reference.F32: 1 << 22, reference.F16: 1 << 9, reference.BF16: 1 << 6}[d]
+	switch {
+	case got == poison && !poisonAfterReturn:
+		return "got is the output's poison pattern, which no arithmetic yields: the output was never written"
+	case got == poison:
+		return "got is the poison pattern, which no arithmetic yields: the output was never written, or a poisoned input " +
+			"(poison-after-return writes it into a rank's input when its call returns) was copied into it unchanged"
+	case got == poison|quiet && poisonAfterReturn:
+		return "got is the poison pattern made quiet, as arithmetic on it gives: it was computed from poison, either a peer's input " +
+			"read after that peer's call had returned (poison-after-return writes the poison there then: a missing or early end barrier) " +
+			"or this output's own poison read before it was written"
+	case got == poison|quiet:
+		return "got is the poison pattern made quiet, as arithmetic on it gives: it was computed from poison, such as this output's own " +
+			"read before it was written"
+	}
+	return ""
 }

@@ -58,7 +58,84 @@ func TestWriteSummaryFitsOneScreen(t *testing.T) {
 	require.Positive(t, firstFail)
 	require.Less(t, firstFail, firstVariant, "failures first")
 	require.Contains(t, out, "#   repro: mpirun -np 4 artest --case ring/bf16/sum/4B/oop-reg-plain/np4\n")
-	require.Contains(t, out, "# ... and 30 more failing cases (--table full, or the JSON report, lists them)")
+	require.Contains(t, out, "# ... and 30 more failing cases (--table full lists them)")
 	require.Contains(t, out, "# pass 4520, FAIL 40, skipped 912")
 	require.Contains(t, out, "#   bf16: pass 264, FAIL 40, skipped 0")
+}
+
+// The summary points at the JSON report only when the run writes one.
+func TestWriteSummaryNamesTheJSONReportOnlyWithJSON(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		jsonPath string
+		want     []string
+		not      []string
+	}{
+		{"without --json", "", []string{"(every case: --table full)\n", "(--table full lists them)\n"}, []string{"JSON report"}},
+		{"with --json", "out/run.json", []string{"(every case: --table full, or the JSON report (out/run.json))\n",
+			"(--table full, or the JSON report (out/run.json), lists them)\n"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Report{Header: Header{Tool: "artest", Ranks: 2, Backend: "host"}, JSONPath: tc.jsonPath}
+			for i := 0; i < maxSummaryFailures+2; i++ {
+				r.Cases = append(r.Cases, Case{ID: fmt.Sprintf("v/f32/sum/%dB/oop-reg-plain/np2", 4*(i+1)), Variant: "v", DType: "f32",
+					Mode: "oop-reg-plain", Verdict: Fail, Reason: "rank 0 mismatch: 1 wrong"})
+			}
+			out := string(render(t, func(b *bytes.Buffer) error { return WriteSummary(b, r) }))
+			for _, w := range tc.want {
+				require.Contains(t, out, w)
+			}
+			for _, w := range tc.not {
+				require.NotContains(t, out, w)
+			}
+		})
+	}
+}
+
+// A failing stress case's summary says where it first went wrong and, when
+// the bits show it, what they show.
+func TestWriteSummaryExplainsStressFailures(t *testing.T) {
+	const sched = "poison-after-return,skew,straggler"
+	stress := func(dtype, schedule string, got, want uint32) Case {
+		return Case{ID: "p:v/" + dtype + "/sum/4100B/oop-reg-plain/np2", Variant: "p:v", DType: dtype, Mode: "oop-reg-plain",
+			Verdict: Fail, Schedule: schedule, Failures: []RankFailure{
+				{Rank: 0, Kind: "mismatch", Detail: "3 of 50 stress iterations wrong"},
+				{Rank: 0, Kind: "mismatch", Detail: "iteration 7: 1 of 2050 wrong", Mismatches: []Mismatch{{Index: 9, GotBits: got, WantBits: want, Iter: 7}}},
+				{Rank: 1, Kind: "mismatch", Detail: "iteration 3: 2 of 2050 wrong", Mismatches: []Mismatch{{Index: 5, GotBits: got, WantBits: want, Iter: 3}}},
+			}}
+	}
+	for _, tc := range []struct {
+		name    string
+		c       Case
+		first   string
+		reading string
+	}{
+		{"quiet poison, poison-after-return on", stress("bf16", sched, 0x7fed, 0x3fbc),
+			"#   first wrong: iteration 3, rank 1, element [5]: got 0 (0x7fed) want 0 (0x3fbc); schedules on: poison-after-return, skew, straggler\n",
+			"#   reading: got is the poison pattern made quiet, as arithmetic on it gives: it was computed from poison, either a peer's input read after that peer's call had returned (poison-after-return writes the poison there then: a missing or early end barrier) or this output's own poison read before it was written\n"},
+		{"f16 quiet poison", stress("f16", sched, 0x7fad, 0x3c00), "got 0 (0x7fad)", "a peer's input read after that peer's call had returned"},
+		{"f32 quiet poison", stress("f32", sched, 0x7ffadbad, 0x3f800000), "got 0 (0x7ffadbad)", "a missing or early end barrier"},
+		{"quiet poison, no schedule", stress("bf16", "", 0x7fed, 0x3fbc), "schedules on: none", "it was computed from poison, such as this output's own read before it was written\n"},
+		{"the output poison", stress("bf16", "skew", 0x7fad, 0x3fbc), "schedules on: skew", "got is the output's poison pattern, which no arithmetic yields: the output was never written\n"},
+		{"the poison, poison-after-return on", stress("bf16", sched, 0x7fad, 0x3fbc), "got 0 (0x7fad)",
+			"the output was never written, or a poisoned input (poison-after-return writes it into a rank's input when its call returns) was copied into it unchanged\n"},
+		{"another value: no reading", stress("bf16", sched, 0x4000, 0x3fbc), "got 0 (0x4000)", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Report{Header: Header{Tool: "artest", Ranks: 2, Backend: "host"}, Cases: []Case{tc.c}}
+			out := string(render(t, func(b *bytes.Buffer) error { return WriteSummary(b, r) }))
+			require.Contains(t, out, "#   first wrong: ")
+			require.Contains(t, out, tc.first)
+			if tc.reading == "" {
+				require.NotContains(t, out, "#   reading: ")
+			} else {
+				require.Contains(t, out, tc.reading)
+			}
+		})
+	}
+	// A case that is not a stress failure has neither line.
+	r := &Report{Header: Header{Tool: "artest"}, Cases: []Case{{ID: "v/f32/sum/4B/oop-reg-plain/np2", DType: "f32", Verdict: Fail,
+		Failures: []RankFailure{{Kind: "mismatch", Detail: "1 of 1 wrong", Mismatches: []Mismatch{{GotBits: 0x7fbadbad}}}}}}}
+	out := string(render(t, func(b *bytes.Buffer) error { return WriteSummary(b, r) }))
+	require.NotContains(t, out, "first wrong")
 }

@@ -52,7 +52,7 @@ func WriteTable(w io.Writer, r *Report) error {
 	bw := bufio.NewWriter(w)
 	writeTableHeader(bw, &r.Header)
 	for _, block := range variantBlocks(r.Cases) {
-		writeVariantBlock(bw, block)
+		writeVariantBlock(bw, block, r.JSONPath != "")
 	}
 	writeTableSummary(bw, r)
 	if err := bw.Flush(); err != nil {
@@ -153,7 +153,7 @@ func writeVariantHeading(w *bufio.Writer, block []*Case) {
 		block[0].Variant, len(block), plural(len(block), "case", "cases"), pass, fail, skipped)
 }
 
-func writeVariantBlock(w *bufio.Writer, block []*Case) {
+func writeVariantBlock(w *bufio.Writer, block []*Case, jsonReport bool) {
 	writeVariantHeading(w, block)
 	writeTitles(w, tableColumns)
 
@@ -205,7 +205,11 @@ func writeVariantBlock(w *bufio.Writer, block []*Case) {
 			for i := range c.Failures {
 				if i == maxTableRanks {
 					more := len(c.Failures) - maxTableRanks
-					fmt.Fprintf(w, "#     and %d more failing %s (see the JSON report)\n", more, plural(more, "rank", "ranks"))
+					where := "--json FILE writes them all"
+					if jsonReport {
+						where = "see the JSON report"
+					}
+					fmt.Fprintf(w, "#     and %d more failing %s (%s)\n", more, plural(more, "rank", "ranks"), where)
 					break
 				}
 				f := &c.Failures[i]

@@ -73,13 +73,22 @@ func TestWriteTableFailures(t *testing.T) {
 }
 
 func TestWriteTableCapsRankLines(t *testing.T) {
-	r := &Report{Header: Header{Ranks: 8}, Cases: []Case{{ID: "x", Variant: "oneshot", Verdict: Fail, Reason: "all wrong"}}}
-	for rank := range 8 {
-		r.Cases[0].Failures = append(r.Cases[0].Failures, RankFailure{Rank: rank, Kind: "mismatch", Wrong: 1})
+	for _, tc := range []struct {
+		name, jsonPath, want string
+	}{
+		{"without --json", "", "#     and 4 more failing ranks (--json FILE writes them all)\n"},
+		{"with --json", "run.json", "#     and 4 more failing ranks (see the JSON report)\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Report{Header: Header{Ranks: 8}, Cases: []Case{{ID: "x", Variant: "oneshot", Verdict: Fail, Reason: "all wrong"}}, JSONPath: tc.jsonPath}
+			for rank := range 8 {
+				r.Cases[0].Failures = append(r.Cases[0].Failures, RankFailure{Rank: rank, Kind: "mismatch", Wrong: 1})
+			}
+			out := string(render(t, func(b *bytes.Buffer) error { return WriteTable(b, r) }))
+			require.Equal(t, maxTableRanks, strings.Count(out, " mismatch, 1 wrong"))
+			require.Contains(t, out, tc.want)
+		})
 	}
-	out := string(render(t, func(b *bytes.Buffer) error { return WriteTable(b, r) }))
-	require.Equal(t, maxTableRanks, strings.Count(out, " mismatch, 1 wrong"))
-	require.Contains(t, out, "#     and 4 more failing ranks (see the JSON report)\n")
 }
 
 func TestWriteTableRunError(t *testing.T) {

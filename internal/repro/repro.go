@@ -33,9 +33,37 @@ type Bundle struct {
 	Result report.Case   `json:"result"`
 }
 
-// Command is the shell line that reruns args on ranks ranks.
+// Command is the shell line that reruns args on ranks ranks, with artest
+// found on PATH and mpirun's defaults.
 func Command(ranks int, args []string) string {
-	return report.ShellCommand(append([]string{"mpirun", "-np", fmt.Sprint(ranks), "artest"}, args...))
+	return Launch{}.Command(ranks, args)
+}
+
+// Launch is how a rerun line starts artest, as the failing run was started.
+type Launch struct {
+	// Binary is the artest to run: a path, or "" for artest on PATH.
+	Binary string
+	// Oversubscribe adds mpirun's --oversubscribe.
+	Oversubscribe bool
+	// Env are NAME=VALUE pairs mpirun exports to the ranks (-x NAME=VALUE).
+	Env []string
+}
+
+// Command is the shell line that reruns args on ranks ranks:
+// mpirun -np N [--oversubscribe] [-x NAME=VALUE ...] BINARY ARGS.
+func (l Launch) Command(ranks int, args []string) string {
+	words := []string{"mpirun", "-np", fmt.Sprint(ranks)}
+	if l.Oversubscribe {
+		words = append(words, "--oversubscribe")
+	}
+	for _, kv := range l.Env {
+		words = append(words, "-x", kv)
+	}
+	bin := l.Binary
+	if bin == "" {
+		bin = "artest"
+	}
+	return report.ShellCommand(append(append(words, bin), args...))
 }
 
 // FileName is the bundle's file name for case id: the ID with every

@@ -21,6 +21,25 @@ func TestCommandQuotes(t *testing.T) {
 		Command(4, []string{"--case", "a/b", "--inject", "delay:rank=1,us=5", "--shm-dir", "/tmp/my dir", "--x", "'"}))
 }
 
+func TestLaunchCommand(t *testing.T) {
+	args := []string{"--case", "a/b"}
+	for _, tc := range []struct {
+		name string
+		l    Launch
+		want string
+	}{
+		{"defaults", Launch{}, "mpirun -np 2 artest --case a/b"},
+		{"binary", Launch{Binary: "/src/artest/bin/artest"}, "mpirun -np 2 /src/artest/bin/artest --case a/b"},
+		{"oversubscribe", Launch{Oversubscribe: true}, "mpirun -np 2 --oversubscribe artest --case a/b"},
+		{"env", Launch{Binary: "/my dir/artest", Oversubscribe: true, Env: []string{"ARTEST_EXAMPLE_BUG=no-end-barrier", "ARTEST_X=a b"}},
+			"mpirun -np 2 --oversubscribe -x ARTEST_EXAMPLE_BUG=no-end-barrier -x 'ARTEST_X=a b' '/my dir/artest' --case a/b"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, tc.l.Command(2, args))
+		})
+	}
+}
+
 func TestWriteRead(t *testing.T) {
 	dir := t.TempDir()
 	b := &Bundle{Case: "oneshot/f32/sum/4B/oop-reg-plain/np2", Ranks: 2, Args: []string{"--case", "oneshot/f32/sum/4B/oop-reg-plain/np2"},

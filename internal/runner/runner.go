@@ -197,7 +197,7 @@ func Run(c comm.Comm, b backend.Backend, w *backend.World, cfg *Config) int {
 	}
 	r.ovl = ovl
 	cfg.Header.OverlapNote = note
-	r.rep = &report.Report{Header: cfg.Header}
+	r.rep = &report.Report{Header: cfg.Header, JSONPath: cfg.JSONPath}
 	if c.Rank() == 0 && cfg.JSONLPath != "" {
 		create := cfg.createJSONL
 		if create == nil {

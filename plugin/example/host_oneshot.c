@@ -29,7 +29,7 @@
  * the deadline, naming it).
  *
  * Build (make plugins-host):
- *   cc -std=c11 -O2 -fPIC -shared -ffp-contract=off -I<artest>/plugin -o host_oneshot.so host_oneshot.c
+ *   cc -std=c11 -O2 -fPIC -shared -ffp-contract=off -Wl,--no-undefined -I<artest>/plugin -o host_oneshot.so host_oneshot.c
  */
 #include <stdint.h>
 #include <stdio.h>

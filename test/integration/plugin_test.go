@@ -21,7 +21,7 @@ import (
 func buildPlugin(t *testing.T, src string, defines ...string) string {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "plugin.so")
-	args := append([]string{"-std=c11", "-O2", "-fPIC", "-shared", "-ffp-contract=off", "-I../../plugin", "-o", out, src}, defines...)
+	args := append([]string{"-std=c11", "-O2", "-fPIC", "-shared", "-ffp-contract=off", "-Wl,--no-undefined", "-I../../plugin", "-o", out, src}, defines...)
 	msg, err := exec.Command("cc", args...).CombinedOutput()
 	require.NoError(t, err, "cc: %s", msg)
 	return out
