@@ -285,8 +285,15 @@ func TestStressMatrixCoversEveryAxisAndTheSlowPath(t *testing.T) {
 			}
 		})
 	}
+	// An --op given explicitly replaces the stress sets' sum.
+	cs, err := Build(Selection{Stress: true, Ops: []reference.Op{reference.Min}}, 4)
+	require.NoError(t, err)
+	require.NotEmpty(t, cs)
+	for _, c := range cs {
+		require.Equal(t, reference.Min, c.Op)
+	}
 	// A --dtype given explicitly wins over the default set's.
-	cs, err := Build(Selection{Stress: true, DTypes: []reference.DType{reference.F16}}, 4)
+	cs, err = Build(Selection{Stress: true, DTypes: []reference.DType{reference.F16}}, 4)
 	require.NoError(t, err)
 	for _, c := range cs {
 		require.Equal(t, reference.F16, c.DType)

@@ -170,6 +170,13 @@ func Build(sel Selection, ranks int) ([]Case, error) {
 		}
 	}
 
+	if sel.Stress && len(sel.Sizes) == 0 && len(sel.Ops) > 0 {
+		// The stress sets run sum; an --op given explicitly replaces it,
+		// as a --dtype replaces their dtypes.
+		for i := range tiers {
+			tiers[i].ops = sel.Ops
+		}
+	}
 	seen := map[string]bool{}
 	var out []Case
 	for _, v := range variants {
