@@ -30,8 +30,9 @@ var layers = []struct {
 	name string
 	pkgs []string
 }{
-	{"leaves: numerics, the SignalBlock layout, exit codes, dlopen, reports, the header-constant parser", []string{
-		"reference", "sigblock", "internal/exitcode", "internal/dl", "internal/coresident",
+	{"numerics: dtypes, conversions and the reference reduction", []string{"reference"}},
+	{"leaves: the SignalBlock layout, exit codes, dlopen, reports, the header-constant parser", []string{
+		"sigblock", "internal/exitcode", "internal/dl", "internal/coresident",
 		"internal/topo", "internal/report", "mpi/internal/chunk", "docker", "kernels/internal/cconst", "internal/hostcxx",
 	}},
 	{"the variant type and kernel ABI, the ranks' collectives, the CUDA driver, repro bundles", []string{
@@ -261,12 +262,12 @@ func TestLayeringCheckFails(t *testing.T) {
 		{
 			"an import of a higher layer",
 			all(pkg{ImportPath: module + "/internal/comm", Imports: []string{module + "/internal/runner"}}),
-			[]string{"internal/comm (layer 1: the variant type and kernel ABI, the ranks' collectives, the CUDA driver, repro bundles) imports internal/runner (layer 9: the backends and the runner)"},
+			[]string{"internal/comm (layer 2: the variant type and kernel ABI, the ranks' collectives, the CUDA driver, repro bundles) imports internal/runner (layer 10: the backends and the runner)"},
 		},
 		{
 			"an import within a layer",
 			all(pkg{ImportPath: module + "/internal/runner", Imports: []string{"fmt", module + "/internal/backend/host"}}),
-			[]string{"internal/runner (layer 9: the backends and the runner) imports internal/backend/host (layer 9: the backends and the runner)"},
+			[]string{"internal/runner (layer 10: the backends and the runner) imports internal/backend/host (layer 10: the backends and the runner)"},
 		},
 		{
 			"a package in no layer",
@@ -294,7 +295,7 @@ func TestLayeringCheckFails(t *testing.T) {
 		{
 			"a variant folder imports another",
 			all(pkg{ImportPath: module + "/kernels/newvariant", Imports: []string{module + "/kernels/somevariant"}}),
-			[]string{"kernels/newvariant (layer 4: the variants, one folder each) imports kernels/somevariant (layer 4: the variants, one folder each)"},
+			[]string{"kernels/newvariant (layer 5: the variants, one folder each) imports kernels/somevariant (layer 5: the variants, one folder each)"},
 		},
 		{
 			"a folder's entry covers one level only",
