@@ -3,6 +3,7 @@
 package integration
 
 import (
+	"regexp"
 	"testing"
 	"time"
 
@@ -10,19 +11,30 @@ import (
 )
 
 // --timeout bounds the wait for one step of the stream, not for a stress
-// batch: at the documented minimum of 100ms, batches of 511 calls of
-// 256 KiB that take seconds on the host backend are no hang. The run is
-// `--variant oneshot --size 256K --stress 1000 --schedule none --timeout
-// 100ms` narrowed to one dtype and op (every mode stays); the batches do
-// not depend on either. Not parallel: it runs before the parallel tests,
-// alone, since a host rank starved of a core for 100ms by the other tests'
-// ranks (2 cores, 4 jobs at once) makes no progress either, and that is a
-// hang by this timeout's measure.
+// batch: batches of 511 calls of 256 KiB that take seconds on the host
+// backend are no hang at --timeout 1s. The run is `--variant oneshot --size
+// 256K --stress 1000 --schedule none --timeout 1s` narrowed to one dtype and
+// op (every mode stays); the batches do not depend on either. The test
+// also requires that some case took at least three times the timeout, so
+// it cannot pass on a machine fast enough to finish every batch within it.
+// The timeout is 1s rather than the documented minimum of 100ms: a host
+// rank starved of a core for 100ms by other processes (2 cores, parallel
+// tests, other jobs) makes no progress either, which is a hang by that
+// timeout's measure. Not parallel: it runs before the parallel tests.
 func TestStressTimeoutMeasuresProgress(t *testing.T) {
+	const timeout = time.Second
 	o := mpirun(t, 2, 10*time.Minute, "--variant", "oneshot", "--size", "256K", "--stress", "1000", "--schedule", "none",
-		"--timeout", "100ms", "--dtype", "f32", "--op", "sum")
+		"--timeout", timeout.String(), "--dtype", "f32", "--op", "sum")
 	require.Equal(t, 0, o.code, "%s\n%s", o.stdout, o.stderr)
 	require.Contains(t, o.stdout, "# pass 11, FAIL 0, skipped 0")
+	// The per-case progress lines on stderr: "# [1/11] ID pass 9.65s (...)".
+	var longest time.Duration
+	for _, m := range regexp.MustCompile(`(?m)^# \[\d+/\d+\] \S+ pass ([0-9.]+)s`).FindAllStringSubmatch(o.stderr, -1) {
+		d, err := time.ParseDuration(m[1] + "s")
+		require.NoError(t, err)
+		longest = max(longest, d)
+	}
+	require.Greater(t, longest, 3*timeout, "no stress case ran longer than 3x --timeout, so none showed that the timeout measures progress: raise --stress\n%s", o.stderr)
 }
 
 // A stress call that never ends is still a hang at that timeout: rank 1's
