@@ -20,7 +20,8 @@ type PdlFillArgs struct {
 // on purpose (a stand-in for the GEMM before an allreduce), so that a
 // consumer that skips griddepcontrol.wait reads poison at every size, not
 // only where the copy happens to be slower than the start barrier. Both
-// are guesses until measured on H200 (gpu.sh's bench-pdl step): 20 us is
+// are untuned: gpu.sh's bench-pdl step measured PDL's gain on 4 H200 with
+// these values only (docs/perf.md). 20 us is
 // several times a small allreduce's start barrier there (about 2 to 3 us
 // for oneshot at 4 KiB), and 8 blocks of 256 threads copy 16 MiB in tens of
 // microseconds. PdlFillThreads must equal ARTEST_PDL_FILL_THREADS, the

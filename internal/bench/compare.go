@@ -23,8 +23,8 @@ import (
 // bound, and their times jitter by a few hundred nanoseconds from run to
 // run, so they get a wide margin on time; large messages are bandwidth
 // bound and steadier, so a small drop of bus bandwidth already counts. The
-// defaults (15 % and 5 % around 1 MiB) are guesses until runs
-// on H200 show the run-to-run noise.
+// defaults (15 % and 5 % around 1 MiB) are not derived from a measurement
+// of run-to-run noise (docs/bench.md).
 type Thresholds struct {
 	// SmallBelow: cases with fewer bytes are judged by time, the others by
 	// bus bandwidth.

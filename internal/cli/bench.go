@@ -22,7 +22,7 @@ const benchWord = "bench"
 // (a few KiB for decode up to hundreds of MiB for long prefills) with the
 // factor 2 of nccl-tests' examples. 20 calls per repetition is nccl-tests'
 // default -n; 20 repetitions give the median and the spread something to
-// stand on. Both are guesses until H200 runs show how many are needed.
+// stand on. How many are needed is unmeasured.
 const (
 	benchMinBytes = "1K"
 	benchMaxBytes = "256M"

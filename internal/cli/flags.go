@@ -275,8 +275,8 @@ func newFlagSet(o *Options) *flag.FlagSet {
 	fs.IntVar(&o.Stress, "stress", 0, "run N back-to-back calls per case, each with its own inputs, checking every one (replaces timing); without --size, the stress matrix: 4100 B and 64 KiB, sum, every dtype, 4 modes")
 	fs.StringVar(&o.StressSet, "stress-set", "default", "stress only, without --size: the stress matrix's cases: default (per variant, bf16 at 4100 B and 64 KiB in the modes oop-reg-plain, ip-reg-plain, oop-stg-graph and ip-stg-graph, and the misaligned 1 MiB slow path: 9 cases) or full (the same in every dtype: 27 cases)")
 	fs.StringVar(&o.Timeout, "timeout", "60s", "longest wait for one step on the stream before the job is declared hung (exit 3)")
-	// 10 s: generous for first-touch warm-up (a guess until measured on
-	// H200), and below --timeout's 60 s so the kernels give up first and say
+	// 10 s: generous for first-touch warm-up (how long that takes is
+	// unmeasured), and below --timeout's 60 s so the kernels give up first and say
 	// where; with --timeout below it, the host watchdog fires first.
 	fs.StringVar(&o.DeviceTimeout, "device-timeout", "10s", "longest wait of a kernel block at one barrier or ring slot; past it the block records where and exits, and the job is declared hung (exit 3); 0: wait for ever (host backend default: 30s)")
 	fs.StringVar(&o.Schedule, "schedule", "", "stress only: adversarial schedules from outside the kernel, comma-separated: "+strings.Join(runner.ScheduleNames, ", ")+", all or none (default with --stress: all), seeded by --seed")

@@ -150,7 +150,7 @@ func TestSharedGPUsRefuseTimingWithoutTheFlag(t *testing.T) {
 
 // A plugin launches its own grid, which artest cannot cap: with shared
 // GPUs its cases run uncapped (the plugin must keep its grids resident
-// together; README, limits) instead of being skipped on a cap for a kernel
+// together; docs/limits.md) instead of being skipped on a cap for a kernel
 // that is not artest's. One rank: a process sets a plugin up once.
 func TestSharedGPUsLeavePluginGridsAlone(t *testing.T) {
 	// A copy of its own (a process loads a plugin once per path), in a

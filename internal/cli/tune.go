@@ -28,7 +28,7 @@ const tuneWord = "tune"
 // parallel inference sends, at a step the launch parameters change slowly
 // over. Repetitions: fewer than bench's 20, since every candidate of every
 // bucket is timed; 10 give a median that a single slow repetition cannot
-// move (a guess until H200 runs show the spread).
+// move (the spread it guards against is unmeasured).
 const (
 	tuneFactor = "4"
 	tuneReps   = 10

@@ -29,10 +29,10 @@ type Limits struct {
 	// 128 threads) grids of 132 and of 66 blocks waited for their
 	// peers' blocks to give up at the device deadline, while grids of 33
 	// blocks and fewer never did, at any block size
-	// (docs/results/2026-11-25-session7.md): blocks of different MPS
-	// clients do not fill one multiprocessor as the occupancy of one
-	// kernel says. So a late rank's grid gets at most one block per
-	// multiprocessor of its even share.
+	// (docs/results/2026-11-25-h100-x1-late-ranks-bulk-overlap-chain.md):
+	// blocks of different MPS clients do not fill one multiprocessor as
+	// the occupancy of one kernel says. So a late rank's grid gets at
+	// most one block per multiprocessor of its even share.
 	Late bool
 }
 

@@ -6,7 +6,7 @@ import (
 	"fmt"
 )
 
-// The exit codes, as README.md and design.md document them.
+// The exit codes, as docs/reports.md documents them.
 const (
 	OK    = 0 // every case passed or was skipped with a reason
 	Wrong = 1 // a case failed: wrong result, guard bytes, trace word, kernel error

@@ -26,7 +26,7 @@ func (r *run) watchSignals(sigs <-chan os.Signal, done <-chan struct{}) {
 // and exits. The other ranks wait AbortGrace before they exit: a rank that
 // exits non-zero first makes mpirun kill the rest, rank 0 possibly in the
 // middle of its writes. (Open MPI's mpirun, on SIGINT or SIGTERM, passes
-// SIGTERM to every rank and SIGKILL a second later; README, Exit codes.)
+// SIGTERM to every rank and SIGKILL a second later; docs/reports.md, Exit codes.)
 func (r *run) interrupt(sig os.Signal) {
 	code := interruptCode(sig)
 	if r.c.Rank() != 0 {

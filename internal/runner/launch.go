@@ -59,7 +59,7 @@ func (r *run) chooseLaunch(s *caseState, l *backend.Launch) {
 // the per-block barriers need. It is collective on a sharing backend; it
 // returns why the case cannot run there, or "". An External variant (a
 // plugin, Custom too) launches its own grid, which artest cannot cap: the
-// plugin must keep its grids resident together itself (README, limits).
+// plugin must keep its grids resident together itself (docs/limits.md).
 func (r *run) fitGrid(s *caseState) (string, error) {
 	sh, ok := r.b.(backend.Sharer)
 	if !ok || sh.RanksPerGPU() <= 1 || !s.launchV.Custom || s.launchV.External != nil {

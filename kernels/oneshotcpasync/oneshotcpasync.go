@@ -25,7 +25,8 @@ func Variant() kernels.Variant {
 		Order:  reference.OrderRankAscendingF32,
 		Custom: true,
 		Kernel: "oneshot_cpasync",
-		// Guesses until measured on H200: 256 threads keep 3
+		// Untuned (with them it is slower than oneshot at every size on
+		// 4 H200: docs/perf.md): 256 threads keep 3
 		// stages at 8 ranks to 96 KiB of shared memory (SharedBytes),
 		// two blocks per SM; 72 blocks x 256 threads is oneshot's thread count.
 		Blocks: 72, Threads: 256,

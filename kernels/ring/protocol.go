@@ -90,8 +90,8 @@ const (
 	// Slot sizes: powers of two from one unit of partial sums to 1 MiB.
 	MinSlotBytes = 16
 	MaxSlotBytes = 1 << 20
-	// DefaultSlotBytes is a guess until measured on H200:
-	// a slot is the unit of one handoff (one system-scope fence, two
+	// DefaultSlotBytes is untuned (the H200 tuning table replaces it for
+	// bf16 at 2 and 4 ranks: docs/perf.md): a slot is the unit of one handoff (one system-scope fence, two
 	// block barriers and a poll each way, a few microseconds), so it must
 	// be large enough to amortise them; 64 KiB of float partials is 32
 	// bytes per thread of a 512-thread block and unit. Messages below
@@ -101,12 +101,13 @@ const (
 	// argument allows (Q <= S-1); the maximum is the SignalBlock's.
 	MinSlots     = 2
 	MaxSlots     = sigblock.RingMaxSlots
-	DefaultSlots = 8 // a guess until measured on H200
+	DefaultSlots = 8 // untuned; the H200 tuning table keeps 8
 	// MaxLanes is the most lanes (blocks) of a launch: the SignalBlock
 	// holds this many lane records.
 	MaxLanes = sigblock.RingMaxLanes
-	// The auto lane rule (AutoLanes), provisional until a sweep of
-	// --param lanes=1,2,4,8,16 on H200: one lane per AutoBytesPerLane
+	// The auto lane rule (AutoLanes), untuned: on 4 H200 it was half as
+	// fast as 32 lanes from 16 MiB (docs/perf.md), which the tuning table
+	// uses there. One lane per AutoBytesPerLane
 	// of message, a power of two, at most AutoMaxLanes.
 	AutoBytesPerLane = 128 << 10
 	AutoMaxLanes     = 16

@@ -42,8 +42,10 @@ func Grid(a *kernels.Args, elem int64, maxBlocks, threads int) int {
 	return kernels.VecGrid(kernels.ChunkElems(int64(a.Count), int(a.NRanks), elem), elem, maxBlocks, threads)
 }
 
-// PushMinBytes is where auto switches from pull to push. A guess
-// until artest tune measures it on H200: push trades a second round of
+// PushMinBytes is where auto switches from pull to push. Untuned: on 4
+// H200 push beat pull from 256 KiB to 4 MiB and lost from 16 MiB
+// (docs/perf.md), and the tuning table picks gather per size for bf16 at
+// 2 and 4 ranks. Push trades a second round of
 // NVLink reads (and the end barrier) for writes that overlap the reads,
 // plus a local copy of (n-1)/n of the message, which costs more than it
 // saves only when the message is small.

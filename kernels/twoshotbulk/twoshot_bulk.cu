@@ -24,9 +24,9 @@
 // Four, so that three loads are in flight while a tile is stored: with
 // two (one load ahead) the kernel was 2.0 to 3.3 times slower than
 // twoshot from 1 MiB on one H100 at one rank
-// (docs/results/2026-11-25-session7.md). 32 KiB stays inside the 48 KiB a
-// launch gets without opting in. The kernel traps when its launch has
-// less.
+// (docs/results/2026-11-25-h100-x1-late-ranks-bulk-overlap-chain.md).
+// 32 KiB stays inside the 48 KiB a launch gets without opting in. The
+// kernel traps when its launch has less.
 //
 // The pipeline, in thread 0 of each block, after the mid barrier: a proxy
 // fence (the mid barrier's acquire of the peers' staging, our barriers'

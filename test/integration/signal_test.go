@@ -22,7 +22,7 @@ import (
 // A CI timeout or a Ctrl-C mid-run: the reports hold the cases that
 // finished, marked interrupted, and one line says so. Under mpirun the
 // ranks get SIGTERM from mpirun whichever signal it got, and Open MPI
-// 4.1's mpirun then exits 1 whatever its ranks return (README, Exit
+// 4.1's mpirun then exits 1 whatever its ranks return (docs/reports.md, Exit
 // codes); run without mpirun, artest exits 128 plus the signal's number.
 func TestSignalWritesTheFinishedCases(t *testing.T) {
 	t.Parallel()
