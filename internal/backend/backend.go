@@ -74,6 +74,20 @@ func (l *Launch) ResolveGrid() {
 	}
 }
 
+// ExternalSet is what a backend's Setup needs of the run's variant set
+// (registry.Set, which sits above this package): the External variants'
+// control memory and their owners.
+type ExternalSet interface {
+	// ExternalControlBytes is the control memory per rank all External
+	// variants need together (0: none).
+	ExternalControlBytes() int64
+	// ExternalControlRegion is owner's region within it: offset and bytes.
+	ExternalControlRegion(owner string) (offset, size int64)
+	// ExternalOwners are the owners with a variant for a world of size
+	// ranks, in the same order on every rank.
+	ExternalOwners(size int) []kernels.External
+}
+
 // Sharer is a backend whose ranks may share a GPU (cuda with --share-gpus).
 // A custom kernel's blocks wait for the same blocks of the other ranks, so
 // the grids of all ranks on a GPU must be resident together: the runner
@@ -285,9 +299,10 @@ type Event interface {
 type Backend interface {
 	Name() string
 	Info() Info
-	// Setup allocates this rank's shared buffers with capacity bytes each,
-	// exchanges their handles over c and opens every peer's. It is collective.
-	Setup(c comm.Comm, capacity int64) (*World, error)
+	// Setup allocates this rank's shared buffers with capacity bytes each
+	// (and the control regions of ext's External variants), exchanges
+	// their handles over c and opens every peer's. It is collective.
+	Setup(c comm.Comm, capacity int64, ext ExternalSet) (*World, error)
 	// SkipReason says why a variant cannot run here for this mode ("" if it
 	// can): a missing library, P2P, GPU feature, graphs on a backend
 	// without them.

@@ -153,7 +153,7 @@ func Main(e Env) int {
 	if be.Name() == "host" {
 		o.onHost()
 	}
-	cs, err := cases.Build(o.sel, c.Size())
+	cs, err := cases.Build(o.variantSet, o.sel, c.Size())
 	if err != nil {
 		say("%v", err)
 		closeBackend(be, e.Stderr)
@@ -174,7 +174,7 @@ func Main(e Env) int {
 	}
 	defer closeBackend(be, e.Stderr)
 
-	w, err := be.Setup(c, runner.Capacity(cs))
+	w, err := be.Setup(c, runner.Capacity(cs), o.variantSet)
 	// Setup is collective; its failure on any rank must stop every rank.
 	if err != nil {
 		err = envError(fmt.Errorf("rank %d: %w", c.Rank(), err))

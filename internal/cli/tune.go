@@ -17,7 +17,6 @@ import (
 	"github.com/artest/artest/internal/runner"
 	"github.com/artest/artest/internal/tune"
 	"github.com/artest/artest/kernels"
-	"github.com/artest/artest/kernels/registry"
 	"github.com/artest/artest/reference"
 )
 
@@ -51,6 +50,7 @@ type TuneOptions struct {
 	over     tune.Overrides
 	launches []string
 	variants []*kernels.Variant
+	nccl     *kernels.Variant    // the baseline timed per bucket
 	dflt     bool                // the size sweep is the default one
 	table    *kernels.TunedTable // --tuned FILE, loaded
 	merge    []*tune.Table       // --merge FILEs, loaded
@@ -136,16 +136,19 @@ func (o *Options) applyTune() error {
 	default:
 		return exitcode.Usagef("--launch %q: want graph, plain or both", t.Launch)
 	}
-	if t.over, err = tune.ParseOverrides(t.Blocks, t.Threads, t.Params); err != nil {
+	if t.over, err = tune.ParseOverrides(o.variantSet, t.Blocks, t.Threads, t.Params); err != nil {
 		return exitcode.Usagef("%v", err)
 	}
 	t.variants = nil
 	names := o.Variants
 	if len(names) == 0 {
-		names = registry.Names()
+		names = o.variantSet.Names()
+	}
+	if t.nccl, err = o.variantSet.Lookup("nccl"); err != nil {
+		return err
 	}
 	for _, n := range names {
-		v, err := registry.Lookup(n)
+		v, err := o.variantSet.Lookup(n)
 		if err != nil {
 			return exitcode.Usagef("--variant: %v", err)
 		}
@@ -235,7 +238,7 @@ func (o *Options) tuneOnHost() {
 func (o *Options) planOptions(ranks int) tune.PlanOptions {
 	return tune.PlanOptions{
 		Ranks: ranks, DTypes: o.sel.DTypes, Sizes: o.sel.Sizes, Launches: o.Tune.launches,
-		Variants: o.Tune.variants, NCCL: true, Overrides: o.Tune.over,
+		Variants: o.Tune.variants, NCCL: o.Tune.nccl, Overrides: o.Tune.over,
 	}
 }
 
@@ -422,10 +425,10 @@ func runTune(e Env, o *Options, c comm.Comm, be backend.Backend, w *backend.Worl
 		}
 		tt := t.Tuned()
 		if o.Tune.Header != "" {
-			note(o.Tune.Header, report.WriteFileAtomic(o.Tune.Header, func(w io.Writer) error { return tune.WriteHeader(w, tt) }))
+			note(o.Tune.Header, report.WriteFileAtomic(o.Tune.Header, func(w io.Writer) error { return tune.WriteHeader(w, tt, o.variantSet) }))
 		}
 		if o.Tune.GoFile != "" {
-			src, err := tune.GoSource(tt)
+			src, err := tune.GoSource(tt, o.variantSet)
 			if err == nil {
 				err = report.WriteFileAtomic(o.Tune.GoFile, func(w io.Writer) error { _, err := w.Write(src); return err })
 			}

@@ -51,7 +51,7 @@ type caseState struct {
 func (s *caseState) msg(region backend.Ptr) backend.Ptr { return region + backend.Ptr(s.lead) }
 
 func (r *run) runCase(c cases.Case) (res rankResult) {
-	v := lookupVariant(c.Variant)
+	v := c.Variant
 	reason := cases.SkipReason(v, c)
 	if reason == "" {
 		reason = r.b.SkipReason(v, c.Mode.Graph)
@@ -67,7 +67,7 @@ func (r *run) runCase(c cases.Case) (res rankResult) {
 		// clean and pass, which would read as the fault going unnoticed.
 		reason = fmt.Sprintf("--inject %s: a switch in artest's own kernels, which a plugin's kernel does not have", strings.Join(r.cfg.Inject.specs, ","))
 	}
-	if reason == "" && r.cfg.Inject.WrongKernel && v.Custom && wrongKernel(v) == nil {
+	if reason == "" && r.cfg.Inject.WrongKernel && v.Custom && wrongKernel(r.cfg.Variants, v) == nil {
 		reason = "wrong-kernel injection needs a second custom variant"
 	}
 	agreed, err := comm.AgreeReason(r.c, reason)
@@ -129,10 +129,10 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// wrongKernel is the variant a broken dispatcher would pick instead of v.
-func wrongKernel(v *kernels.Variant) *kernels.Variant {
-	for i := range registry.Variants {
-		o := &registry.Variants[i]
+// wrongKernel is the variant of vs a broken dispatcher would pick instead
+// of v.
+func wrongKernel(vs *registry.Set, v *kernels.Variant) *kernels.Variant {
+	for _, o := range vs.All() {
 		if o.Custom && o.ID != 0 && o.ID != v.ID && o.External == nil && o.SupportsDType(reference.F32) {
 			return o
 		}
@@ -145,7 +145,7 @@ func wrongKernel(v *kernels.Variant) *kernels.Variant {
 func (r *run) prepare(c cases.Case, v *kernels.Variant) (*caseState, error) {
 	s := &caseState{c: c, v: v, launchV: v, elem: int64(c.DType.Size()), bytes: c.Bytes}
 	if r.cfg.Inject.WrongKernel && v.Custom {
-		s.launchV = wrongKernel(v)
+		s.launchV = wrongKernel(r.cfg.Variants, v)
 	}
 	s.lead = guardBytes + int64(c.Mode.Offset)*s.elem
 	s.region = s.lead + s.bytes + guardBytes
@@ -516,7 +516,7 @@ func (r *run) verifyTrace(s *caseState, res *rankResult) bool {
 		return false
 	case id != s.v.ID:
 		name := fmt.Sprintf("id %#x", id)
-		if o := registry.ByID(id); o != nil {
+		if o := r.cfg.Variants.ByID(id); o != nil {
 			name = fmt.Sprintf("%s (id %#x)", o.Name, id)
 		}
 		res.Failures = append(res.Failures, report.RankFailure{Kind: "trace",

@@ -26,7 +26,6 @@ import (
 	"github.com/artest/artest/internal/nccl"
 	"github.com/artest/artest/internal/topo"
 	"github.com/artest/artest/kernels"
-	"github.com/artest/artest/kernels/registry"
 	"github.com/artest/artest/sigblock"
 )
 
@@ -538,11 +537,12 @@ const (
 // the control region of the External variants, when any needs one),
 // exchanges their IPC handles, opens every peer's, checks P2P between every
 // pair of GPUs, creates the NCCL communicator and sets up every plugin.
-func (b *Backend) Setup(c comm.Comm, capacity int64) (*backend.World, error) {
+func (b *Backend) Setup(c comm.Comm, capacity int64, ext backend.ExternalSet) (*backend.World, error) {
 	// Every step up to the first collective may fail on one rank only; the
 	// ranks agree on it first, so that every rank stops there instead of
 	// the others waiting in the handle exchange.
-	ctlBytes := registry.ExternalControlBytes()
+	b.ext.set = ext
+	ctlBytes := ext.ExternalControlBytes()
 	handles, prepErr := b.allocShared(c, capacity, ctlBytes)
 	if err := comm.Agree(c, prepErr); err != nil {
 		return nil, err

@@ -24,7 +24,6 @@ import (
 	"github.com/artest/artest/internal/exitcode"
 	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/kernels/hostmodel"
-	"github.com/artest/artest/kernels/registry"
 	"github.com/artest/artest/sigblock"
 )
 
@@ -296,7 +295,7 @@ func alignUp(n, a int64) int64 { return (n + a - 1) / a * a }
 // Setup creates this rank's segment, exchanges its name like an IPC handle,
 // maps every peer's and removes the names once everyone holds a mapping, so
 // a crash leaves nothing behind in the directory.
-func (b *Backend) Setup(c comm.Comm, capacity int64) (*backend.World, error) {
+func (b *Backend) Setup(c comm.Comm, capacity int64, ext backend.ExternalSet) (*backend.World, error) {
 	if st, err := os.Stat(b.dir); err != nil {
 		return nil, exitcode.Usagef("shared-memory directory %s does not exist (pass --shm-dir DIR)", b.dir)
 	} else if !st.IsDir() {
@@ -313,7 +312,8 @@ func (b *Backend) Setup(c comm.Comm, capacity int64) (*backend.World, error) {
 	}
 	sigBytes := alignUp(sigblock.Size, pageAlign)
 	capBytes := alignUp(capacity, pageAlign)
-	ctlBytes := alignUp(registry.ExternalControlBytes(), pageAlign)
+	b.ext.set = ext
+	ctlBytes := alignUp(ext.ExternalControlBytes(), pageAlign)
 	total := sigBytes + ctlBytes + 2*capBytes
 	name := filepath.Join(b.dir, fmt.Sprintf("artest-%s-r%d", hex.EncodeToString(job), c.Rank()))
 	if len(name) >= handleBytes {
