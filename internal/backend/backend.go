@@ -7,6 +7,7 @@ package backend
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/artest/artest/internal/comm"
@@ -51,6 +52,9 @@ type Launch struct {
 	// variant's parameters, exactly as the kernel receives them.
 	Args kernels.Args
 	// Blocks and Threads: the grid on cuda, goroutines (Blocks) on host.
+	// The runner resolves both before a custom kernel's launch (an
+	// External variant launches its own grid); a backend refuses a launch
+	// without them instead of choosing its own.
 	Blocks, Threads int
 	// PDL launches the kernel with programmatic stream serialization
 	// (programmatic dependent launch, sm_90): it may start while the
@@ -63,15 +67,20 @@ type Launch struct {
 	Src Ptr
 }
 
-// ResolveGrid fills what a GPU launch takes when Threads or Blocks is 0:
-// the variant's block size, and Grid's block count for the message.
-func (l *Launch) ResolveGrid() {
-	if l.Threads <= 0 {
-		l.Threads = l.Variant.Threads
+// Unresolved says why l cannot be launched as a custom kernel as it is
+// ("" when it can): the runner left its grid or block size open.
+func (l *Launch) Unresolved() string {
+	if l.Blocks <= 0 || l.Threads <= 0 {
+		return fmt.Sprintf("launch of %s with %d blocks of %d threads: the runner resolves every launch", l.Variant.Name, l.Blocks, l.Threads)
 	}
-	if l.Blocks <= 0 {
-		l.Blocks = kernels.Grid(l.Variant, &l.Args, int64(l.DType.Size()), l.Variant.Blocks, l.Threads)
-	}
+	return ""
+}
+
+// GridBlocks is the blocks kernels.Grid gives l's message under the
+// variant's own block count (kernels.Variant.Blocks) at l.Threads: the
+// registry's grid of a GPU launch.
+func GridBlocks(l *Launch) int {
+	return kernels.Grid(l.Variant, &l.Args, int64(l.DType.Size()), l.Variant.Blocks, l.Threads)
 }
 
 // ExternalSet is what a backend's Setup needs of the run's variant set
@@ -307,6 +316,11 @@ type Backend interface {
 	// can): a missing library, P2P, GPU feature, graphs on a backend
 	// without them.
 	SkipReason(v *kernels.Variant, graph bool) string
+	// DefaultBlocks is the grid of a custom launch l at l.Threads when
+	// neither the flags nor a tuned entry chose one (the registry's): on
+	// cuda GridBlocks; on host the goroutines the variant's model plays
+	// the blocks with.
+	DefaultBlocks(l *Launch) int
 
 	// Alloc returns private (not shared) memory; Free releases it.
 	Alloc(n int64) (Ptr, error)

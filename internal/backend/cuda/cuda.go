@@ -264,6 +264,9 @@ func (b *Backend) SkipReason(v *kernels.Variant, graph bool) string {
 	return ""
 }
 
+// DefaultBlocks is backend.Backend's: the registry's grid for the message.
+func (b *Backend) DefaultBlocks(l *backend.Launch) int { return backend.GridBlocks(l) }
+
 // fatal marks errors after which the context is unusable.
 type fatal struct{ error }
 
@@ -313,7 +316,9 @@ func (b *Backend) Allreduce(l *backend.Launch) error {
 	if err := b.multicastArgs(l.Variant, a); err != nil {
 		return err
 	}
-	l.ResolveGrid()
+	if why := l.Unresolved(); why != "" {
+		return errors.New(why)
+	}
 	threads := l.Threads
 	f, shared, err := b.kernel(l)
 	if err != nil {

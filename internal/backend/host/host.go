@@ -89,6 +89,18 @@ func (b *Backend) Info() backend.Info {
 
 // SkipReason: the host backend models every custom variant that has a host
 // model, graphs included; NCCL needs a GPU.
+// DefaultBlocks is backend.Backend's: the goroutines that play the blocks,
+// kernels.Variant.HostBlocks, or where that is 0 (the grid is part of the
+// protocol, as the ring's one block per lane) the same grid as on cuda.
+// The launch's threads stay what cuda would launch: they are part of the
+// launch tag, though the host models have no threads.
+func (b *Backend) DefaultBlocks(l *backend.Launch) int {
+	if l.Variant.HostBlocks > 0 {
+		return l.Variant.HostBlocks
+	}
+	return backend.GridBlocks(l)
+}
+
 func (b *Backend) SkipReason(v *kernels.Variant, graph bool) string {
 	if v.External != nil {
 		return ""
@@ -202,23 +214,14 @@ func (b *Backend) Allreduce(l *backend.Launch) error {
 	if l.Variant.External != nil {
 		return b.allreduceExternal(l)
 	}
-	if l.Blocks <= 0 {
-		l.Blocks = l.Variant.HostBlocks
-		if l.Blocks == 0 {
-			// The grid is part of the protocol (ring: one block per lane):
-			// the same formula as on cuda.
-			threads := l.Threads
-			if threads <= 0 {
-				threads = l.Variant.Threads
-			}
-			l.Blocks = kernels.Grid(l.Variant, &l.Args, int64(l.DType.Size()), l.Variant.Blocks, threads)
-		}
+	if why := l.Unresolved(); why != "" {
+		return errors.New(why)
 	}
 	launch := &hostmodel.Launch{
 		Variant: l.Variant, DType: l.DType, Op: l.Op, Blocks: l.Blocks,
 		Stop: b.stopped.Load,
 	}
-	backend.SetTags(l, b.world, launchThreads(l))
+	backend.SetTags(l, b.world, l.Threads)
 	args := l.Args // the launch owns a copy, as a kernel's parameters are copied at launch
 	if l.Variant.Needs&kernels.NeedMulticast != 0 {
 		kernels.SetMulticastDelta(&args, b.multicastDelta())
