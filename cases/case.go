@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/registry"
 	"github.com/artest/artest/reference"
 )
 
@@ -103,9 +105,11 @@ func ParseMode(s string) (Mode, error) {
 // MaxOffset bounds Mode.Offset (elements).
 const MaxOffset = 64
 
-// Case is one allreduce configuration to verify and time.
+// Case is one allreduce configuration to verify and time. Its variant is
+// the one the matrix resolved from the run's set (registry.Set): the runner
+// and the backends take it from here and look nothing up again.
 type Case struct {
-	Variant string
+	Variant *kernels.Variant
 	DType   reference.DType
 	Op      reference.Op
 	Bytes   int64
@@ -119,19 +123,19 @@ func (c Case) Count() int64 { return c.Bytes / int64(c.DType.Size()) }
 // ID is the stable name of the case: variant/dtype/op/size/mode/npN,
 // e.g. "oneshot/bf16/sum/1MiB/oop-reg-plain/np4".
 func (c Case) ID() string {
-	return fmt.Sprintf("%s/%s/%s/%s/%s/np%d", c.Variant, c.DType, c.Op, FormatSize(c.Bytes), c.Mode, c.Ranks)
+	return fmt.Sprintf("%s/%s/%s/%s/%s/np%d", c.Variant.Name, c.DType, c.Op, FormatSize(c.Bytes), c.Mode, c.Ranks)
 }
 
-// ParseID reads an ID back into a case. It checks the syntax only; whether
-// the variant exists and supports the case is the matrix's business.
-func ParseID(id string) (Case, error) {
+// ParseID reads an ID back into a case of a variant of vs (a repro
+// bundle's --case, for one). Whether the variant supports the case is the
+// matrix's business.
+func ParseID(id string, vs *registry.Set) (Case, error) {
 	parts := strings.Split(id, "/")
 	if len(parts) != 6 {
 		return Case{}, fmt.Errorf("bad case ID %q: want variant/dtype/op/size/mode/npN, e.g. oneshot/bf16/sum/1MiB/oop-reg-plain/np4", id)
 	}
 	var c Case
 	var err error
-	c.Variant = parts[0]
 	if c.DType, err = reference.ParseDType(parts[1]); err != nil {
 		return Case{}, fmt.Errorf("case ID %q: %w", id, err)
 	}
@@ -150,6 +154,9 @@ func ParseID(id string) (Case, error) {
 	}
 	if err := c.fits(); err != nil {
 		return Case{}, fmt.Errorf("case ID %q: %w", id, err)
+	}
+	if c.Variant, err = vs.Lookup(parts[0]); err != nil {
+		return Case{}, fmt.Errorf("case %s: %w", id, err)
 	}
 	return c, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/kernels/registry"
 	"github.com/artest/artest/reference"
 )
@@ -102,27 +103,28 @@ func TestModeRoundTrip(t *testing.T) {
 }
 
 func TestCaseIDRoundTrip(t *testing.T) {
-	c := Case{Variant: "oneshot", DType: reference.BF16, Op: reference.Sum, Bytes: 1 << 20, Mode: Mode{Registered: true}, Ranks: 4}
+	c := Case{Variant: mustLookup(t, "oneshot"), DType: reference.BF16, Op: reference.Sum, Bytes: 1 << 20, Mode: Mode{Registered: true}, Ranks: 4}
 	require.Equal(t, "oneshot/bf16/sum/1MiB/oop-reg-plain/np4", c.ID())
-	got, err := ParseID(c.ID())
+	got, err := ParseID(c.ID(), builtins)
 	require.NoError(t, err)
 	require.Equal(t, c, got)
 	for _, bad := range []string{
-		"oneshot/bf16/sum/1MiB/oop-reg-plain",     // missing np
-		"oneshot/bf17/sum/1MiB/oop-reg-plain/np4", // dtype
-		"oneshot/bf16/add/1MiB/oop-reg-plain/np4", // op
-		"oneshot/bf16/sum/1XB/oop-reg-plain/np4",  // size
-		"oneshot/bf16/sum/1MiB/oop/np4",           // mode
-		"oneshot/bf16/sum/1MiB/oop-reg-plain/n4",  // np
-		"oneshot/f32/sum/6B/oop-reg-plain/np4",    // 6 bytes is not whole f32 elements
+		"oneshot/bf16/sum/1MiB/oop-reg-plain",       // missing np
+		"oneshot/bf17/sum/1MiB/oop-reg-plain/np4",   // dtype
+		"oneshot/bf16/add/1MiB/oop-reg-plain/np4",   // op
+		"oneshot/bf16/sum/1XB/oop-reg-plain/np4",    // size
+		"oneshot/bf16/sum/1MiB/oop/np4",             // mode
+		"oneshot/bf16/sum/1MiB/oop-reg-plain/n4",    // np
+		"oneshot/f32/sum/6B/oop-reg-plain/np4",      // 6 bytes is not whole f32 elements
+		"threeshot/bf16/sum/1MiB/oop-reg-plain/np4", // no such variant
 	} {
-		_, err := ParseID(bad)
+		_, err := ParseID(bad, builtins)
 		require.Error(t, err, bad)
 	}
 }
 
 func TestBuildDefaultMatrix(t *testing.T) {
-	cs, err := Build(Selection{}, 4)
+	cs, err := Build(builtins, Selection{}, 4)
 	require.NoError(t, err)
 	ids := map[string]bool{}
 	sizes := map[int64]bool{}
@@ -147,23 +149,23 @@ func TestBuildDefaultMatrix(t *testing.T) {
 	// Every one of the 8 modes appears for every variant at a small size.
 	for _, v := range []string{"oneshot", "twoshot", "nccl"} {
 		for _, m := range AllModes {
-			c := Case{Variant: v, DType: reference.BF16, Op: reference.Min, Bytes: 4100, Mode: m, Ranks: 4}
+			c := Case{Variant: mustLookup(t, v), DType: reference.BF16, Op: reference.Min, Bytes: 4100, Mode: m, Ranks: 4}
 			require.True(t, ids[c.ID()], c.ID())
 		}
 	}
 }
 
 func TestBuildQuickIsSmall(t *testing.T) {
-	cs, err := Build(Selection{Quick: true}, 2)
+	cs, err := Build(builtins, Selection{Quick: true}, 2)
 	require.NoError(t, err)
-	require.Less(t, len(cs), 150*len(registry.Variants), "about 140 quick cases per variant at 2 ranks")
+	require.Less(t, len(cs), 150*len(builtins.All()), "about 140 quick cases per variant at 2 ranks")
 	for _, c := range cs {
 		require.LessOrEqual(t, c.Bytes, int64(1<<20))
 	}
 }
 
 func TestBuildFilters(t *testing.T) {
-	cs, err := Build(Selection{
+	cs, err := Build(builtins, Selection{
 		Variants:  []string{"twoshot"},
 		DTypes:    []reference.DType{reference.F16},
 		Ops:       []reference.Op{reference.Max},
@@ -182,7 +184,7 @@ func TestBuildFilters(t *testing.T) {
 		"twoshot/f16/max/1MiB/ip-stg-graph/np3",
 	}, ids)
 
-	capped, err := Build(Selection{MaxBytes: 1 << 20}, 2)
+	capped, err := Build(builtins, Selection{MaxBytes: 1 << 20}, 2)
 	require.NoError(t, err)
 	for _, c := range capped {
 		require.LessOrEqual(t, c.Bytes, int64(1<<20))
@@ -190,7 +192,7 @@ func TestBuildFilters(t *testing.T) {
 }
 
 func TestBuildIDs(t *testing.T) {
-	cs, err := Build(Selection{IDs: []string{"oneshot/bf16/sum/1MiB/oop-reg-plain/np4"}}, 4)
+	cs, err := Build(builtins, Selection{IDs: []string{"oneshot/bf16/sum/1MiB/oop-reg-plain/np4"}}, 4)
 	require.NoError(t, err)
 	require.Len(t, cs, 1)
 	require.Equal(t, "oneshot/bf16/sum/1MiB/oop-reg-plain/np4", cs[0].ID())
@@ -212,7 +214,7 @@ func TestBuildUsageErrors(t *testing.T) {
 		{"bad ID", Selection{IDs: []string{"oneshot/bf16"}}, 2, "bad case ID"},
 		{"empty selection", Selection{MaxBytes: 1}, 2, "matches no case"},
 	} {
-		_, err := Build(tc.sel, tc.ranks)
+		_, err := Build(builtins, tc.sel, tc.ranks)
 		require.Error(t, err, tc.name)
 		var ue *UsageError
 		require.True(t, errors.As(err, &ue), "%s: %T is not a UsageError", tc.name, err)
@@ -221,15 +223,13 @@ func TestBuildUsageErrors(t *testing.T) {
 }
 
 func TestDefaultMatrixSkipsUnsupportedRanksInsteadOfFailing(t *testing.T) {
-	cs, err := Build(Selection{Quick: true}, 9)
+	cs, err := Build(builtins, Selection{Quick: true}, 9)
 	require.NoError(t, err)
 	var skipped int
 	for _, c := range cs {
 		// Sum: every custom variant has it (multimem has no other op, and
 		// says so first).
-		v, err := registry.Lookup(c.Variant)
-		require.NoError(t, err)
-		if v.Custom && c.Op == reference.Sum { // the NCCL baselines take any number of ranks
+		if v := c.Variant; v.Custom && c.Op == reference.Sum { // the NCCL baselines take any number of ranks
 			require.Contains(t, skipReasonFor(t, c), "supports 1 to 8 ranks")
 			skipped++
 		}
@@ -238,9 +238,17 @@ func TestDefaultMatrixSkipsUnsupportedRanksInsteadOfFailing(t *testing.T) {
 }
 
 func skipReasonFor(t *testing.T, c Case) string {
-	v, err := registry.Lookup(c.Variant)
+	return SkipReason(c.Variant, c)
+}
+
+// builtins is the set the tests build matrices from: no plugin loaded.
+var builtins = registry.Builtins()
+
+func mustLookup(t *testing.T, name string) *kernels.Variant {
+	t.Helper()
+	v, err := builtins.Lookup(name)
 	require.NoError(t, err)
-	return SkipReason(v, c)
+	return v
 }
 
 func TestStressMatrixCoversEveryAxisAndTheSlowPath(t *testing.T) {
@@ -255,13 +263,13 @@ func TestStressMatrixCoversEveryAxisAndTheSlowPath(t *testing.T) {
 		{"full set", true, 9, 3, 27},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cs, err := Build(Selection{Stress: true, StressFull: tc.full}, 4)
+			cs, err := Build(builtins, Selection{Stress: true, StressFull: tc.full}, 4)
 			require.NoError(t, err)
 			seen := map[string]bool{}
 			slow := map[string]bool{}
 			perVariant := map[string]int{}
 			for i, c := range cs {
-				perVariant[c.Variant]++
+				perVariant[c.Variant.Name]++
 				require.Equal(t, reference.Sum, c.Op)
 				seen[fmt.Sprint(c.Mode.InPlace, "ip")] = true
 				seen[fmt.Sprint(c.Mode.Registered, "reg")] = true
@@ -286,30 +294,30 @@ func TestStressMatrixCoversEveryAxisAndTheSlowPath(t *testing.T) {
 		})
 	}
 	// An --op given explicitly replaces the stress sets' sum.
-	cs, err := Build(Selection{Stress: true, Ops: []reference.Op{reference.Min}}, 4)
+	cs, err := Build(builtins, Selection{Stress: true, Ops: []reference.Op{reference.Min}}, 4)
 	require.NoError(t, err)
 	require.NotEmpty(t, cs)
 	for _, c := range cs {
 		require.Equal(t, reference.Min, c.Op)
 	}
 	// A --dtype given explicitly wins over the default set's.
-	cs, err = Build(Selection{Stress: true, DTypes: []reference.DType{reference.F16}}, 4)
+	cs, err = Build(builtins, Selection{Stress: true, DTypes: []reference.DType{reference.F16}}, 4)
 	require.NoError(t, err)
 	for _, c := range cs {
 		require.Equal(t, reference.F16, c.DType)
 	}
 	require.NotEmpty(t, cs)
-	cs, err = Build(Selection{Stress: true}, 4)
+	cs, err = Build(builtins, Selection{Stress: true}, 4)
 	require.NoError(t, err)
 	// Every variant's first case is among the first few: a broken one
 	// fails early.
 	first := map[string]int{}
 	for i, c := range cs {
-		if _, ok := first[c.Variant]; !ok {
-			first[c.Variant] = i
+		if _, ok := first[c.Variant.Name]; !ok {
+			first[c.Variant.Name] = i
 		}
 	}
 	for v, i := range first {
-		require.Less(t, i, len(registry.Variants), "variant %s's first stress case", v)
+		require.Less(t, i, len(builtins.All()), "variant %s's first stress case", v)
 	}
 }

@@ -105,16 +105,16 @@ func usage(format string, args ...any) error {
 	return &UsageError{Msg: fmt.Sprintf(format, args...)}
 }
 
-// Build expands a selection into the cases to run on a world of ranks
-// ranks, in report order (variant, dtype, op, mode, size).
-func Build(sel Selection, ranks int) ([]Case, error) {
+// Build expands a selection of the variants of vs into the cases to run on
+// a world of ranks ranks, in report order (variant, dtype, op, mode, size).
+func Build(vs *registry.Set, sel Selection, ranks int) ([]Case, error) {
 	if ranks < 1 {
 		return nil, usage("world size %d: need at least one rank", ranks)
 	}
 	if len(sel.IDs) > 0 {
-		return buildIDs(sel.IDs, ranks)
+		return buildIDs(vs, sel.IDs, ranks)
 	}
-	variants, err := pickVariants(sel.Variants, ranks)
+	variants, err := pickVariants(vs, sel.Variants, ranks)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +197,7 @@ func Build(sel Selection, ranks int) ([]Case, error) {
 							if len(sel.Sizes) == 0 && sel.MaxBytes > 0 && b > sel.MaxBytes {
 								continue
 							}
-							c := Case{Variant: v.Name, DType: d, Op: o, Bytes: b, Mode: m, Ranks: ranks}
+							c := Case{Variant: v, DType: d, Op: o, Bytes: b, Mode: m, Ranks: ranks}
 							if c.fits() != nil {
 								continue
 							}
@@ -212,9 +212,9 @@ func Build(sel Selection, ranks int) ([]Case, error) {
 		}
 	}
 	if sel.Stress && len(sel.Sizes) == 0 {
-		stressOrder(out)
+		stressOrder(vs, out)
 	} else {
-		sortCases(out)
+		sortCases(vs, out)
 	}
 	if len(out) == 0 {
 		return nil, usage("the selection matches no case")
@@ -246,17 +246,13 @@ func SkipReason(v *kernels.Variant, c Case) string {
 	return ""
 }
 
-func pickVariants(names []string, ranks int) ([]*kernels.Variant, error) {
+func pickVariants(set *registry.Set, names []string, ranks int) ([]*kernels.Variant, error) {
 	if len(names) == 0 {
-		vs := make([]*kernels.Variant, len(registry.Variants))
-		for i := range registry.Variants {
-			vs[i] = &registry.Variants[i]
-		}
-		return vs, nil
+		return set.All(), nil
 	}
 	var vs []*kernels.Variant
 	for _, n := range names {
-		v, err := registry.Lookup(n)
+		v, err := set.Lookup(n)
 		if err != nil {
 			return nil, usage("%v", err)
 		}
@@ -271,21 +267,17 @@ func pickVariants(names []string, ranks int) ([]*kernels.Variant, error) {
 	return vs, nil
 }
 
-func buildIDs(ids []string, ranks int) ([]Case, error) {
+func buildIDs(vs *registry.Set, ids []string, ranks int) ([]Case, error) {
 	var out []Case
 	for _, id := range ids {
-		c, err := ParseID(id)
+		c, err := ParseID(id, vs)
 		if err != nil {
 			return nil, usage("%v", err)
-		}
-		v, err := registry.Lookup(c.Variant)
-		if err != nil {
-			return nil, usage("case %s: %v", id, err)
 		}
 		if c.Ranks != ranks {
 			return nil, usage("case %s is for %d ranks; this run has %d (start it with mpirun -np %d)", id, c.Ranks, ranks, c.Ranks)
 		}
-		if r := SkipReason(v, c); r != "" {
+		if r := SkipReason(c.Variant, c); r != "" {
 			return nil, usage("case %s: %s", id, r)
 		}
 		out = append(out, c)
@@ -373,19 +365,10 @@ func containsOp(ops []reference.Op, o reference.Op) bool {
 	return false
 }
 
-func variantIndex(name string) int {
-	for i := range registry.Variants {
-		if registry.Variants[i].Name == name {
-			return i
-		}
-	}
-	return len(registry.Variants)
-}
-
 // stressOrder runs the stress matrix cheapest first: by size, then mode,
 // dtype and variant, so every variant's small cases come before any slow
 // path and a variant that fails is seen in seconds.
-func stressOrder(cs []Case) {
+func stressOrder(vs *registry.Set, cs []Case) {
 	sort.SliceStable(cs, func(i, j int) bool {
 		a, b := cs[i], cs[j]
 		if a.Bytes != b.Bytes {
@@ -397,17 +380,17 @@ func stressOrder(cs []Case) {
 		if a.DType != b.DType {
 			return a.DType < b.DType
 		}
-		if ai, bi := variantIndex(a.Variant), variantIndex(b.Variant); ai != bi {
+		if ai, bi := vs.Index(a.Variant.Name), vs.Index(b.Variant.Name); ai != bi {
 			return ai < bi
 		}
 		return a.Op < b.Op
 	})
 }
 
-func sortCases(cs []Case) {
+func sortCases(vs *registry.Set, cs []Case) {
 	sort.SliceStable(cs, func(i, j int) bool {
 		a, b := cs[i], cs[j]
-		if ai, bi := variantIndex(a.Variant), variantIndex(b.Variant); ai != bi {
+		if ai, bi := vs.Index(a.Variant.Name), vs.Index(b.Variant.Name); ai != bi {
 			return ai < bi
 		}
 		if a.DType != b.DType {

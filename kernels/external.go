@@ -71,7 +71,7 @@ type ExternalDevice struct {
 // device helpers: a hash of its full name with the top bit set, so that it
 // is the same on every rank and in every run (a repro bundle's rerun
 // included) whatever the order plugins load in, and never one of artest's
-// own ids, which are small. registry.AddExternal refuses two variants with one id.
+// own ids, which are small. registry.New refuses two variants with one id.
 func ExternalTraceID(name string) uint32 {
 	h := fnv.New32a()
 	h.Write([]byte(name))

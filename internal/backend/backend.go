@@ -7,6 +7,7 @@ package backend
 
 import (
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/artest/artest/internal/comm"
@@ -51,6 +52,9 @@ type Launch struct {
 	// variant's parameters, exactly as the kernel receives them.
 	Args kernels.Args
 	// Blocks and Threads: the grid on cuda, goroutines (Blocks) on host.
+	// The runner resolves both before a custom kernel's launch (an
+	// External variant launches its own grid); a backend refuses a launch
+	// without them instead of choosing its own.
 	Blocks, Threads int
 	// PDL launches the kernel with programmatic stream serialization
 	// (programmatic dependent launch, sm_90): it may start while the
@@ -63,15 +67,34 @@ type Launch struct {
 	Src Ptr
 }
 
-// ResolveGrid fills what a GPU launch takes when Threads or Blocks is 0:
-// the variant's block size, and Grid's block count for the message.
-func (l *Launch) ResolveGrid() {
-	if l.Threads <= 0 {
-		l.Threads = l.Variant.Threads
+// Unresolved says why l cannot be launched as a custom kernel as it is
+// ("" when it can): the runner left its grid or block size open.
+func (l *Launch) Unresolved() string {
+	if l.Blocks <= 0 || l.Threads <= 0 {
+		return fmt.Sprintf("launch of %s with %d blocks of %d threads: the runner resolves every launch", l.Variant.Name, l.Blocks, l.Threads)
 	}
-	if l.Blocks <= 0 {
-		l.Blocks = kernels.Grid(l.Variant, &l.Args, int64(l.DType.Size()), l.Variant.Blocks, l.Threads)
-	}
+	return ""
+}
+
+// GridBlocks is the blocks kernels.Grid gives l's message under the
+// variant's own block count (kernels.Variant.Blocks) at l.Threads: the
+// registry's grid of a GPU launch.
+func GridBlocks(l *Launch) int {
+	return kernels.Grid(l.Variant, &l.Args, int64(l.DType.Size()), l.Variant.Blocks, l.Threads)
+}
+
+// ExternalSet is what a backend's Setup needs of the run's variant set
+// (registry.Set, which sits above this package): the External variants'
+// control memory and their owners.
+type ExternalSet interface {
+	// ExternalControlBytes is the control memory per rank all External
+	// variants need together (0: none).
+	ExternalControlBytes() int64
+	// ExternalControlRegion is owner's region within it: offset and bytes.
+	ExternalControlRegion(owner string) (offset, size int64)
+	// ExternalOwners are the owners with a variant for a world of size
+	// ranks, in the same order on every rank.
+	ExternalOwners(size int) []kernels.External
 }
 
 // Sharer is a backend whose ranks may share a GPU (cuda with --share-gpus).
@@ -285,13 +308,19 @@ type Event interface {
 type Backend interface {
 	Name() string
 	Info() Info
-	// Setup allocates this rank's shared buffers with capacity bytes each,
-	// exchanges their handles over c and opens every peer's. It is collective.
-	Setup(c comm.Comm, capacity int64) (*World, error)
+	// Setup allocates this rank's shared buffers with capacity bytes each
+	// (and the control regions of ext's External variants), exchanges
+	// their handles over c and opens every peer's. It is collective.
+	Setup(c comm.Comm, capacity int64, ext ExternalSet) (*World, error)
 	// SkipReason says why a variant cannot run here for this mode ("" if it
 	// can): a missing library, P2P, GPU feature, graphs on a backend
 	// without them.
 	SkipReason(v *kernels.Variant, graph bool) string
+	// DefaultBlocks is the grid of a custom launch l at l.Threads when
+	// neither the flags nor a tuned entry chose one (the registry's): on
+	// cuda GridBlocks; on host the goroutines the variant's model plays
+	// the blocks with.
+	DefaultBlocks(l *Launch) int
 
 	// Alloc returns private (not shared) memory; Free releases it.
 	Alloc(n int64) (Ptr, error)

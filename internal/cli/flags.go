@@ -95,6 +95,9 @@ type Options struct {
 	Plugins      []string `json:"plugins,omitempty"`
 	PluginSHA256 []string `json:"plugin_sha256,omitempty"`
 	plugins      []*plugin.Plugin
+	// variantSet is the run's variants: the built-ins and the plugins'
+	// (loadPlugins), the one set every later step is given.
+	variantSet *registry.Set
 
 	timeout time.Duration
 	// notes are lines rank 0 prints before the run (what a --repro rerun
@@ -259,7 +262,7 @@ func newFlagSet(o *Options) *flag.FlagSet {
 	fs := flag.NewFlagSet("artest", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.Backend, "backend", "auto", "cuda, host, or auto (cuda where a CUDA driver and a GPU exist, else host)")
-	fs.Var(listFlag{&o.Variants}, "variant", "variants to run, comma-separated (default: all): "+strings.Join(registry.Names(), ", "))
+	fs.Var(listFlag{&o.Variants}, "variant", "variants to run, comma-separated (default: all): "+strings.Join(registry.Builtins().Names(), ", "))
 	fs.Var(listFlag{&o.DTypes}, "dtype", "element types: f32, f16, bf16 (default: all)")
 	fs.Var(listFlag{&o.Ops}, "op", "reductions: sum, max, min (default: all)")
 	fs.StringVar(&o.Sizes, "size", "", "message sizes in bytes: list and ranges, e.g. 4,1K:256M:x4,1M:2M:+256K (default: the matrix's)")
@@ -296,7 +299,7 @@ func newFlagSet(o *Options) *flag.FlagSet {
 	fs.IntVar(&o.Blocks, "blocks", 0, "override the variant's block count (0: registry default)")
 	fs.IntVar(&o.Threads, "threads", 0, "override the variant's threads per block (0: registry default)")
 	fs.Var(repeatFlag{&o.Plugins}, "plugin", "load an allreduce plugin, a shared library implementing plugin/artest_plugin.h (repeatable); its variants are named PLUGIN:VARIANT and run like any other")
-	fs.Var(repeatFlag{&o.Params}, "param", "set a variant launch parameter, NAME=VALUE (repeatable): "+paramHelp())
+	fs.Var(repeatFlag{&o.Params}, "param", "set a variant launch parameter, NAME=VALUE (repeatable): "+paramHelp(registry.Builtins()))
 	fs.StringVar(&o.Fatbin, "fatbin", "", "cuda backend: kernel fatbin (default: artest.fatbin beside the binary, or $ARTEST_FATBIN)")
 	fs.BoolVar(&o.AllowMulticast, "allow-multicast", false, "cuda backend: let the multimem variant create an NVLS multicast object; it runs only if NCCL_NVLS_ENABLE is not 0 and the GPU supports multicast, else its cases are skipped with the reason. Never on shared machines: a multicast object can take the node's GPUs out of service")
 	fs.BoolVar(&o.ShareGPU, "share-gpus", false, "cuda backend: allow more local ranks than GPUs (rank r uses GPU r mod count) when an MPS server serves them (see `artest mps`); every custom launch's grid is capped so all ranks' blocks are resident at once; protocol coverage only, timings mean nothing")
@@ -426,7 +429,7 @@ func Parse(args []string) (*Options, error) {
 	if o.Threads != 0 && (o.Threads%32 != 0 || o.Threads > kernels.MaxThreads) {
 		return nil, exitcode.Usagef("--threads %d: want a multiple of 32 up to %d", o.Threads, kernels.MaxThreads)
 	}
-	if o.params, err = parseParams(o.Params); err != nil {
+	if o.params, err = parseParams(o.variantSet, o.Params); err != nil {
 		return nil, err
 	}
 	if len(o.CaseIDs) > 0 {
@@ -437,7 +440,7 @@ func Parse(args []string) (*Options, error) {
 		}
 		o.CaseIDs = dedup(o.CaseIDs)
 	}
-	if err := checkParamsApply(o.params, o.selectedVariants()); err != nil {
+	if err := checkParamsApply(o.variantSet, o.params, o.selectedVariants()); err != nil {
 		return nil, err
 	}
 	switch {

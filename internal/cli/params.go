@@ -11,11 +11,11 @@ import (
 	"github.com/artest/artest/kernels/registry"
 )
 
-// paramHelp lists every variant's launch parameters for --help.
-func paramHelp() string {
+// paramHelp lists the launch parameters of every variant of vs, for --help
+// and for a --param no variant has.
+func paramHelp(vs *registry.Set) string {
 	var parts []string
-	for i := range registry.Variants {
-		v := &registry.Variants[i]
+	for _, v := range vs.All() {
 		for _, p := range v.Params {
 			parts = append(parts, fmt.Sprintf("%s (%s: %s; default %d)", p.Name, v.Name, p.Help, p.Default))
 		}
@@ -27,9 +27,9 @@ func paramHelp() string {
 }
 
 // parseParams reads --param NAME=VALUE flags. A name applies to every
-// variant that has a parameter of that name; each such variant's range is
-// checked.
-func parseParams(specs []string) (map[string]uint32, error) {
+// variant of vs that has a parameter of that name; each such variant's
+// range is checked.
+func parseParams(vs *registry.Set, specs []string) (map[string]uint32, error) {
 	out := map[string]uint32{}
 	for _, spec := range specs {
 		name, val, ok := strings.Cut(spec, "=")
@@ -42,8 +42,7 @@ func parseParams(specs []string) (map[string]uint32, error) {
 			return nil, exitcode.Usagef("--param %s: value %q is not a whole number", name, val)
 		}
 		found := false
-		for i := range registry.Variants {
-			v := &registry.Variants[i]
+		for _, v := range vs.All() {
 			p, has := v.Param(name)
 			if !has {
 				continue
@@ -55,7 +54,7 @@ func parseParams(specs []string) (map[string]uint32, error) {
 			}
 		}
 		if !found {
-			return nil, exitcode.Usagef("--param %s: no variant has this parameter (%s)", name, paramHelp())
+			return nil, exitcode.Usagef("--param %s: no variant has this parameter (%s)", name, paramHelp(vs))
 		}
 		out[name] = uint32(n)
 	}
@@ -76,16 +75,17 @@ func (o *Options) selectedVariants() []string {
 	return dedup(names)
 }
 
-// checkParamsApply makes a --param that none of the selected variants has
-// a usage error: it would be ignored, and the run would not be what was
-// asked for. Unknown variant names are left to the matrix's own error.
-func checkParamsApply(params map[string]uint32, variants []string) error {
+// checkParamsApply makes a --param that none of the selected variants (of
+// set) has a usage error: it would be ignored, and the run would not be
+// what was asked for. Unknown variant names are left to the matrix's own
+// error.
+func checkParamsApply(set *registry.Set, params map[string]uint32, variants []string) error {
 	if len(variants) == 0 {
 		return nil
 	}
 	var vs []*kernels.Variant
 	for _, name := range variants {
-		v, err := registry.Lookup(name)
+		v, err := set.Lookup(name)
 		if err != nil {
 			return nil
 		}

@@ -1,26 +1,36 @@
 package cli
 
 import (
+	"github.com/artest/artest/internal/exitcode"
 	"github.com/artest/artest/internal/plugin"
 	"github.com/artest/artest/internal/report"
+	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/kernels/registry"
 )
 
-// loadPlugins loads every --plugin library and adds its variants to the
-// registry, before anything reads the registry (--variant, --param, the
-// matrix). An unusable plugin is a usage error naming it (exit 2).
+// loadPlugins loads every --plugin library and builds the run's variant
+// set from the built-ins and their variants, before anything reads it
+// (--variant, --param, the matrix). An unusable plugin, or one whose
+// variants clash with another's, is a usage error naming it (exit 2).
 func (o *Options) loadPlugins() error {
 	o.plugins, o.PluginSHA256 = nil, nil
+	var external []kernels.Variant
+	set := registry.Builtins()
 	for _, path := range dedup(o.Plugins) {
 		p, err := plugin.Load(path)
 		if err != nil {
 			return err
 		}
-		if err := p.Register(); err != nil {
-			return err
+		external = append(external, p.Variants...)
+		// Built again with each plugin, so a clash names the plugin
+		// that brought it.
+		if set, err = registry.New(external); err != nil {
+			return exitcode.Usagef("--plugin %s: %v", p.Path, err)
 		}
 		o.plugins = append(o.plugins, p)
 		o.PluginSHA256 = append(o.PluginSHA256, p.SHA256)
 	}
+	o.variantSet = set
 	return nil
 }
 

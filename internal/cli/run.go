@@ -4,7 +4,9 @@
 // and their checks), params.go (--param), agree.go (the ranks agree that
 // they were started alike), plan.go (the backend and the runner's
 // configuration), repro.go (rerun lines and repro bundles), and the
-// subcommands and modes bench.go, tune.go, compare.go, plugin.go.
+// subcommands and modes bench.go, compare.go, plugin.go and tune: its flags
+// (tune_flags.go), the tuned table of an ordinary run and the launch a
+// rerun line pins (tune_table.go), and the sweep (tune.go).
 package cli
 
 import (
@@ -153,7 +155,7 @@ func Main(e Env) int {
 	if be.Name() == "host" {
 		o.onHost()
 	}
-	cs, err := cases.Build(o.sel, c.Size())
+	cs, err := cases.Build(o.variantSet, o.sel, c.Size())
 	if err != nil {
 		say("%v", err)
 		closeBackend(be, e.Stderr)
@@ -174,7 +176,7 @@ func Main(e Env) int {
 	}
 	defer closeBackend(be, e.Stderr)
 
-	w, err := be.Setup(c, runner.Capacity(cs))
+	w, err := be.Setup(c, runner.Capacity(cs), o.variantSet)
 	// Setup is collective; its failure on any rank must stop every rank.
 	if err != nil {
 		err = envError(fmt.Errorf("rank %d: %w", c.Rank(), err))

@@ -8,6 +8,7 @@ import (
 
 	"github.com/artest/artest/cases"
 	"github.com/artest/artest/internal/exitcode"
+	"github.com/artest/artest/kernels/registry"
 )
 
 // Inputs that used to run something other than what was asked for,
@@ -73,7 +74,7 @@ func TestListOnHostDropsWhatTheRunDrops(t *testing.T) {
 	ids := strings.Fields(res.stdout[0])
 	require.NotEmpty(t, ids)
 	for _, id := range ids {
-		c, err := cases.ParseID(id)
+		c, err := cases.ParseID(id, registry.Builtins())
 		require.NoError(t, err)
 		require.LessOrEqual(t, c.Bytes, limit, id)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -17,8 +16,6 @@ import (
 	"github.com/artest/artest/internal/backend/host"
 	"github.com/artest/artest/internal/comm"
 	"github.com/artest/artest/internal/report"
-	"github.com/artest/artest/kernels"
-	"github.com/artest/artest/kernels/registry"
 )
 
 // sharedHost plays a cuda backend whose ranks share one GPU: the host
@@ -153,15 +150,12 @@ func TestSharedGPUsRefuseTimingWithoutTheFlag(t *testing.T) {
 // together; docs/limits.md) instead of being skipped on a cap for a kernel
 // that is not artest's. One rank: a process sets a plugin up once.
 func TestSharedGPUsLeavePluginGridsAlone(t *testing.T) {
-	// A copy of its own (a process loads a plugin once per path), in a
-	// registry.Variants without other plugins' variants of the same name.
+	// A copy of its own: a process loads and sets up a plugin once per
+	// path.
 	so := filepath.Join(t.TempDir(), "host_oneshot.so")
 	b, err := os.ReadFile(buildExamplePlugin(t))
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(so, b, 0o755))
-	saved := append([]kernels.Variant(nil), registry.Variants...)
-	t.Cleanup(func() { registry.Variants = saved })
-	registry.Variants = slices.DeleteFunc(slices.Clone(registry.Variants), func(v kernels.Variant) bool { return v.External != nil })
 
 	js := filepath.Join(t.TempDir(), "r.json")
 	caps := map[string][]int{"example:oneshot": {0}}

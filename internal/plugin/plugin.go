@@ -27,7 +27,6 @@ import (
 	"github.com/artest/artest/internal/dl"
 	"github.com/artest/artest/internal/exitcode"
 	"github.com/artest/artest/kernels"
-	"github.com/artest/artest/kernels/registry"
 	"github.com/artest/artest/reference"
 	"github.com/artest/artest/sigblock"
 )
@@ -76,7 +75,7 @@ type Plugin struct {
 	Name   string // the plugin's own name, the prefix of its variants
 	Path   string // absolute
 	SHA256 string // of the file at load
-	// Variants are the plugin's variants as registry.Variants holds them.
+	// Variants are the plugin's variants, for the run's set (registry.New).
 	Variants []kernels.Variant
 
 	lib  *dl.Lib
@@ -348,14 +347,6 @@ func (p *Plugin) Owner() string {
 		return "plugin " + p.Path
 	}
 	return fmt.Sprintf("plugin %s (%s)", p.Name, p.Path)
-}
-
-// Register adds the plugin's variants to registry.Variants.
-func (p *Plugin) Register() error {
-	if err := registry.AddExternal(p.Variants); err != nil {
-		return exitcode.Usagef("--plugin %s: %v", p.Path, err)
-	}
-	return nil
 }
 
 // lastError is the plugin's message for the status it just returned.

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -83,11 +84,14 @@ func TestLoadDescribesVariants(t *testing.T) {
 	require.Contains(t, v.TooBig(1<<20+1), "up to 1048576 bytes")
 	require.Equal(t, int64(4096), v.External.(interface{ ControlBytes() int64 }).ControlBytes())
 
-	require.NoError(t, p.Register())
-	got, err := registry.Lookup("bad:copy")
+	set, err := registry.New(p.Variants)
+	require.NoError(t, err)
+	got, err := set.Lookup("bad:copy")
 	require.NoError(t, err)
 	require.Equal(t, p.Owner(), got.External.Owner())
-	require.NoError(t, p.Register(), "registering the same plugin again replaces its variants")
+	set, err = registry.New(append(slices.Clone(p.Variants), p.Variants...))
+	require.NoError(t, err, "the same plugin's variants again replace themselves")
+	require.Len(t, set.All(), len(registry.Builtin)+1)
 }
 
 // mapped returns n bytes outside the Go heap, as a plugin may be given.

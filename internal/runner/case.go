@@ -34,24 +34,23 @@ type caseState struct {
 	src      backend.Ptr // staged input region (private), 0 when registered
 	out      backend.Ptr // output region (private, or inRegion/src in place)
 	owned    []backend.Ptr
-	launch   backend.Launch
-	trace0   uint32 // trace count before the case
-	calls    uint32 // launches enqueued since
+	// plan is how every launch of the case is made (resolveLaunch), and
+	// launch the case's own call built from it.
+	plan   caseLaunch
+	launch backend.Launch
+	trace0 uint32 // trace count before the case
+	calls  uint32 // launches enqueued since
 	// --pdl: the producer's source and the poison image (pdl.go).
 	pdl pdlBufs
-	// With shared GPUs: the agreed grid cap and how it was computed
-	// (fitGrid).
-	capBlocks int
 	// chainNote: why bench --pdl-chain does not chain this case's calls
 	// (agreed by every rank), or "".
 	chainNote string
-	capFrom   string
 }
 
 func (s *caseState) msg(region backend.Ptr) backend.Ptr { return region + backend.Ptr(s.lead) }
 
 func (r *run) runCase(c cases.Case) (res rankResult) {
-	v := lookupVariant(c.Variant)
+	v := c.Variant
 	reason := cases.SkipReason(v, c)
 	if reason == "" {
 		reason = r.b.SkipReason(v, c.Mode.Graph)
@@ -67,7 +66,7 @@ func (r *run) runCase(c cases.Case) (res rankResult) {
 		// clean and pass, which would read as the fault going unnoticed.
 		reason = fmt.Sprintf("--inject %s: a switch in artest's own kernels, which a plugin's kernel does not have", strings.Join(r.cfg.Inject.specs, ","))
 	}
-	if reason == "" && r.cfg.Inject.WrongKernel && v.Custom && wrongKernel(v) == nil {
+	if reason == "" && r.cfg.Inject.WrongKernel && v.Custom && wrongKernel(r.cfg.Variants, v) == nil {
 		reason = "wrong-kernel injection needs a second custom variant"
 	}
 	agreed, err := comm.AgreeReason(r.c, reason)
@@ -95,7 +94,7 @@ func (r *run) runCase(c cases.Case) (res rankResult) {
 		res.Failures = append(res.Failures, report.RankFailure{Kind: "error", Detail: "prepare: " + notReady})
 		return res
 	}
-	skip, err := r.fitGrid(s)
+	skip, err := r.resolveLaunch(s)
 	if err != nil {
 		res.Fatal = fmt.Sprintf("agree on the grid cap: %v", err)
 		return res
@@ -118,7 +117,7 @@ func (r *run) runCase(c cases.Case) (res rankResult) {
 	} else {
 		r.checkAndTime(s, &res)
 	}
-	res.Launch = r.launchRecord(s)
+	res.Launch = s.launchRecord()
 	return res
 }
 
@@ -129,10 +128,10 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// wrongKernel is the variant a broken dispatcher would pick instead of v.
-func wrongKernel(v *kernels.Variant) *kernels.Variant {
-	for i := range registry.Variants {
-		o := &registry.Variants[i]
+// wrongKernel is the variant of vs a broken dispatcher would pick instead
+// of v.
+func wrongKernel(vs *registry.Set, v *kernels.Variant) *kernels.Variant {
+	for _, o := range vs.All() {
 		if o.Custom && o.ID != 0 && o.ID != v.ID && o.External == nil && o.SupportsDType(reference.F32) {
 			return o
 		}
@@ -140,12 +139,13 @@ func wrongKernel(v *kernels.Variant) *kernels.Variant {
 	return nil
 }
 
-// prepare allocates the case's buffers, writes inputs, guards and poison,
-// and builds the launch.
+// prepare allocates the case's buffers and writes inputs, guards and
+// poison; the launch is resolved after every rank is ready
+// (resolveLaunch).
 func (r *run) prepare(c cases.Case, v *kernels.Variant) (*caseState, error) {
 	s := &caseState{c: c, v: v, launchV: v, elem: int64(c.DType.Size()), bytes: c.Bytes}
 	if r.cfg.Inject.WrongKernel && v.Custom {
-		s.launchV = wrongKernel(v)
+		s.launchV = wrongKernel(r.cfg.Variants, v)
 	}
 	s.lead = guardBytes + int64(c.Mode.Offset)*s.elem
 	s.region = s.lead + s.bytes + guardBytes
@@ -189,12 +189,20 @@ func (r *run) prepare(c cases.Case, v *kernels.Variant) (*caseState, error) {
 	if err := r.readTrace(s); err != nil {
 		return s, err
 	}
-	s.launch = r.newLaunch(s, s.msg(s.out))
 	return s, nil
 }
 
-// newLaunch builds the kernel arguments for one call writing to out.
+// newLaunch is one call of case s writing to out, as the case's launch
+// (s.plan) has every call made.
 func (r *run) newLaunch(s *caseState, out backend.Ptr) backend.Launch {
+	l := backend.Launch{Variant: s.launchV, DType: s.c.DType, Op: s.c.Op, Args: r.launchArgs(s, out)}
+	s.plan.apply(&l)
+	return l
+}
+
+// launchArgs are the kernel arguments of one call of case s writing to
+// out, before the variant's parameters.
+func (r *run) launchArgs(s *caseState, out backend.Ptr) kernels.Args {
 	w := r.w
 	a := kernels.Args{
 		Out:        uint64(out),
@@ -217,17 +225,7 @@ func (r *run) newLaunch(s *caseState, out backend.Ptr) backend.Launch {
 	if out == s.in {
 		a.Flags |= kernels.FlagInPlace
 	}
-	l := backend.Launch{Variant: s.launchV, DType: s.c.DType, Op: s.c.Op, Args: a}
-	r.chooseLaunch(s, &l)
-	if s.capBlocks > 0 {
-		// Every launch of a case on shared GPUs keeps to the agreed cap
-		// (fitGrid), stress's and the hang scenarios' copies included:
-		// an uncapped grid leaves some blocks of some rank not resident
-		// while their peers spin for them.
-		l.ResolveGrid()
-		l.Blocks = min(l.Blocks, s.capBlocks)
-	}
-	return l
+	return a
 }
 
 // regionBytes builds a region's host image: guards around msg.
@@ -516,7 +514,7 @@ func (r *run) verifyTrace(s *caseState, res *rankResult) bool {
 		return false
 	case id != s.v.ID:
 		name := fmt.Sprintf("id %#x", id)
-		if o := registry.ByID(id); o != nil {
+		if o := r.cfg.Variants.ByID(id); o != nil {
 			name = fmt.Sprintf("%s (id %#x)", o.Name, id)
 		}
 		res.Failures = append(res.Failures, report.RankFailure{Kind: "trace",

@@ -16,6 +16,54 @@ const (
 	LaunchFromDefault = "default" // the registry
 )
 
+// caseLaunch is how every launch of a case is made, decided once per case
+// (resolveLaunch), and the report's record of it (every rank launches the
+// same).
+type caseLaunch struct {
+	From    string            `json:"from"`
+	Blocks  int               `json:"blocks,omitempty"`
+	Threads int               `json:"threads,omitempty"`
+	Params  map[string]uint32 `json:"params,omitempty"`
+	// Cap and CapFrom: with shared GPUs, the grid cap every rank agreed
+	// on and how it was computed; Blocks keeps to it.
+	Cap     int    `json:"cap,omitempty"`
+	CapFrom string `json:"cap_from,omitempty"`
+	// set are the parameter values the variant's SetParams is given
+	// (--param's or the tuned entry's); Params are what they resolved to.
+	set map[string]uint32
+}
+
+// apply makes l the launch p describes: the variant's parameters (then
+// resolved from the message), the blocks and the threads.
+func (p *caseLaunch) apply(l *backend.Launch) {
+	l.Variant.SetParams(&l.Args, p.set, int64(l.DType.Size()))
+	l.Blocks, l.Threads = p.Blocks, p.Threads
+}
+
+// resolveLaunch decides case s's launch once, for every call the case makes
+// (stress's copies, the hang scenarios' rebuilt launches and the launches
+// of another variant under wrong-kernel included), and builds s.launch:
+//
+//   - the parameters, threads and blocks come from the flags when any of
+//     them names the variant, else from the tuned entry, else from the
+//     registry (launchFrom); a tuned entry's blocks are an upper bound
+//     like the registry's: kernels.Grid gives fewer to a message that
+//     needs fewer; the registry's grid is the backend's (DefaultBlocks);
+//   - with shared GPUs, the blocks are capped so that every rank's grid
+//     is resident at once (capGrid).
+//
+// s.plan is the result, and the case's report record. It is collective on
+// a sharing backend; it returns why the case cannot run there, or "".
+func (r *run) resolveLaunch(s *caseState) (string, error) {
+	s.plan = r.chooseLaunch(s)
+	skip, err := r.capGrid(s)
+	if err != nil || skip != "" {
+		return skip, err
+	}
+	s.launch = r.newLaunch(s, s.msg(s.out))
+	return "", nil
+}
+
 // launchFrom says which launch parameters variant v gets in case s: the
 // user's when any flag applies to v, else the tuned entry when the table
 // has one, else the registry's.
@@ -37,87 +85,88 @@ func (r *run) launchFrom(s *caseState, v *kernels.Variant) (string, kernels.Tune
 	return LaunchFromDefault, kernels.TunedEntry{}
 }
 
-// chooseLaunch sets l's variant parameters (then resolved), blocks and
-// threads. A tuned entry's blocks are an upper bound like the registry's:
-// the grid formula gives fewer to a message that needs fewer.
-func (r *run) chooseLaunch(s *caseState, l *backend.Launch) {
-	v := l.Variant
+// chooseLaunch is case s's launch before any grid cap. A variant that is
+// not custom (nccl) gets --param's values and no grid of artest's; an
+// External one (a plugin's) launches its own grid, so only --blocks gives
+// it one.
+func (r *run) chooseLaunch(s *caseState) caseLaunch {
+	v := s.launchV
 	from, e := r.launchFrom(s, v)
-	if from != LaunchFromTuned {
-		v.SetParams(&l.Args, r.cfg.Params, s.elem)
-		l.Blocks, l.Threads = r.cfg.Blocks, r.cfg.Threads
-		return
+	p := caseLaunch{From: from, set: r.cfg.Params}
+	if !v.Custom {
+		return p
 	}
-	v.SetParams(&l.Args, e.Params, s.elem)
-	l.Threads = e.Threads
-	l.Blocks = kernels.Grid(v, &l.Args, s.elem, e.Blocks, e.Threads)
+	l := backend.Launch{Variant: v, DType: s.c.DType, Op: s.c.Op, Args: r.launchArgs(s, s.msg(s.out))}
+	if from == LaunchFromTuned {
+		p.set = e.Params
+		v.SetParams(&l.Args, p.set, s.elem)
+		p.Threads = e.Threads
+		p.Blocks = kernels.Grid(v, &l.Args, s.elem, e.Blocks, e.Threads)
+		if p.Threads <= 0 {
+			p.Threads = v.Threads
+		}
+	} else {
+		v.SetParams(&l.Args, p.set, s.elem)
+		p.Blocks, p.Threads = r.cfg.Blocks, r.cfg.Threads
+		if p.Threads <= 0 {
+			p.Threads = v.Threads
+		}
+		if p.Blocks <= 0 && v.External == nil {
+			l.Threads = p.Threads
+			p.Blocks = r.b.DefaultBlocks(&l)
+		}
+	}
+	for _, prm := range v.Params {
+		if p.Params == nil {
+			p.Params = map[string]uint32{}
+		}
+		p.Params[prm.Name] = *l.Args.ParamSlot(prm.Slot)
+	}
+	return p
 }
 
-// fitGrid caps case s's launch when ranks share GPUs, so that the blocks of
+// capGrid caps case s's launch when ranks share GPUs, so that the blocks of
 // every rank on a GPU are resident at once (backend.Sharer): the cap is the
 // smallest any rank computed, so every rank launches the same grid, which
-// the per-block barriers need. It is collective on a sharing backend; it
-// returns why the case cannot run there, or "". An External variant (a
-// plugin, Custom too) launches its own grid, which artest cannot cap: the
-// plugin must keep its grids resident together itself (docs/limits.md).
-func (r *run) fitGrid(s *caseState) (string, error) {
+// the per-block barriers need. An uncapped grid leaves some blocks of some
+// rank not resident while their peers spin for them. It is collective on a
+// sharing backend; it returns why the case cannot run there, or "". An
+// External variant (a plugin, Custom too) launches its own grid, which
+// artest cannot cap: the plugin must keep its grids resident together
+// itself (docs/limits.md).
+func (r *run) capGrid(s *caseState) (string, error) {
 	sh, ok := r.b.(backend.Sharer)
 	if !ok || sh.RanksPerGPU() <= 1 || !s.launchV.Custom || s.launchV.External != nil {
 		return "", nil
 	}
-	l := &s.launch
-	l.ResolveGrid()
+	l := r.newLaunch(s, s.msg(s.out))
 	// Stress's skew and straggler start one rank late on purpose: its
 	// grid must find room beside its peers' spinning blocks
 	// (coresident.Limits.Late).
 	late := r.cfg.Stress > 0 && (r.sched.Skew || r.sched.Straggler)
-	blocks, from, err := sh.GridCap(l, late)
+	blocks, from, err := sh.GridCap(&l, late)
 	if err != nil {
 		blocks, from = 0, fmt.Sprintf("rank %d: %v", r.w.Rank, err)
 	}
 	if blocks, from, err = comm.AgreeMin(r.c, blocks, from); err != nil {
 		return "", err
 	}
-	s.capBlocks, s.capFrom = blocks, from
+	s.plan.Cap, s.plan.CapFrom = blocks, from
 	if blocks <= 0 {
 		return fmt.Sprintf("the grids of the %d ranks sharing a GPU cannot all be resident at once (%s)", sh.RanksPerGPU(), from), nil
 	}
-	l.Blocks = min(l.Blocks, blocks)
+	s.plan.Blocks = min(s.plan.Blocks, blocks)
 	return "", nil
 }
 
-// caseLaunch is what one rank launched in a case, for the report (every
-// rank launches the same).
-type caseLaunch struct {
-	From    string            `json:"from"`
-	Blocks  int               `json:"blocks,omitempty"`
-	Threads int               `json:"threads,omitempty"`
-	Params  map[string]uint32 `json:"params,omitempty"`
-	Cap     int               `json:"cap,omitempty"`
-	CapFrom string            `json:"cap_from,omitempty"`
-}
-
-// launchRecord is the launch of case s as it ran: the backend filled in
-// the grid and block size it chose when the runner left them 0 (a stress
-// run's launches are copies, so its grid may stay 0: the backend's
-// default). nil for nccl.
-func (r *run) launchRecord(s *caseState) *caseLaunch {
+// launchRecord is case s's launch for the report: s.plan, as every call of
+// the case was made; nil for a variant without a grid of artest's (nccl).
+func (s *caseState) launchRecord() *caseLaunch {
 	if s == nil || !s.launchV.Custom {
 		return nil
 	}
-	l := &s.launch
-	from, _ := r.launchFrom(s, s.launchV)
-	rec := &caseLaunch{From: from, Blocks: l.Blocks, Threads: l.Threads, Cap: s.capBlocks, CapFrom: s.capFrom}
-	if rec.Threads <= 0 {
-		rec.Threads = s.launchV.Threads
-	}
-	for _, p := range s.launchV.Params {
-		if rec.Params == nil {
-			rec.Params = map[string]uint32{}
-		}
-		rec.Params[p.Name] = *l.Args.ParamSlot(p.Slot)
-	}
-	return rec
+	rec := s.plan
+	return &rec
 }
 
 // setLaunch copies rank 0's launch record into the merged case.

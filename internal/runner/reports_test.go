@@ -16,6 +16,7 @@ import (
 	"github.com/artest/artest/internal/backend/host"
 	"github.com/artest/artest/internal/comm"
 	"github.com/artest/artest/internal/report"
+	"github.com/artest/artest/kernels/registry"
 )
 
 // worldRun is what runWorld saw: every rank's code and rank 0's output.
@@ -30,7 +31,8 @@ type worldRun struct {
 func runWorld(t *testing.T, n int, ids []string, cfg func(rank int, c *Config)) worldRun {
 	t.Helper()
 	sel := cases.Selection{IDs: ids}
-	cs, err := cases.Build(sel, n)
+	set := registry.Builtins()
+	cs, err := cases.Build(set, sel, n)
 	require.NoError(t, err)
 	world := comm.NewLocal(n)
 	dir := t.TempDir()
@@ -43,12 +45,12 @@ func runWorld(t *testing.T, n int, ids []string, cfg func(rank int, c *Config)) 
 			defer wg.Done()
 			b := host.New(dir)
 			defer b.Close()
-			w, err := b.Setup(world[r], Capacity(cs))
+			w, err := b.Setup(world[r], Capacity(cs), set)
 			if err != nil {
 				res.codes[r] = -1
 				return
 			}
-			c := &Config{Cases: cs, Seed: 1, Iters: 1, Reps: 1, Timeout: 10 * time.Second,
+			c := &Config{Variants: set, Cases: cs, Seed: 1, Iters: 1, Reps: 1, Timeout: 10 * time.Second,
 				Header: report.Header{Tool: "artest", Ranks: n, Backend: "host"},
 				Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}
 			if r == 0 {

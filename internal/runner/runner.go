@@ -30,15 +30,19 @@ import (
 
 // Config is one run.
 type Config struct {
-	Cases   []cases.Case
-	Seed    uint64
-	Input   reference.InputKind
-	Warmup  int
-	Iters   int
-	Reps    int
-	Stress  int // back-to-back iterations per case instead of check+time; 0: off
-	Timeout time.Duration
-	Inject  Inject
+	// Variants is the run's set (the built-ins and the plugins'): the
+	// variant a trace word names, the wrong kernel a broken dispatcher
+	// would pick. Cases carry their own variant.
+	Variants *registry.Set
+	Cases    []cases.Case
+	Seed     uint64
+	Input    reference.InputKind
+	Warmup   int
+	Iters    int
+	Reps     int
+	Stress   int // back-to-back iterations per case instead of check+time; 0: off
+	Timeout  time.Duration
+	Inject   Inject
 	// Schedules are the adversarial schedules of stress runs (schedule.go);
 	// Run drops those the backend cannot do and names the rest in the
 	// header and in every case.
@@ -155,7 +159,7 @@ func Capacity(cs []cases.Case) int64 {
 	var most int64
 	for _, c := range cs {
 		need := c.Bytes + int64(c.Mode.Offset*c.DType.Size())
-		if v, err := registry.Lookup(c.Variant); err == nil && v.StageNeed != nil && cases.SkipReason(v, c) == "" {
+		if v := c.Variant; v.StageNeed != nil && cases.SkipReason(v, c) == "" {
 			need = max(need, v.StageNeed(c.Bytes, c.Ranks)+int64(c.Mode.Offset*c.DType.Size()))
 		}
 		most = max(most, need)
@@ -434,7 +438,7 @@ func (r *run) gather(c cases.Case, res rankResult) (report.Case, string, error) 
 
 func merge(c cases.Case, rs []rankResult, cfg *Config) report.Case {
 	out := report.Case{
-		ID: c.ID(), Variant: c.Variant, DType: c.DType.String(), Op: c.Op.String(),
+		ID: c.ID(), Variant: c.Variant.Name, DType: c.DType.String(), Op: c.Op.String(),
 		Bytes: c.Bytes, Count: c.Count(), Mode: c.Mode.String(), Ranks: c.Ranks,
 		Verdict: report.Pass, Iters: cfg.Iters, Stress: cfg.Stress, Schedule: cfg.Header.Schedules,
 	}
@@ -599,7 +603,7 @@ func (r *run) hang(c cases.Case, what string, blocks int, gaveUp bool) {
 		diag = sigblock.Summarize(sigblock.Diagnose(snaps, blocks))
 		// The kernels' own account comes first: which block gave up at
 		// which barrier or slot, waiting for whom.
-		if g := sigblock.SummarizeGiveUps(nameGiveUps(sigblock.GiveUps(snaps))); g != "" {
+		if g := sigblock.SummarizeGiveUps(nameGiveUps(r.cfg.Variants, sigblock.GiveUps(snaps))); g != "" {
 			diag = strings.TrimSuffix(g+"\n"+diag, "\n")
 		}
 		// A ring launch waits on slot sequences and credits, not barriers.
@@ -632,7 +636,7 @@ func (r *run) hang(c cases.Case, what string, blocks int, gaveUp bool) {
 	if r.c.Rank() == 0 {
 		// The hung case goes into every report under its own ID, beside
 		// the run-level error.
-		hung := report.Case{ID: c.ID(), Variant: c.Variant, DType: c.DType.String(), Op: c.Op.String(),
+		hung := report.Case{ID: c.ID(), Variant: c.Variant.Name, DType: c.DType.String(), Op: c.Op.String(),
 			Bytes: c.Bytes, Count: c.Count(), Mode: c.Mode.String(), Ranks: c.Ranks,
 			Verdict: report.Hung, Reason: msg, Iters: r.cfg.Iters, Stress: r.cfg.Stress, Schedule: r.cfg.Header.Schedules,
 			Failures: []report.RankFailure{{Rank: r.c.Rank(), Kind: "hang", Detail: diag}}}
@@ -656,16 +660,16 @@ func (r *run) hang(c cases.Case, what string, blocks int, gaveUp bool) {
 	r.c.Abort(exitcode.Hang)
 }
 
-// nameGiveUps fills in the variant and wait point of plugin give-ups
+// nameGiveUps fills in the variant of vs and wait point of plugin give-ups
 // (their words hold the trace id and the point's index) from the
 // variant's declaration.
-func nameGiveUps(gs []sigblock.GiveUp) []sigblock.GiveUp {
+func nameGiveUps(vs *registry.Set, gs []sigblock.GiveUp) []sigblock.GiveUp {
 	for i := range gs {
 		g := &gs[i]
 		if g.Kind != sigblock.DiagKindPluginWait {
 			continue
 		}
-		if v := registry.ByID(g.Variant); v != nil && v.External != nil {
+		if v := vs.ByID(g.Variant); v != nil && v.External != nil {
 			g.Name = v.Name
 			if g.Where >= 0 && g.Where < len(v.WaitPoints) {
 				g.Point = v.WaitPoints[g.Where]
@@ -723,15 +727,6 @@ func median(xs []float64) float64 {
 		return s[len(s)/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-// lookupVariant is registry.Lookup for names the matrix already validated.
-func lookupVariant(name string) *kernels.Variant {
-	v, err := registry.Lookup(name)
-	if err != nil {
-		panic(err) // cases.Build only produces registered names
-	}
-	return v
 }
 
 // dumpSignal writes the raw SignalBlock of rank p, as rank me read it at a

@@ -47,9 +47,9 @@ func (r *run) announceStress() {
 	variants := map[string]bool{}
 	var order []string
 	for _, c := range r.cfg.Cases {
-		if !variants[c.Variant] {
-			variants[c.Variant] = true
-			order = append(order, c.Variant)
+		if !variants[c.Variant.Name] {
+			variants[c.Variant.Name] = true
+			order = append(order, c.Variant.Name)
 		}
 	}
 	checker := r.cfg.Header.Checker

@@ -7,7 +7,7 @@ import (
 
 	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/internal/report"
-	"github.com/artest/artest/kernels/registry"
+	"github.com/artest/artest/kernels"
 )
 
 // The witness's base threshold: a lead of more than this (plus the two
@@ -205,11 +205,8 @@ func mergeWitness(rs []rankResult, backendName, early string) *report.Witness {
 // earlyReturn is why a variant's ranks may return before their peers
 // finish, or "" when its protocol has peers read a rank's input or staging
 // until an end barrier.
-func earlyReturn(name string) string {
-	v, err := registry.Lookup(name)
+func earlyReturn(v *kernels.Variant) string {
 	switch {
-	case err != nil:
-		return ""
 	case !v.Custom && v.External == nil:
 		return "an NCCL baseline: NCCL's own protocol decides when a rank's buffers are free"
 	}

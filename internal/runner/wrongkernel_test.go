@@ -17,19 +17,19 @@ import (
 // trace word exists for is a cp.async kernel that was never selected while
 // the plain one-shot, computing the same bits, made every test pass.
 func TestWrongKernelForCpasyncIsPlainOneshot(t *testing.T) {
-	cp, err := registry.Lookup("oneshot-cpasync")
+	set := registry.Builtins()
+	cp, err := set.Lookup("oneshot-cpasync")
 	require.NoError(t, err)
-	w := wrongKernel(cp)
+	w := wrongKernel(set, cp)
 	require.NotNil(t, w)
 	require.Equal(t, oneshot.ID, w.ID)
 	require.Equal(t, cp.Order, w.Order, "same reduction order: only the trace word can tell them apart")
 
-	for i := range registry.Variants {
-		v := &registry.Variants[i]
+	for _, v := range set.All() {
 		if !v.Custom {
 			continue
 		}
-		w := wrongKernel(v)
+		w := wrongKernel(set, v)
 		require.NotNil(t, w, v.Name)
 		require.NotEqual(t, v.ID, w.ID, v.Name)
 		require.True(t, w.Custom, v.Name)
@@ -39,17 +39,15 @@ func TestWrongKernelForCpasyncIsPlainOneshot(t *testing.T) {
 // A plugin variant has a trace id once it uses the device helpers, but the
 // wrong-kernel injection plays artest's dispatcher: it never picks one.
 func TestWrongKernelIsNeverAPlugins(t *testing.T) {
-	saved := registry.Variants
-	t.Cleanup(func() { registry.Variants = saved })
 	ext := kernels.Variant{Name: "ex:x", ID: kernels.ExternalTraceID("ex:x"), Custom: true, External: testExternal{},
 		DTypes: []reference.DType{reference.F32}}
-	registry.Variants = append([]kernels.Variant{ext}, saved...)
-	for i := range registry.Variants {
-		v := &registry.Variants[i]
+	set, err := registry.New([]kernels.Variant{ext})
+	require.NoError(t, err)
+	for _, v := range set.All() {
 		if !v.Custom {
 			continue
 		}
-		w := wrongKernel(v)
+		w := wrongKernel(set, v)
 		require.NotNil(t, w, v.Name)
 		require.Nil(t, w.External, "%s: %s is a plugin's", v.Name, w.Name)
 	}
@@ -65,12 +63,11 @@ func (testExternal) Busy() string                          { return "" }
 // A plugin's give-up holds its trace id and the wait point's index; the
 // diagnosis names both from the variant's declaration.
 func TestNameGiveUps(t *testing.T) {
-	saved := registry.Variants
-	t.Cleanup(func() { registry.Variants = saved })
 	id := kernels.ExternalTraceID("ex:x")
-	registry.Variants = append(append([]kernels.Variant(nil), saved...),
-		kernels.Variant{Name: "ex:x", ID: id, Custom: true, External: testExternal{}, WaitPoints: []string{"start barrier", "end barrier"}})
-	gs := nameGiveUps([]sigblock.GiveUp{
+	set, err := registry.New([]kernels.Variant{
+		{Name: "ex:x", ID: id, Custom: true, External: testExternal{}, WaitPoints: []string{"start barrier", "end barrier"}}})
+	require.NoError(t, err)
+	gs := nameGiveUps(set, []sigblock.GiveUp{
 		{Kind: sigblock.DiagKindPluginWait, Variant: id, Where: 1},
 		{Kind: sigblock.DiagKindPluginWait, Variant: id, Where: 5},
 		{Kind: sigblock.DiagKindPluginWait, Variant: 0x80000002, Where: 0},

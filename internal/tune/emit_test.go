@@ -28,7 +28,7 @@ func TestGoSourceCompiles(t *testing.T) {
 		{"empty", (&Table{}).Tuned()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			src, err := GoSource(tc.table)
+			src, err := GoSource(tc.table, builtins)
 			require.NoError(t, err)
 			_, err = parser.ParseFile(token.NewFileSet(), "tuned.go", src, parser.ParseComments)
 			require.NoError(t, err)
@@ -64,7 +64,7 @@ func TestCheckedInTableIsInTheEmittedShape(t *testing.T) {
 // a size, falling back to the largest (checked at compile time).
 func TestHeaderCompiles(t *testing.T) {
 	var b bytes.Buffer
-	require.NoError(t, WriteHeader(&b, sampleTable().Tuned()))
+	require.NoError(t, WriteHeader(&b, sampleTable().Tuned(), builtins))
 	h := b.String()
 	require.Contains(t, h, "constexpr std::array<Launch, 2> kBest{{")
 	require.Contains(t, h, "constexpr std::array<Launch, 4> kPerVariant{{")
@@ -75,7 +75,7 @@ func TestHeaderCompiles(t *testing.T) {
 	}
 
 	var empty bytes.Buffer
-	require.NoError(t, WriteHeader(&empty, (&Table{}).Tuned()))
+	require.NoError(t, WriteHeader(&empty, (&Table{}).Tuned(), builtins))
 	require.Contains(t, empty.String(), "constexpr std::array<Launch, 0> kBest{{")
 
 	cxx := hostcxx.Find(t)

@@ -123,8 +123,9 @@ func ParseInts(s string) ([]int, error) {
 
 // ParseOverrides reads --tune-blocks, --tune-threads and --tune-param
 // NAME=V1,V2 (sizes as 64K are accepted) and checks every value against
-// the limits the kernels have.
-func ParseOverrides(blocks, threads string, params []string) (Overrides, error) {
+// the limits the kernels have, a parameter's against those of every
+// variant of vs that has it.
+func ParseOverrides(vs *registry.Set, blocks, threads string, params []string) (Overrides, error) {
 	var o Overrides
 	var err error
 	if blocks != "" {
@@ -168,8 +169,7 @@ func ParseOverrides(blocks, threads string, params []string) (Overrides, error) 
 			return o, fmt.Errorf("--tune-param %s: no values", name)
 		}
 		found := false
-		for i := range registry.Variants {
-			v := &registry.Variants[i]
+		for _, v := range vs.All() {
 			p, has := v.Param(name)
 			if !has {
 				continue

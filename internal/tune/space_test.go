@@ -9,9 +9,12 @@ import (
 	"github.com/artest/artest/kernels/registry"
 )
 
+// builtins is the set the tests draw variants from: no plugin loaded.
+var builtins = registry.Builtins()
+
 func variant(t *testing.T, name string) *kernels.Variant {
 	t.Helper()
-	v, err := registry.Lookup(name)
+	v, err := builtins.Lookup(name)
 	require.NoError(t, err)
 	return v
 }
@@ -41,7 +44,7 @@ func TestEnumerateDeduplicatesByGrid(t *testing.T) {
 
 func TestEnumerateOverridesAndParams(t *testing.T) {
 	v := variant(t, "oneshot-cpasync")
-	o, err := ParseOverrides("16,36", "512", []string{"stages=2,4"})
+	o, err := ParseOverrides(builtins, "16,36", "512", []string{"stages=2,4"})
 	require.NoError(t, err)
 	e := Enumerate(v, SpaceFor(v, o), 2, 64<<20, 2)
 	var got []string
@@ -84,7 +87,7 @@ func TestResolvedParamsAreStable(t *testing.T) {
 
 func TestRingBlocksAreNotAnAxis(t *testing.T) {
 	v := variant(t, "ring")
-	o, err := ParseOverrides("8,16,32", "512", []string{"lanes=4", "slot-bytes=64K", "slots=8"})
+	o, err := ParseOverrides(builtins, "8,16,32", "512", []string{"lanes=4", "slot-bytes=64K", "slots=8"})
 	require.NoError(t, err)
 	e := Enumerate(v, SpaceFor(v, o), 4, 32<<20, 2)
 	// The default (auto lanes: 16) and lanes=4; the block counts all give
@@ -109,10 +112,10 @@ func TestParseOverridesRejects(t *testing.T) {
 		{params: []string{"stages=1"}, want: "allows 2 to 8"},
 		{params: []string{"lanes="}, want: "no values"},
 	} {
-		_, err := ParseOverrides(tc.blocks, tc.threads, tc.params)
+		_, err := ParseOverrides(builtins, tc.blocks, tc.threads, tc.params)
 		require.ErrorContains(t, err, tc.want, "%+v", tc)
 	}
-	o, err := ParseOverrides(" 16, 36 ", "256,512", []string{"slot-bytes=16K,64K"})
+	o, err := ParseOverrides(builtins, " 16, 36 ", "256,512", []string{"slot-bytes=16K,64K"})
 	require.NoError(t, err)
 	require.Equal(t, []int{16, 36}, o.Blocks)
 	require.Equal(t, []uint32{16 << 10, 64 << 10}, o.Params["slot-bytes"])
@@ -121,8 +124,7 @@ func TestParseOverridesRejects(t *testing.T) {
 // Every variant's space names parameters it has, within range; nccl has
 // none.
 func TestVariantSpacesAreValid(t *testing.T) {
-	for i := range registry.Variants {
-		v := &registry.Variants[i]
+	for _, v := range builtins.All() {
 		name, sp := v.Name, v.Tune
 		if !v.Custom {
 			require.Zero(t, sp.Blocks, name)

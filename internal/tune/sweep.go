@@ -17,8 +17,9 @@ type PlanOptions struct {
 	Sizes    []int64  // ascending; each is a bucket's upper bound
 	Launches []string // "graph", "plain"
 	Variants []*kernels.Variant
-	// NCCL: time nccl per bucket as the baseline.
-	NCCL      bool
+	// NCCL, when set, is timed per bucket as the baseline (the nccl
+	// variant).
+	NCCL      *kernels.Variant
 	Overrides Overrides
 }
 
@@ -57,15 +58,15 @@ func NewPlan(o PlanOptions) *Plan {
 				b := Bucket{Ranks: o.Ranks, DType: d.String(), Launch: launch, MinBytes: prev, Bytes: size}
 				prev = size
 				c := cases.Case{DType: d, Op: reference.Sum, Bytes: size, Mode: mode(launch), Ranks: o.Ranks}
-				if o.NCCL {
+				if o.NCCL != nil {
 					nc := c
-					nc.Variant = "nccl"
-					b.NCCL = &Result{Variant: "nccl", Case: nc.ID()}
+					nc.Variant = o.NCCL
+					b.NCCL = &Result{Variant: o.NCCL.Name, Case: nc.ID()}
 					p.Jobs = append(p.Jobs, Job{Bucket: bi, Cand: -1, Case: nc})
 				}
 				for _, v := range o.Variants {
 					vc := c
-					vc.Variant = v.Name
+					vc.Variant = v
 					if cases.SkipReason(v, vc) != "" {
 						continue
 					}
@@ -132,7 +133,7 @@ func (p *Plan) Run(h Hooks) (string, error) {
 	stop := ""
 	for j, job := range p.Jobs {
 		b := &p.Table.Buckets[job.Bucket]
-		key := [2]string{fmt.Sprint(job.Bucket), job.Case.Variant}
+		key := [2]string{fmt.Sprint(job.Bucket), job.Case.Variant.Name}
 		d := Run
 		if h.Rank0 {
 			switch {

@@ -17,10 +17,10 @@ func plan(t *testing.T, names ...string) *Plan {
 	for _, n := range names {
 		vs = append(vs, variant(t, n))
 	}
-	o, err := ParseOverrides("2,4", "256", []string{"lanes=1,2", "slot-bytes=1K", "slots=4"})
+	o, err := ParseOverrides(builtins, "2,4", "256", []string{"lanes=1,2", "slot-bytes=1K", "slots=4"})
 	require.NoError(t, err)
 	return NewPlan(PlanOptions{Ranks: 2, DTypes: []reference.DType{reference.BF16}, Sizes: []int64{4 << 10, 64 << 10},
-		Launches: []string{"graph"}, Variants: vs, NCCL: true, Overrides: o})
+		Launches: []string{"graph"}, Variants: vs, NCCL: variant(t, "nccl"), Overrides: o})
 }
 
 func TestPlanJobs(t *testing.T) {
@@ -116,7 +116,7 @@ func TestSkipsAndFailures(t *testing.T) {
 	p := plan(t, "oneshot", "ring")
 	f := &fakeWorld{cases: func(j Job) report.Case {
 		switch {
-		case j.Case.Variant == "ring":
+		case j.Case.Variant.Name == "ring":
 			return report.Case{Verdict: report.Skipped, Reason: "no ring here"}
 		case j.Launch.Blocks == 4:
 			return report.Case{Verdict: report.Fail, Reason: "rank 1 mismatch", TimeUS: 0.1}
@@ -127,7 +127,7 @@ func TestSkipsAndFailures(t *testing.T) {
 	require.NoError(t, err)
 	rings := 0
 	for _, j := range f.ran {
-		if j.Case.Variant == "ring" {
+		if j.Case.Variant.Name == "ring" {
 			rings++
 		}
 	}

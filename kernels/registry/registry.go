@@ -1,7 +1,8 @@
 // Package registry is the list of every variant artest ships, one line per
-// variant folder (kernels/<variant>/), and the running set of variants:
-// that list plus the plugins' (AddExternal). It is data, not init-time
-// self-registration, so what exists is visible in Builtin.
+// variant folder (kernels/<variant>/), and the set of variants one run
+// knows: that list plus the plugins' (Set, built once by New and passed
+// down). It is data, not init-time self-registration, so what exists is
+// visible in Builtin.
 package registry
 
 import (
@@ -36,47 +37,6 @@ var Builtin = []func() kernels.Variant{
 	ncclwin.Variant,
 }
 
-// Variants is every variant this run knows: Builtin's, then the plugins'
-// (AddExternal).
-var Variants = builtin()
-
-func builtin() []kernels.Variant {
-	vs := make([]kernels.Variant, len(Builtin))
-	for i, f := range Builtin {
-		vs[i] = f()
-	}
-	return vs
-}
-
-// Names lists the variant names.
-func Names() []string {
-	names := make([]string, len(Variants))
-	for i := range Variants {
-		names[i] = Variants[i].Name
-	}
-	return names
-}
-
-// Lookup finds a variant by name; an unknown name lists the valid ones.
-func Lookup(name string) (*kernels.Variant, error) {
-	for i := range Variants {
-		if Variants[i].Name == name {
-			return &Variants[i], nil
-		}
-	}
-	return nil, fmt.Errorf("unknown variant %q (valid: %s)", name, strings.Join(Names(), ", "))
-}
-
-// ByID finds the variant that writes trace id id.
-func ByID(id uint32) *kernels.Variant {
-	for i := range Variants {
-		if Variants[i].ID == id && id != 0 {
-			return &Variants[i]
-		}
-	}
-	return nil
-}
-
 // Faults are the fault switches of the built-in variants' own protocols
 // (kernels.Variant.Faults), in Builtin order.
 func Faults() []kernels.Fault {
@@ -87,57 +47,168 @@ func Faults() []kernels.Fault {
 	return fs
 }
 
-// AddExternal appends variants implemented outside artest to the running set (Variants),
-// so --variant, the matrix and the reports see them as any other. Each must
-// have External set and a name no built-in variant has; adding a variant of
-// the same name and owner again (a second load of the same plugin) replaces
-// it.
-func AddExternal(vs []kernels.Variant) error {
-	for i := range vs {
-		v := vs[i]
-		if v.External == nil {
-			return fmt.Errorf("external variant %s has no implementation", v.Name)
+// Set is the variants one run knows: Builtin's, then the plugins'. New
+// builds it once; nothing changes it afterwards, so the pointers its
+// methods return stay valid and every reader sees the same variants.
+type Set struct {
+	variants []kernels.Variant
+	// control is each External owner's control region (owner -> offset,
+	// bytes); controlBytes what all of them need per rank.
+	control      map[string][2]int64
+	controlBytes int64
+}
+
+// New is the set of the built-in variants and external, the variants
+// implemented outside artest (the plugins'), so that --variant, the matrix
+// and the reports see them as any other. Each external variant must have
+// External set, a name no built-in variant and no other owner's variant
+// has, and a trace id no other variant has; a variant of the same name and
+// owner as an earlier one (a second load of the same plugin) replaces it.
+func New(external []kernels.Variant) (*Set, error) {
+	s := &Set{variants: make([]kernels.Variant, len(Builtin), len(Builtin)+len(external))}
+	for i, f := range Builtin {
+		s.variants[i] = f()
+	}
+	for i := range external {
+		if err := s.add(external[i]); err != nil {
+			return nil, err
 		}
-		replaced := false
-		for j := range Variants {
-			o := &Variants[j]
-			if o.Name != v.Name {
-				if v.ID != 0 && o.ID == v.ID {
-					return fmt.Errorf("variant %s of %s: its trace id %#x is %s's: rename one of them", v.Name, v.External.Owner(), v.ID, o.Name)
-				}
-				continue
+	}
+	s.control, s.controlBytes = externalControlLayout(s.variants)
+	return s, nil
+}
+
+// Builtins is the set of the built-in variants alone.
+func Builtins() *Set {
+	s, err := New(nil)
+	if err != nil {
+		panic(err) // no external variant: nothing can clash
+	}
+	return s
+}
+
+func (s *Set) add(v kernels.Variant) error {
+	if v.External == nil {
+		return fmt.Errorf("external variant %s has no implementation", v.Name)
+	}
+	replaced := false
+	for j := range s.variants {
+		o := &s.variants[j]
+		if o.Name != v.Name {
+			if v.ID != 0 && o.ID == v.ID {
+				return fmt.Errorf("variant %s of %s: its trace id %#x is %s's: rename one of them", v.Name, v.External.Owner(), v.ID, o.Name)
 			}
-			if o.External == nil || o.External.Owner() != v.External.Owner() {
-				owner := "artest"
-				if o.External != nil {
-					owner = o.External.Owner()
-				}
-				return fmt.Errorf("variant %s of %s: %s already has a variant of that name", v.Name, v.External.Owner(), owner)
-			}
-			Variants[j] = v
-			replaced = true
+			continue
 		}
-		if !replaced {
-			Variants = append(Variants, v)
+		if o.External == nil || o.External.Owner() != v.External.Owner() {
+			owner := "artest"
+			if o.External != nil {
+				owner = o.External.Owner()
+			}
+			return fmt.Errorf("variant %s of %s: %s already has a variant of that name", v.Name, v.External.Owner(), owner)
+		}
+		s.variants[j] = v
+		replaced = true
+	}
+	if !replaced {
+		s.variants = append(s.variants, v)
+	}
+	return nil
+}
+
+// All is every variant of the set, in report order: Builtin's, then the
+// plugins' in the order they were given.
+func (s *Set) All() []*kernels.Variant {
+	out := make([]*kernels.Variant, len(s.variants))
+	for i := range s.variants {
+		out[i] = &s.variants[i]
+	}
+	return out
+}
+
+// Names lists the variant names, in All's order.
+func (s *Set) Names() []string {
+	names := make([]string, len(s.variants))
+	for i := range s.variants {
+		names[i] = s.variants[i].Name
+	}
+	return names
+}
+
+// Index is the place of the variant named name in All's order (reports
+// sort by it); len(All()) when the set has no such variant.
+func (s *Set) Index(name string) int {
+	for i := range s.variants {
+		if s.variants[i].Name == name {
+			return i
+		}
+	}
+	return len(s.variants)
+}
+
+// Lookup finds a variant by name; an unknown name lists the valid ones.
+func (s *Set) Lookup(name string) (*kernels.Variant, error) {
+	if i := s.Index(name); i < len(s.variants) {
+		return &s.variants[i], nil
+	}
+	return nil, fmt.Errorf("unknown variant %q (valid: %s)", name, strings.Join(s.Names(), ", "))
+}
+
+// ByID finds the variant that writes trace id id (nil for id 0, which no
+// variant writes, or an id no variant of the set has).
+func (s *Set) ByID(id uint32) *kernels.Variant {
+	for i := range s.variants {
+		if s.variants[i].ID == id && id != 0 {
+			return &s.variants[i]
 		}
 	}
 	return nil
+}
+
+// ExternalOwners are the distinct owners of the set's External variants (in
+// All's order, the same on every rank) that have a variant for a world of
+// size ranks: the plugins whose cases can run.
+func (s *Set) ExternalOwners(size int) []kernels.External {
+	var out []kernels.External
+	seen := map[string]bool{}
+	for i := range s.variants {
+		e := s.variants[i].External
+		if e == nil || size < s.variants[i].MinRanks || size > s.variants[i].MaxRanks || seen[e.Owner()] {
+			continue
+		}
+		seen[e.Owner()] = true
+		out = append(out, e)
+	}
+	return out
+}
+
+// ExternalControlBytes is the control memory per rank that the set's
+// External variants need together (0 when there is none): the backends
+// give every rank one block of that size, zeroed once.
+func (s *Set) ExternalControlBytes() int64 { return s.controlBytes }
+
+// ExternalControlRegion is owner's own control region within that block:
+// its offset and the bytes it declared (0, 0 for an owner that declared
+// none).
+func (s *Set) ExternalControlRegion(owner string) (offset, size int64) {
+	r := s.control[owner]
+	return r[0], r[1]
 }
 
 // controlAlign separates the control regions of two owners: a page, so no
 // two plugins' flags share a cache line (or a host page).
 const controlAlign = 4096
 
-// externalControlLayout gives each External owner of the running set (Variants) (a
-// plugin) its own control region, in Variants order: owner -> offset, and
-// the bytes all of them need per rank. Two plugins in one job never share
-// barrier flags or call counters: one's state left in the other's region
-// would make the other's barriers wait for values that never come.
-func externalControlLayout() (map[string][2]int64, int64) {
+// externalControlLayout gives each External owner of vs (a plugin) its own
+// control region, in vs order: owner -> offset, and the bytes all of them
+// need per rank. Two plugins in one job never share barrier flags or call
+// counters: one's state left in the other's region would make the other's
+// barriers wait for values that never come.
+func externalControlLayout(vs []kernels.Variant) (map[string][2]int64, int64) {
 	regions := map[string][2]int64{}
 	var total int64
-	for i := range Variants {
-		e := Variants[i].External
+	for i := range vs {
+		e := vs[i].External
 		c, ok := e.(interface{ ControlBytes() int64 })
 		if !ok || c.ControlBytes() == 0 {
 			continue
@@ -149,21 +220,4 @@ func externalControlLayout() (map[string][2]int64, int64) {
 		total += (c.ControlBytes() + controlAlign - 1) / controlAlign * controlAlign
 	}
 	return regions, total
-}
-
-// ExternalControlBytes is the control memory per rank that the External
-// variants of the running set (Variants) need together (0 when there is none): the
-// backends give every rank one block of that size, zeroed once.
-func ExternalControlBytes() int64 {
-	_, total := externalControlLayout()
-	return total
-}
-
-// ExternalControlRegion is owner's own control region within that block:
-// its offset and the bytes it declared (0, 0 for an owner that declared
-// none).
-func ExternalControlRegion(owner string) (offset, size int64) {
-	regions, _ := externalControlLayout()
-	r := regions[owner]
-	return r[0], r[1]
 }

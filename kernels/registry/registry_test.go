@@ -26,28 +26,56 @@ func TestExternalTraceID(t *testing.T) {
 	require.Equal(t, id, kernels.ExternalTraceID("example:oneshot"))
 	require.Equal(t, uint32(0x8336b82b), id, "pinned: repro bundles of earlier runs name it")
 	require.NotEqual(t, id, kernels.ExternalTraceID("example:twoshot"))
-	for i := range Variants {
-		if Variants[i].External == nil {
-			require.Less(t, Variants[i].ID, uint32(1<<31), "%s: artest's own ids stay below the plugins' range", Variants[i].Name)
-		}
+	for _, f := range Builtin {
+		v := f()
+		require.Less(t, v.ID, uint32(1<<31), "%s: artest's own ids stay below the plugins' range", v.Name)
 	}
 }
 
-func TestAddExternalRefusesATakenTraceID(t *testing.T) {
-	saved := append([]kernels.Variant(nil), Variants...)
-	t.Cleanup(func() { Variants = saved })
+func TestNewRefusesClashes(t *testing.T) {
 	a := kernels.Variant{Name: "a:x", ID: 0x80000001, External: ownerOnly("plugin a")}
-	require.NoError(t, AddExternal([]kernels.Variant{a}))
-	require.NoError(t, AddExternal([]kernels.Variant{a}), "the same variant again replaces itself")
-	b := kernels.Variant{Name: "b:y", ID: 0x80000001, External: ownerOnly("plugin b")}
-	require.EqualError(t, AddExternal([]kernels.Variant{b}), "variant b:y of plugin b: its trace id 0x80000001 is a:x's: rename one of them")
-	b.ID = oneshot.ID
-	require.ErrorContains(t, AddExternal([]kernels.Variant{b}), "is oneshot's")
-	b.ID = 0
-	require.NoError(t, AddExternal([]kernels.Variant{b}), "variants without the helpers (id 0) never collide")
-	found := ByID(0x80000001)
-	require.NotNil(t, found)
-	require.Equal(t, "a:x", found.Name)
+	for _, tc := range []struct {
+		name     string
+		external []kernels.Variant
+		err      string
+	}{
+		{"one plugin", []kernels.Variant{a}, ""},
+		{"the same variant again replaces itself", []kernels.Variant{a, a}, ""},
+		{"a taken trace id", []kernels.Variant{a, {Name: "b:y", ID: 0x80000001, External: ownerOnly("plugin b")}},
+			"variant b:y of plugin b: its trace id 0x80000001 is a:x's: rename one of them"},
+		{"a built-in's trace id", []kernels.Variant{{Name: "b:y", ID: oneshot.ID, External: ownerOnly("plugin b")}},
+			"variant b:y of plugin b: its trace id 0x51 is oneshot's: rename one of them"},
+		{"variants without the helpers (id 0) never collide", []kernels.Variant{a, {Name: "b:y", External: ownerOnly("plugin b")},
+			{Name: "b:z", External: ownerOnly("plugin b")}}, ""},
+		{"a built-in's name", []kernels.Variant{{Name: "oneshot", External: ownerOnly("plugin b")}},
+			"variant oneshot of plugin b: artest already has a variant of that name"},
+		{"another owner's name", []kernels.Variant{a, {Name: "a:x", External: ownerOnly("plugin b")}},
+			"variant a:x of plugin b: plugin a already has a variant of that name"},
+		{"no implementation", []kernels.Variant{{Name: "c:x"}}, "external variant c:x has no implementation"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := New(tc.external)
+			if tc.err != "" {
+				require.EqualError(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			found := s.ByID(0x80000001)
+			require.NotNil(t, found)
+			require.Equal(t, "a:x", found.Name)
+			require.Equal(t, len(Builtin), s.Index("a:x"), "the plugins' variants follow the built-ins")
+		})
+	}
+}
+
+// A set is built once: what one New is given never reaches another set.
+func TestSetsAreIndependent(t *testing.T) {
+	with, err := New([]kernels.Variant{{Name: "a:x", External: ownerOnly("plugin a")}})
+	require.NoError(t, err)
+	require.Len(t, with.All(), len(Builtin)+1)
+	_, err = Builtins().Lookup("a:x")
+	require.Error(t, err)
+	require.Len(t, Builtins().All(), len(Builtin))
 }
 
 type ownerWithControl struct {
@@ -62,14 +90,13 @@ func (o ownerWithControl) ControlBytes() int64 { return o.bytes }
 // GPU: vLLM's custom allreduce, loaded beside the example plugin, waited
 // forever at its first barrier).
 func TestExternalControlRegionsAreDisjoint(t *testing.T) {
-	saved := append([]kernels.Variant(nil), Variants...)
-	t.Cleanup(func() { Variants = saved })
 	a := ownerWithControl{ownerOnly("plugin a"), 100}
 	b := ownerWithControl{ownerOnly("plugin b"), 5000}
 	c := ownerOnly("plugin c") // declares no control region
-	require.NoError(t, AddExternal([]kernels.Variant{
+	s, err := New([]kernels.Variant{
 		{Name: "a:x", External: a}, {Name: "a:y", External: a}, {Name: "c:z", External: c}, {Name: "b:y", External: b},
-	}))
+	})
+	require.NoError(t, err)
 	for _, tc := range []struct {
 		owner      string
 		off, bytes int64
@@ -79,10 +106,11 @@ func TestExternalControlRegionsAreDisjoint(t *testing.T) {
 		{"plugin c", 0, 0},
 		{"plugin nobody", 0, 0},
 	} {
-		off, size := ExternalControlRegion(tc.owner)
+		off, size := s.ExternalControlRegion(tc.owner)
 		require.Equal(t, [2]int64{tc.off, tc.bytes}, [2]int64{off, size}, tc.owner)
 	}
-	require.Equal(t, int64(4096+8192), ExternalControlBytes(), "a's page, then b's two pages")
+	require.Equal(t, int64(4096+8192), s.ExternalControlBytes(), "a's page, then b's two pages")
+	require.Zero(t, Builtins().ExternalControlBytes())
 }
 
 // The checked-in tuning table (kernels.Tuned) was measured on H200 (2 and
@@ -96,7 +124,7 @@ func TestTunedTableNamesRegisteredVariants(t *testing.T) {
 	require.NotEmpty(t, kernels.Tuned.Provenance.Date)
 	require.Contains(t, kernels.Tuned.Provenance.GPUs, "H200")
 	for _, e := range kernels.Tuned.Entries {
-		v, err := Lookup(e.Variant)
+		v, err := Builtins().Lookup(e.Variant)
 		require.NoError(t, err)
 		require.True(t, v.Custom, e.Variant)
 		require.Contains(t, []int{2, 4}, e.Ranks)
@@ -122,7 +150,7 @@ func TestBuiltinVariantsAreComplete(t *testing.T) {
 	names, ids, faults, bits := map[string]bool{}, map[uint32]string{}, map[string]bool{}, map[uint32]string{}
 	shared := kernels.InjectNoEndBarrier | kernels.InjectNoStartBarrier | kernels.InjectDelay | kernels.InjectSkipLast |
 		kernels.InjectOverrun | kernels.InjectNoMidBarrier | kernels.InjectPdlNoWait
-	require.Len(t, Variants, len(Builtin), "no plugin is loaded in this test")
+	set := Builtins()
 	for _, f := range Builtin {
 		v := f()
 		require.False(t, names[v.Name], "%s listed twice", v.Name)
@@ -131,7 +159,7 @@ func TestBuiltinVariantsAreComplete(t *testing.T) {
 		if v.ID != 0 {
 			require.Empty(t, ids[v.ID], "%s and %s share trace id %#x", v.Name, ids[v.ID], v.ID)
 			ids[v.ID] = v.Name
-			require.Same(t, ByID(v.ID), mustLookup(t, v.Name))
+			require.Same(t, set.ByID(v.ID), mustLookup(t, set, v.Name))
 		}
 		require.Equal(t, v.Custom, v.Host != nil, "%s: a custom variant has a host model, nccl none", v.Name)
 		require.Equal(t, v.Custom, v.Kernel != "", v.Name)
@@ -151,9 +179,9 @@ func TestBuiltinVariantsAreComplete(t *testing.T) {
 	}, Faults())
 }
 
-func mustLookup(t *testing.T, name string) *kernels.Variant {
+func mustLookup(t *testing.T, set *Set, name string) *kernels.Variant {
 	t.Helper()
-	v, err := Lookup(name)
+	v, err := set.Lookup(name)
 	require.NoError(t, err)
 	return v
 }
@@ -167,10 +195,39 @@ func popcount(x uint32) int {
 }
 
 func TestLookupNamesTheValidOnes(t *testing.T) {
-	_, err := Lookup("threeshot")
-	// Every variant of the running set, in Builtin order, so a new
-	// folder's line in Builtin needs no edit here.
-	require.EqualError(t, err, `unknown variant "threeshot" (valid: `+strings.Join(Names(), ", ")+`)`)
-	require.Subset(t, Names(), []string{"oneshot", "twoshot", "twoshot-bulk", "oneshot-cpasync", "oneshot-ll", "ring", "multimem", "nccl"})
-	require.Nil(t, ByID(0), "id 0 is no variant's")
+	set := Builtins()
+	_, err := set.Lookup("threeshot")
+	// Every variant of the set, in Builtin order, so a new folder's line
+	// in Builtin needs no edit here.
+	require.EqualError(t, err, `unknown variant "threeshot" (valid: `+strings.Join(set.Names(), ", ")+`)`)
+	require.Subset(t, set.Names(), []string{"oneshot", "twoshot", "twoshot-bulk", "oneshot-cpasync", "oneshot-ll", "ring", "multimem", "nccl"})
+	require.Nil(t, set.ByID(0), "id 0 is no variant's")
+	require.Equal(t, len(Builtin), set.Index("threeshot"))
+}
+
+// The owners set up for a world are those with a variant for its size,
+// each once, in the set's order (the same on every rank).
+func TestExternalOwners(t *testing.T) {
+	a, b := ownerOnly("plugin a"), ownerOnly("plugin b")
+	s, err := New([]kernels.Variant{
+		{Name: "a:x", MinRanks: 1, MaxRanks: 16, External: a}, {Name: "a:y", MinRanks: 1, MaxRanks: 16, External: a},
+		{Name: "b:even", MinRanks: 2, MaxRanks: 2, External: b}, {Name: "b:big", MinRanks: 4, MaxRanks: 8, External: b},
+	})
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		size int
+		want []string
+	}{
+		{1, []string{"plugin a"}},
+		{2, []string{"plugin a", "plugin b"}},
+		{3, []string{"plugin a"}},
+		{8, []string{"plugin a", "plugin b"}},
+	} {
+		var got []string
+		for _, e := range s.ExternalOwners(tc.size) {
+			got = append(got, e.Owner())
+		}
+		require.Equal(t, tc.want, got, "%d ranks", tc.size)
+	}
+	require.Empty(t, Builtins().ExternalOwners(2))
 }

@@ -26,7 +26,6 @@ import (
 	"github.com/artest/artest/internal/nccl"
 	"github.com/artest/artest/internal/topo"
 	"github.com/artest/artest/kernels"
-	"github.com/artest/artest/kernels/registry"
 	"github.com/artest/artest/sigblock"
 )
 
@@ -265,6 +264,9 @@ func (b *Backend) SkipReason(v *kernels.Variant, graph bool) string {
 	return ""
 }
 
+// DefaultBlocks is backend.Backend's: the registry's grid for the message.
+func (b *Backend) DefaultBlocks(l *backend.Launch) int { return backend.GridBlocks(l) }
+
 // fatal marks errors after which the context is unusable.
 type fatal struct{ error }
 
@@ -314,7 +316,9 @@ func (b *Backend) Allreduce(l *backend.Launch) error {
 	if err := b.multicastArgs(l.Variant, a); err != nil {
 		return err
 	}
-	l.ResolveGrid()
+	if why := l.Unresolved(); why != "" {
+		return errors.New(why)
+	}
 	threads := l.Threads
 	f, shared, err := b.kernel(l)
 	if err != nil {
@@ -538,11 +542,12 @@ const (
 // the control region of the External variants, when any needs one),
 // exchanges their IPC handles, opens every peer's, checks P2P between every
 // pair of GPUs, creates the NCCL communicator and sets up every plugin.
-func (b *Backend) Setup(c comm.Comm, capacity int64) (*backend.World, error) {
+func (b *Backend) Setup(c comm.Comm, capacity int64, ext backend.ExternalSet) (*backend.World, error) {
 	// Every step up to the first collective may fail on one rank only; the
 	// ranks agree on it first, so that every rank stops there instead of
 	// the others waiting in the handle exchange.
-	ctlBytes := registry.ExternalControlBytes()
+	b.ext.set = ext
+	ctlBytes := ext.ExternalControlBytes()
 	handles, prepErr := b.allocShared(c, capacity, ctlBytes)
 	if err := comm.Agree(c, prepErr); err != nil {
 		return nil, err

@@ -7,13 +7,14 @@ import (
 	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/internal/comm"
 	"github.com/artest/artest/kernels"
-	"github.com/artest/artest/kernels/registry"
 )
 
 // externals is what the backend keeps of the External variants (plugins):
 // each owner's set-up result, and the last External call it enqueued, for
 // the hang diagnosis.
 type externals struct {
+	// set is the run's External variants (Setup's).
+	set backend.ExternalSet
 	// setup holds, per owner (kernels.External.Owner), the result of its
 	// Setup at the backend's set-up: nil, or the error every rank agreed on,
 	// returned by each of its calls.
@@ -33,19 +34,19 @@ func deviceAddr(p backend.Ptr) (uintptr, error) { return uintptr(p), nil }
 // this process (World.Control is empty when no External needs a control
 // region: the addresses are then 0).
 func (b *Backend) externalWorld(owner string) (*kernels.ExternalWorld, error) {
-	return externalWorldOf(b.world, b.localRank, b.ordinal, owner)
+	off, size := b.ext.set.ExternalControlRegion(owner)
+	return externalWorldOf(b.world, b.localRank, b.ordinal, off, size)
 }
 
-// externalWorldOf is w as owner sees it: its own control region (each
-// plugin has one of its own within the control block).
-func externalWorldOf(w *backend.World, localRank, ordinal int, owner string) (*kernels.ExternalWorld, error) {
+// externalWorldOf is w as an owner whose control region is size bytes at
+// off sees it (each plugin has one of its own within the control block).
+func externalWorldOf(w *backend.World, localRank, ordinal int, off, size int64) (*kernels.ExternalWorld, error) {
 	if w == nil {
 		return nil, fmt.Errorf("no world set up")
 	}
 	if len(w.Input) != w.Size || len(w.Staging) != w.Size || (len(w.Control) != w.Size && len(w.Control) != 0) {
 		return nil, fmt.Errorf("world of %d ranks with %d inputs, %d staging buffers and %d control regions", w.Size, len(w.Input), len(w.Staging), len(w.Control))
 	}
-	off, size := registry.ExternalControlRegion(owner)
 	if len(w.Control) != w.Size || off+size > w.ControlBytes {
 		off, size = 0, 0
 	}
@@ -65,7 +66,7 @@ func externalWorldOf(w *backend.World, localRank, ordinal int, owner string) (*k
 	return ew, nil
 }
 
-// setupExternals calls Setup of every External owner of registry.Variants that
+// setupExternals calls Setup of every External owner of the run's set that
 // has a variant for this world size, once, at set-up: after every peer's
 // buffers are open, on this thread (the primary context is current), and
 // never inside a graph capture (a plugin's setup may allocate or copy). It
@@ -75,7 +76,7 @@ func externalWorldOf(w *backend.World, localRank, ordinal int, owner string) (*k
 // waiting in its kernels.
 func (b *Backend) setupExternals(c comm.Comm) error {
 	b.ext.setup = map[string]error{}
-	for _, e := range externalOwners(registry.Variants, b.world.Size) {
+	for _, e := range b.ext.set.ExternalOwners(b.world.Size) {
 		owner := e.Owner()
 		var err error
 		if w, werr := b.externalWorld(owner); werr != nil {
@@ -90,23 +91,6 @@ func (b *Backend) setupExternals(c comm.Comm) error {
 		b.ext.setup[owner] = agreed
 	}
 	return nil
-}
-
-// externalOwners are the distinct owners of the External variants of vs
-// (in their order, the same on every rank) that have a variant for a world
-// of size ranks: the plugins whose cases can run.
-func externalOwners(vs []kernels.Variant, size int) []kernels.External {
-	var out []kernels.External
-	seen := map[string]bool{}
-	for i := range vs {
-		e := vs[i].External
-		if e == nil || size < vs[i].MinRanks || size > vs[i].MaxRanks || seen[e.Owner()] {
-			continue
-		}
-		seen[e.Owner()] = true
-		out = append(out, e)
-	}
-	return out
 }
 
 // allreduceExternal enqueues one call of an External variant on the

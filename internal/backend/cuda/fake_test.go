@@ -95,18 +95,18 @@ func fakeBackend(t *testing.T, d *cu.Driver, rank int) *Backend {
 	}
 }
 
-// withRegistry runs the test with vs added to registry.Variants, and puts
-// registry.Variants back afterwards.
-func withRegistry(t *testing.T, vs ...kernels.Variant) {
+// setWith is the variant set of the built-ins and the External variants vs.
+func setWith(t *testing.T, vs ...kernels.Variant) *registry.Set {
 	t.Helper()
-	saved := append([]kernels.Variant(nil), registry.Variants...)
-	t.Cleanup(func() { registry.Variants = saved })
-	require.NoError(t, registry.AddExternal(vs))
+	set, err := registry.New(vs)
+	require.NoError(t, err)
+	return set
 }
 
-// setupWorld runs Setup on n ranks (goroutines) and returns their backends
-// and worlds; the backends close at the end of the test.
-func setupWorld(t *testing.T, n int, capacity int64) ([]*Backend, []*backend.World) {
+// setupWorld runs Setup on n ranks (goroutines) for a run of the variants
+// of set and returns their backends and worlds; the backends close at the
+// end of the test.
+func setupWorld(t *testing.T, set *registry.Set, n int, capacity int64) ([]*Backend, []*backend.World) {
 	t.Helper()
 	d := fakeDriver(t)
 	world := comm.NewLocalWorld(n)
@@ -121,7 +121,7 @@ func setupWorld(t *testing.T, n int, capacity int64) ([]*Backend, []*backend.Wor
 		wg.Add(1)
 		go func(r int) {
 			defer wg.Done()
-			ws[r], errs[r] = bs[r].Setup(world.Rank(r), capacity)
+			ws[r], errs[r] = bs[r].Setup(world.Rank(r), capacity, set)
 		}(r)
 	}
 	wg.Wait()
@@ -193,11 +193,12 @@ func TestSetupSharesControlRegions(t *testing.T) {
 			t.Setenv("FAKECUDA_DIRTY_ALLOC", "1")
 			var ext *fakeExt
 			want := max(tc.ctl, 0)
+			set := registry.Builtins()
 			if tc.ctl != 0 {
 				ext = newFakeExt("plugin fake-"+tc.name, want)
-				withRegistry(t, ext.variant("fake:x", 1, 16, false))
+				set = setWith(t, ext.variant("fake:x", 1, 16, false))
 			}
-			bs, ws := setupWorld(t, tc.ranks, 1<<16)
+			bs, ws := setupWorld(t, set, tc.ranks, 1<<16)
 			for r, w := range ws {
 				require.Equal(t, want, w.ControlBytes, "rank %d", r)
 				if want == 0 {
@@ -288,8 +289,8 @@ func TestPluginSetupErrorIsAgreed(t *testing.T) {
 	bad, good := newFakeExt("plugin bad (bad.so)", 64), newFakeExt("plugin good (good.so)", 128)
 	bad.fail[1] = fmt.Errorf("plugin bad (bad.so): setup returned status 7: no peers today")
 	unused := newFakeExt("plugin big (big.so)", 0) // no variant for 3 ranks: never set up
-	withRegistry(t, bad.variant("bad:x", 1, 16, false), good.variant("good:x", 1, 16, false), unused.variant("big:x", 8, 16, false))
-	bs, ws := setupWorld(t, 3, 1<<16)
+	set := setWith(t, bad.variant("bad:x", 1, 16, false), good.variant("good:x", 1, 16, false), unused.variant("big:x", 8, 16, false))
+	bs, ws := setupWorld(t, set, 3, 1<<16)
 	require.Empty(t, unused.worlds)
 	for r, b := range bs {
 		require.Equal(t, int64(2*4096), ws[r].ControlBytes, "a page of its own for each plugin that declared a region")
@@ -301,7 +302,7 @@ func TestPluginSetupErrorIsAgreed(t *testing.T) {
 			require.Equal(t, uintptr(ws[r].Control[p])+4096, good.worlds[r].Control[p])
 		}
 		for _, name := range []string{"bad:x", "good:x"} {
-			v, err := registry.Lookup(name)
+			v, err := set.Lookup(name)
 			require.NoError(t, err)
 			l := launch(v, ws[r], r, 0, 64, false)
 			err = b.Allreduce(l)
@@ -339,11 +340,11 @@ func launch(v *kernels.Variant, w *backend.World, r int, offset uint64, count ui
 
 func TestExternalCallPlumbing(t *testing.T) {
 	ext := newFakeExt("plugin fake (fake.so)", 256)
-	withRegistry(t, ext.variant("fake:own", 1, 16, true), ext.variant("fake:reg", 1, 16, false))
-	bs, ws := setupWorld(t, 2, 1<<16)
-	own, err := registry.Lookup("fake:own")
+	set := setWith(t, ext.variant("fake:own", 1, 16, true), ext.variant("fake:reg", 1, 16, false))
+	bs, ws := setupWorld(t, set, 2, 1<<16)
+	own, err := set.Lookup("fake:own")
 	require.NoError(t, err)
-	reg, err := registry.Lookup("fake:reg")
+	reg, err := set.Lookup("fake:reg")
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		name       string
@@ -403,7 +404,7 @@ func TestExternalCallPlumbing(t *testing.T) {
 		})
 	}
 	// An allreduce that is not a plugin's leaves nothing to say.
-	v, err := registry.Lookup("nccl")
+	v, err := set.Lookup("nccl")
 	require.NoError(t, err)
 	require.Error(t, bs[0].Allreduce(launch(v, ws[0], 0, 0, 16, false)))
 	require.Empty(t, bs[0].Waiting())
@@ -430,30 +431,6 @@ func TestExternalSkipReasons(t *testing.T) {
 	}
 }
 
-func TestExternalOwners(t *testing.T) {
-	a, b := newFakeExt("plugin a", 0), newFakeExt("plugin b", 0)
-	vs := []kernels.Variant{
-		{Name: "oneshot"},
-		a.variant("a:x", 1, 16, false), a.variant("a:y", 1, 16, false),
-		b.variant("b:even", 2, 2, false), b.variant("b:big", 4, 8, false),
-	}
-	for _, tc := range []struct {
-		size int
-		want []string
-	}{
-		{1, []string{"plugin a"}},
-		{2, []string{"plugin a", "plugin b"}},
-		{3, []string{"plugin a"}},
-		{8, []string{"plugin a", "plugin b"}},
-	} {
-		var got []string
-		for _, e := range externalOwners(vs, tc.size) {
-			got = append(got, e.Owner())
-		}
-		require.Equal(t, tc.want, got, "%d ranks", tc.size)
-	}
-}
-
 // The example's path end to end on the fake driver: a real plugin
 // (testdata/record.c) loaded by internal/plugin, set up by the backend's
 // Setup and called by its Allreduce, writes what it got into its output,
@@ -465,10 +442,8 @@ func TestRecordPluginOnFakeDriver(t *testing.T) {
 	so := cc(t, filepath.Join(t.TempDir(), "record.so"), "testdata/record.c", "-I../../../plugin")
 	p, err := plugin.Load(so)
 	require.NoError(t, err)
-	saved := append([]kernels.Variant(nil), registry.Variants...)
-	t.Cleanup(func() { registry.Variants = saved })
-	require.NoError(t, p.Register())
-	bs, ws := setupWorld(t, 1, 1<<16)
+	set := setWith(t, p.Variants...)
+	bs, ws := setupWorld(t, set, 1, 1<<16)
 	b, w := bs[0], ws[0]
 	defer p.Teardown()
 
@@ -515,7 +490,7 @@ func TestRecordPluginOnFakeDriver(t *testing.T) {
 		{"staged by the plugin", "record:own", 256, true, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v, err := registry.Lookup(tc.variant)
+			v, err := set.Lookup(tc.variant)
 			require.NoError(t, err)
 			l := launch(v, w, 0, tc.offset, 256, false)
 			l.Args.Out = out
@@ -542,7 +517,7 @@ func TestRecordPluginOnFakeDriver(t *testing.T) {
 	}
 	// Inside a capture (the graph modes) the call goes to the same stream
 	// and the plugin is not set up again.
-	v, err := registry.Lookup("record:reg")
+	v, err := set.Lookup("record:reg")
 	require.NoError(t, err)
 	l := launch(v, w, 0, 0, 256, false)
 	l.Args.Out = out
@@ -570,8 +545,8 @@ func TestExternalCallDeviceFields(t *testing.T) {
 	ext := newFakeExt("plugin fake (fake.so)", 256)
 	traced := ext.variant("fake:traced", 1, 16, false)
 	traced.ID = kernels.ExternalTraceID(traced.Name)
-	withRegistry(t, traced, ext.variant("fake:plain", 1, 16, false))
-	bs, ws := setupWorld(t, 2, 1<<16)
+	set := setWith(t, traced, ext.variant("fake:plain", 1, 16, false))
+	bs, ws := setupWorld(t, set, 2, 1<<16)
 	for _, tc := range []struct {
 		name   string
 		device bool
@@ -580,7 +555,7 @@ func TestExternalCallDeviceFields(t *testing.T) {
 		{"fake:plain", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			v, err := registry.Lookup(tc.name)
+			v, err := set.Lookup(tc.name)
 			require.NoError(t, err)
 			for r, b := range bs {
 				l := launch(v, ws[r], r, 0, 1000, false)
@@ -610,13 +585,11 @@ func TestDevicePluginOnFakeDriver(t *testing.T) {
 	so := cc(t, filepath.Join(t.TempDir(), "device.so"), "testdata/device.c", "-I../../../plugin")
 	p, err := plugin.Load(so)
 	require.NoError(t, err)
-	saved := append([]kernels.Variant(nil), registry.Variants...)
-	t.Cleanup(func() { registry.Variants = saved })
-	require.NoError(t, p.Register())
-	bs, ws := setupWorld(t, 1, 1<<16)
+	set := setWith(t, p.Variants...)
+	bs, ws := setupWorld(t, set, 1, 1<<16)
 	b, w := bs[0], ws[0]
 	defer p.Teardown()
-	v, err := registry.Lookup("device:traced")
+	v, err := set.Lookup("device:traced")
 	require.NoError(t, err)
 	require.Equal(t, kernels.ExternalTraceID("device:traced"), v.ID)
 

@@ -34,7 +34,7 @@ func gpuBackend(d gate.Decision) *Backend {
 
 func multimem(t *testing.T) *kernels.Variant {
 	t.Helper()
-	v, err := registry.Lookup("multimem")
+	v, err := registry.Builtins().Lookup("multimem")
 	require.NoError(t, err)
 	return v
 }
@@ -66,7 +66,7 @@ func TestGateReadsTheDeviceLast(t *testing.T) {
 // reason, and a launch is refused before the driver.
 func TestMulticastCasesSkippedWhenGateClosed(t *testing.T) {
 	v := multimem(t)
-	cs, err := cases.Build(cases.Selection{Variants: []string{"multimem"}}, 4)
+	cs, err := cases.Build(registry.Builtins(), cases.Selection{Variants: []string{"multimem"}}, 4)
 	require.NoError(t, err)
 	require.NotEmpty(t, cs)
 	for _, d := range []gate.Decision{
@@ -93,8 +93,7 @@ func TestMulticastCasesSkippedWhenGateClosed(t *testing.T) {
 		require.True(t, strings.HasPrefix(b.multicastInfo(), "off: "), b.multicastInfo())
 	}
 	// Other variants are not affected.
-	for i := range registry.Variants {
-		o := &registry.Variants[i]
+	for _, o := range registry.Builtins().All() {
 		if o.Needs&kernels.NeedMulticast == 0 {
 			require.Empty(t, gpuBackend(gate.Closed("x")).multicastSkip(o), o.Name)
 		}

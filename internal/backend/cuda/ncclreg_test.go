@@ -31,7 +31,7 @@ func fakeNCCL(t *testing.T, old bool) *nccl.Lib {
 
 func lookup(t *testing.T, name string) *kernels.Variant {
 	t.Helper()
-	v, err := registry.Lookup(name)
+	v, err := registry.Builtins().Lookup(name)
 	require.NoError(t, err)
 	return v
 }
@@ -68,7 +68,7 @@ func TestNCCLModeSkipReasons(t *testing.T) {
 // Close deregisters the rest before it destroys the communicator.
 func TestNCCLRegisteredBuffers(t *testing.T) {
 	lib := fakeNCCL(t, false)
-	bs, ws := setupWorld(t, 1, 1<<16)
+	bs, ws := setupWorld(t, registry.Builtins(), 1, 1<<16)
 	b, w := bs[0], ws[0]
 	b.nccl, b.ncclComm, b.ncclReason = lib, nccl.Comm(0x7001), ""
 	reg, plain := lookup(t, "nccl-reg"), lookup(t, "nccl")

@@ -29,10 +29,12 @@ func (b *Backend) RanksPerGPU() int { return max(b.share.PerGPU, 1) }
 // when MPS limits this context), split over the ranks that share a GPU.
 func (b *Backend) GridCap(l *backend.Launch, late bool) (int, string, error) {
 	if l.Variant.External != nil {
-		// Its grid is the plugin's; the runner does not cap it (fitGrid).
+		// Its grid is the plugin's; the runner does not cap it (capGrid).
 		return 0, "", fmt.Errorf("%s launches its own grid: artest cannot cap it", l.Variant.Name)
 	}
-	l.ResolveGrid()
+	if why := l.Unresolved(); why != "" {
+		return 0, "", errors.New(why)
+	}
 	f, shared, err := b.kernel(l)
 	if err != nil {
 		return 0, "", err

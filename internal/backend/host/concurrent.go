@@ -15,15 +15,6 @@ import (
 	"github.com/artest/artest/internal/exitcode"
 )
 
-// launchThreads is the block size a launch would have on cuda: part of the
-// launch tag, though the host models have no threads.
-func launchThreads(l *backend.Launch) int {
-	if l.Threads > 0 {
-		return l.Threads
-	}
-	return l.Variant.Threads
-}
-
 var (
 	_ backend.ConcurrentLauncher = (*Backend)(nil)
 	_ backend.Reregisterer       = (*Backend)(nil)

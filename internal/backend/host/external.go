@@ -7,11 +7,12 @@ import (
 
 	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/kernels"
-	"github.com/artest/artest/kernels/registry"
 )
 
 // externals is what the backend keeps of the External variants it called.
 type externals struct {
+	// set is the run's External variants (Setup's).
+	set backend.ExternalSet
 	// last is the External the stream called last, for Waiting.
 	last atomic.Value // of extHolder
 }
@@ -37,7 +38,7 @@ func (b *Backend) externalWorld(owner string) (*kernels.ExternalWorld, error) {
 	if len(w.Control) != w.Size {
 		return nil, fmt.Errorf("no control regions (no External variant was registered before set-up)")
 	}
-	off, size := registry.ExternalControlRegion(owner)
+	off, size := b.ext.set.ExternalControlRegion(owner)
 	if off+size > w.ControlBytes {
 		return nil, fmt.Errorf("%s: control region %d+%d beyond the %d-byte control block", owner, off, size, w.ControlBytes)
 	}

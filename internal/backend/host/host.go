@@ -24,7 +24,6 @@ import (
 	"github.com/artest/artest/internal/exitcode"
 	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/kernels/hostmodel"
-	"github.com/artest/artest/kernels/registry"
 	"github.com/artest/artest/sigblock"
 )
 
@@ -90,6 +89,18 @@ func (b *Backend) Info() backend.Info {
 
 // SkipReason: the host backend models every custom variant that has a host
 // model, graphs included; NCCL needs a GPU.
+// DefaultBlocks is backend.Backend's: the goroutines that play the blocks,
+// kernels.Variant.HostBlocks, or where that is 0 (the grid is part of the
+// protocol, as the ring's one block per lane) the same grid as on cuda.
+// The launch's threads stay what cuda would launch: they are part of the
+// launch tag, though the host models have no threads.
+func (b *Backend) DefaultBlocks(l *backend.Launch) int {
+	if l.Variant.HostBlocks > 0 {
+		return l.Variant.HostBlocks
+	}
+	return backend.GridBlocks(l)
+}
+
 func (b *Backend) SkipReason(v *kernels.Variant, graph bool) string {
 	if v.External != nil {
 		return ""
@@ -203,23 +214,14 @@ func (b *Backend) Allreduce(l *backend.Launch) error {
 	if l.Variant.External != nil {
 		return b.allreduceExternal(l)
 	}
-	if l.Blocks <= 0 {
-		l.Blocks = l.Variant.HostBlocks
-		if l.Blocks == 0 {
-			// The grid is part of the protocol (ring: one block per lane):
-			// the same formula as on cuda.
-			threads := l.Threads
-			if threads <= 0 {
-				threads = l.Variant.Threads
-			}
-			l.Blocks = kernels.Grid(l.Variant, &l.Args, int64(l.DType.Size()), l.Variant.Blocks, threads)
-		}
+	if why := l.Unresolved(); why != "" {
+		return errors.New(why)
 	}
 	launch := &hostmodel.Launch{
 		Variant: l.Variant, DType: l.DType, Op: l.Op, Blocks: l.Blocks,
 		Stop: b.stopped.Load,
 	}
-	backend.SetTags(l, b.world, launchThreads(l))
+	backend.SetTags(l, b.world, l.Threads)
 	args := l.Args // the launch owns a copy, as a kernel's parameters are copied at launch
 	if l.Variant.Needs&kernels.NeedMulticast != 0 {
 		kernels.SetMulticastDelta(&args, b.multicastDelta())
@@ -296,7 +298,7 @@ func alignUp(n, a int64) int64 { return (n + a - 1) / a * a }
 // Setup creates this rank's segment, exchanges its name like an IPC handle,
 // maps every peer's and removes the names once everyone holds a mapping, so
 // a crash leaves nothing behind in the directory.
-func (b *Backend) Setup(c comm.Comm, capacity int64) (*backend.World, error) {
+func (b *Backend) Setup(c comm.Comm, capacity int64, ext backend.ExternalSet) (*backend.World, error) {
 	if st, err := os.Stat(b.dir); err != nil {
 		return nil, exitcode.Usagef("shared-memory directory %s does not exist (pass --shm-dir DIR)", b.dir)
 	} else if !st.IsDir() {
@@ -313,7 +315,8 @@ func (b *Backend) Setup(c comm.Comm, capacity int64) (*backend.World, error) {
 	}
 	sigBytes := alignUp(sigblock.Size, pageAlign)
 	capBytes := alignUp(capacity, pageAlign)
-	ctlBytes := alignUp(registry.ExternalControlBytes(), pageAlign)
+	b.ext.set = ext
+	ctlBytes := alignUp(ext.ExternalControlBytes(), pageAlign)
 	total := sigBytes + ctlBytes + 2*capBytes
 	name := filepath.Join(b.dir, fmt.Sprintf("artest-%s-r%d", hex.EncodeToString(job), c.Rank()))
 	if len(name) >= handleBytes {
