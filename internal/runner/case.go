@@ -322,24 +322,15 @@ func (r *run) checkAndTime(s *caseState, res *rankResult) {
 	}
 	src := r.stagedSrc(s)
 	one := func() error { return r.enqueueCall(s, &s.launch, src) }
+	way := wayOf(s.c)
 
-	var g1 backend.Graph
-	var err error
-	if s.c.Mode.Graph {
-		if g1, err = r.b.Capture(one); err != nil {
-			fail("error", "capture: %v", err)
-			return
-		}
-		if g1, err = r.reregister(s, g1, one); err != nil {
-			fail("error", "%v", err)
-			return
-		}
-		defer g1.Destroy()
-		err = g1.Launch()
-	} else {
-		err = one()
-	}
+	first, err := way.checked(r, s, one)
 	if err != nil {
+		fail("error", "%v", err)
+		return
+	}
+	defer first.release()
+	if err := first.enqueue(); err != nil {
 		fail("error", "%v", err)
 		return
 	}
@@ -366,30 +357,23 @@ func (r *run) checkAndTime(s *caseState, res *rankResult) {
 
 	// Timed calls. In place, every call reduces the previous result, so the
 	// values drift; only out-of-place outputs are checked again afterwards.
-	var gN backend.Graph
-	if s.c.Mode.Graph {
-		if gN, err = r.captureCalls(s, one); err != nil {
-			fail("error", "capture %d calls: %v", r.cfg.Iters, err)
-			return
-		}
-		defer gN.Destroy()
+	rep, err := way.unit(r, s, r.cfg.Iters, r.repeat(one))
+	if err != nil {
+		fail("error", "capture %d calls: %v", r.cfg.Iters, err)
+		return
 	}
+	defer rep.release()
 	for i := 0; i < r.cfg.Warmup && err == nil; i++ {
-		if g1 != nil {
-			err = g1.Launch()
-			s.calls++
-		} else {
-			err = one()
-		}
+		err = first.enqueue()
 	}
 	var spans []repSpan
 	if err == nil {
-		spans, err = r.enqueueReps(s, gN, one)
+		spans, err = r.enqueueReps(rep)
 	}
 	defer destroySpans(spans)
 	var callEvents []backend.Event
-	if r.cfg.Bench && gN == nil && err == nil {
-		callEvents, err = r.sampleCalls(one)
+	if r.cfg.Bench && err == nil {
+		callEvents, err = way.sample(r, one)
 	}
 	defer destroyEvents(callEvents)
 	if err != nil {
@@ -413,13 +397,13 @@ func (r *run) checkAndTime(s *caseState, res *rankResult) {
 		fail("error", "timing single calls: %v", err)
 		return
 	}
-	if r.cfg.Bench && r.cfg.PDL && !r.timeWithoutPDL(s, src, res) {
+	if r.cfg.Bench && r.cfg.PDL && !r.timeWithoutPDL(s, way, src, res) {
 		return
 	}
-	if r.cfg.Bench && r.cfg.PDLChain && !r.timeChained(s, res) {
+	if r.cfg.Bench && r.cfg.PDLChain && !r.timeChained(s, way, res) {
 		return
 	}
-	if r.cfg.Bench && r.ovl != nil && !r.timeOverlap(s, gN, one, res) {
+	if r.cfg.Bench && r.ovl != nil && !r.timeOverlap(s, rep, res) {
 		return
 	}
 	if !s.c.Mode.InPlace {

@@ -38,14 +38,14 @@ func (r *run) chainSkipReason(s *caseState) string {
 // repetition), into res.ChainUS; a case that cannot be chained gets
 // res.ChainNote instead. It reports whether all went well; failures are
 // recorded in res.
-func (r *run) timeChained(s *caseState, res *rankResult) bool {
+func (r *run) timeChained(s *caseState, way callWay, res *rankResult) bool {
 	if s.chainNote != "" {
 		res.ChainNote = s.chainNote
 		return true
 	}
 	l := s.launch
 	l.PDL = true
-	per, ok := r.timeAgain(s, func() error { return r.enqueueCall(s, &l, 0) }, "chained calls", res)
+	per, ok := r.timeAgain(s, way, func() error { return r.enqueueCall(s, &l, 0) }, "chained calls", res)
 	res.ChainUS = append(res.ChainUS, per...)
 	return ok
 }

@@ -75,11 +75,11 @@ func destroyOverlapSpans(spans []overlapSpan) {
 	}
 }
 
-// timeOverlap times the case's calls (one, or a replay of g when set)
+// timeOverlap times the case's calls (the unit rep, cfg.Iters calls)
 // under the load into res.OverlapUS, and the load alone and beside them
 // into res.LoadAloneUS and res.LoadWithUS. It reports whether all went
 // well; failures are recorded in res.
-func (r *run) timeOverlap(s *caseState, g backend.Graph, one func() error, res *rankResult) bool {
+func (r *run) timeOverlap(s *caseState, rep callUnit, res *rankResult) bool {
 	fail := func(format string, args ...any) bool {
 		res.Failures = append(res.Failures, report.RankFailure{Kind: "error", Detail: fmt.Sprintf(format, args...)})
 		return false
@@ -100,15 +100,7 @@ func (r *run) timeOverlap(s *caseState, g backend.Graph, one func() error, res *
 				if spans[i].a, err = r.b.Record(); err != nil {
 					return spans, err
 				}
-				if g != nil {
-					err = g.Launch()
-					s.calls += uint32(r.cfg.Iters)
-				} else {
-					for k := 0; k < r.cfg.Iters && err == nil; k++ {
-						err = one()
-					}
-				}
-				if err != nil {
+				if err = rep.enqueue(); err != nil {
 					return spans, err
 				}
 				if spans[i].b, err = r.b.Record(); err != nil {

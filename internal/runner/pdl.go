@@ -106,9 +106,9 @@ func (r *run) enqueuePDLCall(s *caseState, l *backend.Launch, src backend.Ptr, p
 // timed ones (plain or one graph replay per repetition), but with the
 // allreduce launched normally, into res.NoPDLUS. It reports whether all
 // went well; failures are recorded in res.
-func (r *run) timeWithoutPDL(s *caseState, src backend.Ptr, res *rankResult) bool {
+func (r *run) timeWithoutPDL(s *caseState, way callWay, src backend.Ptr, res *rankResult) bool {
 	l := s.launch
-	per, ok := r.timeAgain(s, func() error { return r.enqueuePDLCall(s, &l, src, false) }, "calls without PDL", res)
+	per, ok := r.timeAgain(s, way, func() error { return r.enqueuePDLCall(s, &l, src, false) }, "calls without PDL", res)
 	res.NoPDLUS = append(res.NoPDLUS, per...)
 	return ok
 }

@@ -201,10 +201,15 @@ func (r *run) stress(s *caseState, res *rankResult) {
 		return nil
 	}
 
-	graphs := map[int]backend.Graph{}
+	// A unit per batch size: a graph mode's replays repeat the plan of
+	// the batch it captured first; plain launches make each batch's own
+	// (from batchStart).
+	way := wayOf(s.c)
+	units := map[int]callUnit{}
+	batchStart := 0
 	defer func() {
-		for _, g := range graphs {
-			_ = g.Destroy()
+		for _, u := range units {
+			u.release()
 		}
 	}()
 	failedIters, wrongIters := 0, 0
@@ -246,25 +251,20 @@ func (r *run) stress(s *caseState, res *rankResult) {
 		if !agreeStart(fmt.Sprintf("stress iterations %d..%d", s0, s0+kk-1), errText(upErr)) {
 			return false
 		}
-		var err error
-		if m.Graph {
-			g := graphs[kk]
-			if g == nil {
-				if g, err = r.b.Capture(func() error { return batch(s0, kk, false) }); err != nil {
-					fail("error", "capture %d stress calls: %v", kk, err)
-					return false
-				}
-				graphs[kk] = g
-				s.calls -= uint32(kk) // counted when replayed
+		batchStart = s0
+		u := units[kk]
+		if u == nil {
+			var err error
+			if u, err = way.unit(r, s, kk, func(capturing bool) error { return batch(batchStart, kk, !capturing) }); err != nil {
+				fail("error", "capture %d stress calls: %v", kk, err)
+				return false
 			}
-			err = g.Launch()
-			s.calls += uint32(kk)
-			if err == nil && marker != nil {
-				// A replay is one step of the stream.
-				err = marker.MarkProgress()
-			}
-		} else {
-			err = batch(s0, kk, true)
+			units[kk] = u
+		}
+		err := u.enqueue()
+		if err == nil && marker != nil && u.oneStep() {
+			// A replay is one step of the stream.
+			err = marker.MarkProgress()
 		}
 		if err != nil {
 			fail("error", "stress iteration %d: %v", s0, err)
