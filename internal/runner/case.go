@@ -42,10 +42,10 @@ type caseState struct {
 	// With shared GPUs: the agreed grid cap and how it was computed
 	// (fitGrid).
 	capBlocks int
-	// chainNote: why bench --pdl-chain does not chain this case's calls
-	// (agreed by every rank), or "".
-	chainNote string
 	capFrom   string
+	// modeNotes: why a timing mode does not time this case, by the
+	// mode's name (agreed by every rank: timingMode.agreeCase).
+	modeNotes map[string]string
 }
 
 func (s *caseState) msg(region backend.Ptr) backend.Ptr { return region + backend.Ptr(s.lead) }
@@ -56,8 +56,8 @@ func (r *run) runCase(c cases.Case) (res rankResult) {
 	if reason == "" {
 		reason = r.b.SkipReason(v, c.Mode.Graph)
 	}
-	if reason == "" && r.cfg.PDL {
-		reason = r.pdlSkipReason(v)
+	if reason == "" {
+		reason = r.modeSkipReason(v, c)
 	}
 	if reason == "" {
 		reason = r.scenarioSkipReason(v, c)
@@ -104,14 +104,9 @@ func (r *run) runCase(c cases.Case) (res rankResult) {
 		res.Skip = skip
 		return res
 	}
-	if r.cfg.Bench && r.cfg.PDLChain {
-		// Every rank chains or none does, decided here where every rank
-		// still takes part in each collective (a chained launch waits for
-		// its peers like any other).
-		if s.chainNote, err = comm.AgreeReason(r.c, r.chainSkipReason(s)); err != nil {
-			res.Fatal = fmt.Sprintf("agree on chaining: %v", err)
-			return res
-		}
+	if err := r.agreeModes(s); err != nil {
+		res.Fatal = err.Error()
+		return res
 	}
 	if r.cfg.Stress > 0 {
 		r.stress(s, &res)
@@ -183,7 +178,7 @@ func (r *run) prepare(c cases.Case, v *kernels.Variant) (*caseState, error) {
 			return s, err
 		}
 	}
-	if err := r.preparePDL(s); err != nil {
+	if err := r.call.prepareCalls(r, s); err != nil {
 		return s, err
 	}
 	if err := r.readTrace(s); err != nil {
@@ -285,42 +280,20 @@ func (r *run) free(s *caseState) {
 	}
 }
 
-// enqueueCall enqueues one allreduce call as a user makes it: a staged
-// input is copied into the registered buffer first.
+// enqueueCall enqueues one call of s as the run makes them
+// (callShaper.enqueue), its input copied from src where that is not 0.
 func (r *run) enqueueCall(s *caseState, l *backend.Launch, src backend.Ptr) error {
-	if r.cfg.PDL {
-		return r.enqueuePDLCall(s, l, src, true)
-	}
-	if src != 0 && l.Variant.StagesOwnInput && !s.c.Mode.Registered {
-		l.Src = src // the variant copies its staged input itself
-	} else if src != 0 {
-		if err := r.b.Copy(s.in, src, s.bytes); err != nil {
-			return fmt.Errorf("stage input: %w", err)
-		}
-	}
-	if err := r.b.Allreduce(l); err != nil {
-		return fmt.Errorf("launch %s: %w", l.Variant.Name, err)
-	}
-	s.calls++
-	return r.concurrentCall(s, l)
+	return r.call.enqueue(r, s, l, src)
 }
 
-// stagedSrc is where each call copies its input from: the staged input, or
-// nothing when the input is registered (under --pdl, the producer's source).
-func (r *run) stagedSrc(s *caseState) backend.Ptr {
-	if s.c.Mode.Registered {
-		return s.pdl.src
-	}
-	return s.msg(s.src)
-}
-
-// checkAndTime is a normal case: one checked call, then the timed calls,
-// then a second check of the output where the input is still intact.
+// checkAndTime is a normal case: one checked call, then the timed calls
+// of every timing mode of the run (mode.go), then a second check of the
+// output where the input is still intact.
 func (r *run) checkAndTime(s *caseState, res *rankResult) {
 	fail := func(kind, format string, args ...any) {
 		res.Failures = append(res.Failures, report.RankFailure{Kind: kind, Detail: fmt.Sprintf(format, args...)})
 	}
-	src := r.stagedSrc(s)
+	src := r.call.src(s)
 	one := func() error { return r.enqueueCall(s, &s.launch, src) }
 	way := wayOf(s.c)
 
@@ -363,47 +336,7 @@ func (r *run) checkAndTime(s *caseState, res *rankResult) {
 		return
 	}
 	defer rep.release()
-	for i := 0; i < r.cfg.Warmup && err == nil; i++ {
-		err = first.enqueue()
-	}
-	var spans []repSpan
-	if err == nil {
-		spans, err = r.enqueueReps(rep)
-	}
-	defer destroySpans(spans)
-	var callEvents []backend.Event
-	if r.cfg.Bench && err == nil {
-		callEvents, err = way.sample(r, one)
-	}
-	defer destroyEvents(callEvents)
-	if err != nil {
-		fail("error", "timed calls: %v", err)
-		_ = r.sync(s.c, "the timed calls", s.launch.Blocks)
-		return
-	}
-	if err := r.sync(s.c, "the timed calls", s.launch.Blocks); err != nil {
-		fail("error", "timed calls: %v", err)
-		res.Fatal = fatalText(err)
-		return
-	}
-	per, err := r.perCallUS(spans)
-	if err != nil {
-		fail("error", "timing: %v", err)
-		return
-	}
-	res.TimeUS = median(per)
-	res.RepUS = per
-	if res.CallUS, err = callTimes(callEvents); err != nil {
-		fail("error", "timing single calls: %v", err)
-		return
-	}
-	if r.cfg.Bench && r.cfg.PDL && !r.timeWithoutPDL(s, way, src, res) {
-		return
-	}
-	if r.cfg.Bench && r.cfg.PDLChain && !r.timeChained(s, way, res) {
-		return
-	}
-	if r.cfg.Bench && r.ovl != nil && !r.timeOverlap(s, rep, res) {
+	if !r.timeModes(s, &timedCalls{way: way, src: src, one: one, first: first, rep: rep}, res) {
 		return
 	}
 	if !s.c.Mode.InPlace {
