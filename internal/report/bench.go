@@ -38,8 +38,8 @@ var (
 )
 
 // modeSections write the tables of the timing modes a bench run may have
-// (pdl.go, pdlchain.go, overlap.go), in the order the modes time a case; each writes
-// nothing for a run without its mode.
+// (pdl.go, pdlchain.go, overlap.go), in the order the modes time a case;
+// each writes nothing for a run without its mode.
 var modeSections = []func(w *bufio.Writer, r *Report){
 	writePDLGain,
 	writePDLChain,

@@ -37,7 +37,7 @@ type caseState struct {
 	launch   backend.Launch
 	trace0   uint32 // trace count before the case
 	calls    uint32 // launches enqueued since
-	// --pdl: the producer's source and the poison image (pdl.go).
+	// --pdl: the producer's source and the poison image (mode_pdl.go).
 	pdl pdlBufs
 	// With shared GPUs: the agreed grid cap and how it was computed
 	// (fitGrid).

@@ -90,18 +90,18 @@ type Config struct {
 
 	// PDL runs every call as the input poisoned, a producer kernel that
 	// writes it, and the allreduce launched with programmatic dependent
-	// launch (pdl.go); in bench runs the same calls are also timed with a
-	// normal launch.
+	// launch (mode_pdl.go); in bench runs the same calls are also timed
+	// with a normal launch.
 	PDL bool
 
 	// PDLChain, in bench runs, times every registered case's calls a
 	// second time with each allreduce launched with PDL after the
-	// previous one (chain.go).
+	// previous one (mode_chain.go).
 	PDLChain bool
 
 	// Overlap, in bench runs, is the blocks of a compute load
 	// (backend.Overlapper) run beside a second timing of every case's
-	// calls (overlap.go); 0: none.
+	// calls (mode_overlap.go); 0: none.
 	Overlap int
 
 	// DeviceTimeout is the kernels' deadline for each wait
