@@ -16,7 +16,9 @@ import (
 // step and branches on none. How the calls reach the stream, launched
 // one by one or replayed from a graph, is the case's (callWay).
 //
-// A new mode is its file and a line in modeList.
+// A new mode is its file and a line in modeList; what selects it comes
+// from Config (a flag of the cli), and its figures go into fields of
+// report.Case and a table of report.WriteBenchTable (modeSections).
 type timingMode interface {
 	// name is the mode's word ("plain", "pdl", "pdl-chain", "overlap");
 	// what it measures on a rank is kept under it (rankResult.Modes).
@@ -76,8 +78,7 @@ type callShaper interface {
 	// once its buffers exist (on this rank only: an error fails the
 	// case's readiness).
 	prepareCalls(r *run, s *caseState) error
-	// src is where each call of s copies its input from: the staged
-	// input, or 0 for none.
+	// src is where each call of s copies its input from, or 0 for none.
 	src(s *caseState) backend.Ptr
 	// enqueue enqueues one call of s with launch l, its input copied
 	// from src where that is not 0.
