@@ -37,6 +37,15 @@ var (
 	}
 )
 
+// modeSections write the tables of the timing modes a bench run may have
+// (pdl.go, pdlchain.go, overlap.go), in the order the modes time a case;
+// each writes nothing for a run without its mode.
+var modeSections = []func(w *bufio.Writer, r *Report){
+	writePDLGain,
+	writePDLChain,
+	writeOverlap,
+}
+
 // WriteBenchTable writes what `artest bench` prints: the run's header and
 // how times were taken, one block per variant with a row per dtype, op,
 // mode and size and a column group per launch kind, then one comparison
@@ -53,9 +62,9 @@ func WriteBenchTable(w io.Writer, r *Report) error {
 		writeBenchBlock(bw, block, launches)
 	}
 	writeComparison(bw, r)
-	writePDLGain(bw, r)
-	writePDLChain(bw, r)
-	writeOverlap(bw, r)
+	for _, write := range modeSections {
+		write(bw, r)
+	}
 	writeTableSummary(bw, r)
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("write bench table: %w", err)

@@ -87,48 +87,21 @@ func aggregateTimes(rs []rankResult, cfg *Config) (float64, *report.Timing) {
 	return t.P50US, t
 }
 
-// captureCalls captures cfg.Iters calls of one into a graph (the graph
-// modes' timed calls). Captured calls did not run yet: they are counted
-// when the graph is replayed.
-func (r *run) captureCalls(s *caseState, one func() error) (backend.Graph, error) {
-	g, err := r.b.Capture(func() error {
-		for i := 0; i < r.cfg.Iters; i++ {
-			if err := one(); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	s.calls -= uint32(r.cfg.Iters)
-	return g, nil
-}
-
 // repSpan is one timed repetition: events before and after it.
 type repSpan struct{ a, b backend.Event }
 
-// enqueueReps enqueues cfg.Reps repetitions of cfg.Iters calls of one (or,
-// with a graph, one replay of g each), each between two events. On an
-// error it returns the repetitions enqueued before it; the caller destroys
-// them (destroySpans) either way.
-func (r *run) enqueueReps(s *caseState, g backend.Graph, one func() error) ([]repSpan, error) {
+// enqueueReps enqueues cfg.Reps repetitions, each the unit rep (cfg.Iters
+// calls) between two events. On an error it returns the repetitions
+// enqueued before it; the caller destroys them (destroySpans) either way.
+func (r *run) enqueueReps(rep callUnit) ([]repSpan, error) {
 	var spans []repSpan
-	for rep := 0; rep < r.cfg.Reps; rep++ {
+	for i := 0; i < r.cfg.Reps; i++ {
 		var sp repSpan
 		var err error
 		if sp.a, err = r.b.Record(); err != nil {
 			return spans, err
 		}
-		if g != nil {
-			err = g.Launch()
-			s.calls += uint32(r.cfg.Iters)
-		} else {
-			for i := 0; i < r.cfg.Iters && err == nil; i++ {
-				err = one()
-			}
-		}
+		err = rep.enqueue()
 		if err == nil {
 			sp.b, err = r.b.Record()
 		}
@@ -161,26 +134,23 @@ func (r *run) perCallUS(spans []repSpan) ([]float64, error) {
 	return out, nil
 }
 
-// timeAgain times cfg.Reps repetitions of cfg.Iters calls of one (in
-// graph modes captured once and replayed once per repetition) after a
-// case's own timing, for a second figure of the same calls launched
-// another way; what names them in errors. It returns each repetition's
-// time per call and whether all went well; failures are recorded in res
-// (a failed sync also sets res.Fatal).
-func (r *run) timeAgain(s *caseState, one func() error, what string, res *rankResult) ([]float64, bool) {
+// timeAgain times cfg.Reps repetitions of cfg.Iters calls of one (made
+// the case's way: in graph modes captured once and replayed once per
+// repetition) after a case's own timing, for a second figure of the same
+// calls launched another way; what names them in errors. It returns each
+// repetition's time per call and whether all went well; failures are
+// recorded in res (a failed sync also sets res.Fatal).
+func (r *run) timeAgain(s *caseState, way callWay, one func() error, what string, res *rankResult) ([]float64, bool) {
 	fail := func(format string, args ...any) ([]float64, bool) {
 		res.Failures = append(res.Failures, report.RankFailure{Kind: "error", Detail: fmt.Sprintf(format, args...)})
 		return nil, false
 	}
-	var g backend.Graph
-	if s.c.Mode.Graph {
-		var err error
-		if g, err = r.captureCalls(s, one); err != nil {
-			return fail("capture %d %s: %v", r.cfg.Iters, what, err)
-		}
-		defer g.Destroy()
+	rep, err := way.unit(r, s, r.cfg.Iters, r.repeat(one))
+	if err != nil {
+		return fail("capture %d %s: %v", r.cfg.Iters, what, err)
 	}
-	spans, err := r.enqueueReps(s, g, one)
+	defer rep.release()
+	spans, err := r.enqueueReps(rep)
 	defer destroySpans(spans)
 	if err != nil {
 		_ = r.sync(s.c, "the "+what, s.launch.Blocks)

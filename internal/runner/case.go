@@ -40,11 +40,11 @@ type caseState struct {
 	launch backend.Launch
 	trace0 uint32 // trace count before the case
 	calls  uint32 // launches enqueued since
-	// --pdl: the producer's source and the poison image (pdl.go).
+	// --pdl: the producer's source and the poison image (mode_pdl.go).
 	pdl pdlBufs
-	// chainNote: why bench --pdl-chain does not chain this case's calls
-	// (agreed by every rank), or "".
-	chainNote string
+	// modeNotes: why a timing mode does not time this case, by the
+	// mode's name (agreed by every rank: timingMode.agreeCase).
+	modeNotes map[string]string
 }
 
 func (s *caseState) msg(region backend.Ptr) backend.Ptr { return region + backend.Ptr(s.lead) }
@@ -55,8 +55,8 @@ func (r *run) runCase(c cases.Case) (res rankResult) {
 	if reason == "" {
 		reason = r.b.SkipReason(v, c.Mode.Graph)
 	}
-	if reason == "" && r.cfg.PDL {
-		reason = r.pdlSkipReason(v)
+	if reason == "" {
+		reason = r.modeSkipReason(v, c)
 	}
 	if reason == "" {
 		reason = r.scenarioSkipReason(v, c)
@@ -103,14 +103,9 @@ func (r *run) runCase(c cases.Case) (res rankResult) {
 		res.Skip = skip
 		return res
 	}
-	if r.cfg.Bench && r.cfg.PDLChain {
-		// Every rank chains or none does, decided here where every rank
-		// still takes part in each collective (a chained launch waits for
-		// its peers like any other).
-		if s.chainNote, err = comm.AgreeReason(r.c, r.chainSkipReason(s)); err != nil {
-			res.Fatal = fmt.Sprintf("agree on chaining: %v", err)
-			return res
-		}
+	if err := r.agreeModes(s); err != nil {
+		res.Fatal = err.Error()
+		return res
 	}
 	if r.cfg.Stress > 0 {
 		r.stress(s, &res)
@@ -183,7 +178,7 @@ func (r *run) prepare(c cases.Case, v *kernels.Variant) (*caseState, error) {
 			return s, err
 		}
 	}
-	if err := r.preparePDL(s); err != nil {
+	if err := r.call.prepareCalls(r, s); err != nil {
 		return s, err
 	}
 	if err := r.readTrace(s); err != nil {
@@ -283,61 +278,30 @@ func (r *run) free(s *caseState) {
 	}
 }
 
-// enqueueCall enqueues one allreduce call as a user makes it: a staged
-// input is copied into the registered buffer first.
+// enqueueCall enqueues one call of s as the run makes them
+// (callShaper.enqueue), its input copied from src where that is not 0.
 func (r *run) enqueueCall(s *caseState, l *backend.Launch, src backend.Ptr) error {
-	if r.cfg.PDL {
-		return r.enqueuePDLCall(s, l, src, true)
-	}
-	if src != 0 && l.Variant.StagesOwnInput && !s.c.Mode.Registered {
-		l.Src = src // the variant copies its staged input itself
-	} else if src != 0 {
-		if err := r.b.Copy(s.in, src, s.bytes); err != nil {
-			return fmt.Errorf("stage input: %w", err)
-		}
-	}
-	if err := r.b.Allreduce(l); err != nil {
-		return fmt.Errorf("launch %s: %w", l.Variant.Name, err)
-	}
-	s.calls++
-	return r.concurrentCall(s, l)
+	return r.call.enqueue(r, s, l, src)
 }
 
-// stagedSrc is where each call copies its input from: the staged input, or
-// nothing when the input is registered (under --pdl, the producer's source).
-func (r *run) stagedSrc(s *caseState) backend.Ptr {
-	if s.c.Mode.Registered {
-		return s.pdl.src
-	}
-	return s.msg(s.src)
-}
-
-// checkAndTime is a normal case: one checked call, then the timed calls,
-// then a second check of the output where the input is still intact.
+// checkAndTime is a normal case: one checked call, then the timed calls
+// of every timing mode of the run (mode.go), then a second check of the
+// output where the input is still intact.
 func (r *run) checkAndTime(s *caseState, res *rankResult) {
 	fail := func(kind, format string, args ...any) {
 		res.Failures = append(res.Failures, report.RankFailure{Kind: kind, Detail: fmt.Sprintf(format, args...)})
 	}
-	src := r.stagedSrc(s)
+	src := r.call.src(s)
 	one := func() error { return r.enqueueCall(s, &s.launch, src) }
+	way := wayOf(s.c)
 
-	var g1 backend.Graph
-	var err error
-	if s.c.Mode.Graph {
-		if g1, err = r.b.Capture(one); err != nil {
-			fail("error", "capture: %v", err)
-			return
-		}
-		if g1, err = r.reregister(s, g1, one); err != nil {
-			fail("error", "%v", err)
-			return
-		}
-		defer g1.Destroy()
-		err = g1.Launch()
-	} else {
-		err = one()
-	}
+	first, err := way.checked(r, s, one)
 	if err != nil {
+		fail("error", "%v", err)
+		return
+	}
+	defer first.release()
+	if err := first.enqueue(); err != nil {
 		fail("error", "%v", err)
 		return
 	}
@@ -364,60 +328,13 @@ func (r *run) checkAndTime(s *caseState, res *rankResult) {
 
 	// Timed calls. In place, every call reduces the previous result, so the
 	// values drift; only out-of-place outputs are checked again afterwards.
-	var gN backend.Graph
-	if s.c.Mode.Graph {
-		if gN, err = r.captureCalls(s, one); err != nil {
-			fail("error", "capture %d calls: %v", r.cfg.Iters, err)
-			return
-		}
-		defer gN.Destroy()
-	}
-	for i := 0; i < r.cfg.Warmup && err == nil; i++ {
-		if g1 != nil {
-			err = g1.Launch()
-			s.calls++
-		} else {
-			err = one()
-		}
-	}
-	var spans []repSpan
-	if err == nil {
-		spans, err = r.enqueueReps(s, gN, one)
-	}
-	defer destroySpans(spans)
-	var callEvents []backend.Event
-	if r.cfg.Bench && gN == nil && err == nil {
-		callEvents, err = r.sampleCalls(one)
-	}
-	defer destroyEvents(callEvents)
+	rep, err := way.unit(r, s, r.cfg.Iters, r.repeat(one))
 	if err != nil {
-		fail("error", "timed calls: %v", err)
-		_ = r.sync(s.c, "the timed calls", s.launch.Blocks)
+		fail("error", "capture %d calls: %v", r.cfg.Iters, err)
 		return
 	}
-	if err := r.sync(s.c, "the timed calls", s.launch.Blocks); err != nil {
-		fail("error", "timed calls: %v", err)
-		res.Fatal = fatalText(err)
-		return
-	}
-	per, err := r.perCallUS(spans)
-	if err != nil {
-		fail("error", "timing: %v", err)
-		return
-	}
-	res.TimeUS = median(per)
-	res.RepUS = per
-	if res.CallUS, err = callTimes(callEvents); err != nil {
-		fail("error", "timing single calls: %v", err)
-		return
-	}
-	if r.cfg.Bench && r.cfg.PDL && !r.timeWithoutPDL(s, src, res) {
-		return
-	}
-	if r.cfg.Bench && r.cfg.PDLChain && !r.timeChained(s, res) {
-		return
-	}
-	if r.cfg.Bench && r.ovl != nil && !r.timeOverlap(s, gN, one, res) {
+	defer rep.release()
+	if !r.timeModes(s, &timedCalls{way: way, src: src, one: one, first: first, rep: rep}, res) {
 		return
 	}
 	if !s.c.Mode.InPlace {

@@ -94,18 +94,18 @@ type Config struct {
 
 	// PDL runs every call as the input poisoned, a producer kernel that
 	// writes it, and the allreduce launched with programmatic dependent
-	// launch (pdl.go); in bench runs the same calls are also timed with a
-	// normal launch.
+	// launch (mode_pdl.go); in bench runs the same calls are also timed
+	// with a normal launch.
 	PDL bool
 
 	// PDLChain, in bench runs, times every registered case's calls a
 	// second time with each allreduce launched with PDL after the
-	// previous one (chain.go).
+	// previous one (mode_chain.go).
 	PDLChain bool
 
 	// Overlap, in bench runs, is the blocks of a compute load
 	// (backend.Overlapper) run beside a second timing of every case's
-	// calls (overlap.go); 0: none.
+	// calls (mode_overlap.go); 0: none.
 	Overlap int
 
 	// DeviceTimeout is the kernels' deadline for each wait
@@ -171,7 +171,8 @@ func Capacity(cs []cases.Case) int64 {
 // the same on every rank. A hang does not return: the job is aborted with
 // exit code 3 after the diagnosis (and, on rank 0, the reports) are written.
 func Run(c comm.Comm, b backend.Backend, w *backend.World, cfg *Config) int {
-	r := &run{c: c, b: b, w: w, cfg: cfg}
+	r := &run{c: c, b: b, w: w, cfg: cfg, modes: modesFor(cfg)}
+	r.call = callShaperOf(r.modes)
 	if cfg.AbortGrace == 0 {
 		cfg.AbortGrace = 3 * time.Second
 	}
@@ -192,15 +193,12 @@ func Run(c comm.Comm, b backend.Backend, w *backend.World, cfg *Config) int {
 			cfg.Header.Checker = CheckDevice
 		}
 	}
-	ovl, note, err := r.prepareOverlap()
-	if err != nil {
+	if err := r.prepareModes(&cfg.Header); err != nil {
 		if c.Rank() == 0 {
 			fmt.Fprintf(cfg.Stderr, "artest: %v\n", err)
 		}
 		return exitcode.Env
 	}
-	r.ovl = ovl
-	cfg.Header.OverlapNote = note
 	r.rep = &report.Report{Header: cfg.Header, JSONPath: cfg.JSONPath}
 	if c.Rank() == 0 && cfg.JSONLPath != "" {
 		create := cfg.createJSONL
@@ -271,9 +269,10 @@ type run struct {
 	sched Schedules // cfg.Schedules as this backend runs them; stress only
 	// devCheck checks stress iterations on the device (nil: on the host).
 	devCheck backend.DeviceChecker
-	// ovl runs bench --overlap's compute load (nil: none, or the backend
-	// cannot; overlap.go).
-	ovl backend.Overlapper
+	// modes time every case (mode.go); call makes its calls, the last
+	// of them that shapes calls.
+	modes []timingMode
+	call  callShaper
 	// prog prints the progress lines (rank 0, with --progress or
 	// --stress; nil otherwise).
 	prog *progress
@@ -310,20 +309,9 @@ type rankResult struct {
 	// single calls of the bench sample (plain launches only).
 	RepUS  []float64 `json:"rep_us,omitempty"`
 	CallUS []float64 `json:"call_us,omitempty"`
-	// NoPDLUS: with --pdl in bench runs, the per-call time of every
-	// repetition of the same calls with the allreduce launched normally.
-	NoPDLUS []float64 `json:"nopdl_us,omitempty"`
-	// With --pdl-chain in bench runs: the per-call time of every
-	// repetition with each allreduce launched with PDL after the
-	// previous one, or why the case was not timed so (chain.go).
-	ChainUS   []float64 `json:"chain_us,omitempty"`
-	ChainNote string    `json:"chain_note,omitempty"`
-	// With --overlap in bench runs: the per-call time of every repetition
-	// under the compute load, the load's time alone in each of its runs,
-	// and beside each repetition (overlap.go).
-	OverlapUS   []float64 `json:"overlap_us,omitempty"`
-	LoadAloneUS []float64 `json:"load_alone_us,omitempty"`
-	LoadWithUS  []float64 `json:"load_with_us,omitempty"`
+	// Modes: what the timing modes measured beyond the plain timing, by
+	// the mode's name (mode.go).
+	Modes map[string]modeResult `json:"modes,omitempty"`
 	// Fatal: the backend is unusable (a sticky CUDA error); stop the run.
 	Fatal string `json:"fatal,omitempty"`
 	// Launch: what a custom kernel was launched with (launch.go).
@@ -420,7 +408,7 @@ func (r *run) gather(c cases.Case, res rankResult) (report.Case, string, error) 
 				fatal = fmt.Sprintf("rank %d: %s", i, results[i].Fatal)
 			}
 		}
-		merged = merge(c, results, r.cfg)
+		merged = merge(c, results, r.cfg, r.modes)
 	}
 	// Everyone learns whether to stop.
 	fb := make([]byte, 1)
@@ -436,7 +424,7 @@ func (r *run) gather(c cases.Case, res rankResult) (report.Case, string, error) 
 	return merged, fatal, nil
 }
 
-func merge(c cases.Case, rs []rankResult, cfg *Config) report.Case {
+func merge(c cases.Case, rs []rankResult, cfg *Config, modes []timingMode) report.Case {
 	out := report.Case{
 		ID: c.ID(), Variant: c.Variant.Name, DType: c.DType.String(), Op: c.Op.String(),
 		Bytes: c.Bytes, Count: c.Count(), Mode: c.Mode.String(), Ranks: c.Ranks,
@@ -457,11 +445,8 @@ func merge(c cases.Case, rs []rankResult, cfg *Config) report.Case {
 		}
 		out.Wrong += res.Wrong
 	}
-	out.TimeUS, out.Timing = aggregateTimes(rs, cfg)
 	setLaunch(&out, rs)
-	setPDLTimes(&out, rs, cfg)
-	setChainTimes(&out, rs, cfg)
-	setOverlapTimes(&out, rs, cfg)
+	mergeModes(&out, rs, cfg, modes)
 	out.Check = mergeChecks(rs)
 	out.Witness = mergeWitness(rs, cfg.Header.Backend, earlyReturn(c.Variant))
 	if len(out.Failures) > 0 {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/artest/artest/internal/backend"
+	"github.com/artest/artest/reference"
 )
 
 // Per-iteration wall time of a stress case, for the plan's first estimate
@@ -74,6 +75,76 @@ func roundDuration(d time.Duration) string {
 		return d.Round(100 * time.Millisecond).String()
 	}
 	return d.Round(time.Millisecond).String()
+}
+
+// planStress plans stress case s on this rank: cfg.Stress iterations in
+// batches whose input and output slots fit stressBudget, at most
+// stressMaxBatch each, under the run's schedules.
+func (r *run) planStress(s *caseState, res *rankResult) *stressCase {
+	sh, isSharer := r.b.(backend.Sharer)
+	st := &stressCase{r: r, s: s, res: res, n: r.cfg.Stress, slot: s.region, sched: r.sched,
+		shared: isSharer && sh.RanksPerGPU() > 1,
+		way:    wayOf(s.c), units: map[int]callUnit{}, trace: stressTracer(r),
+		stats: checkStats{Checker: CheckHost, Bytes: s.bytes}}
+	st.k = int(min(int64(st.n), stressMaxBatch, max(1, stressBudget/(2*st.slot))))
+	st.marker, _ = r.b.(backend.ProgressMarker)
+	if r.devCheck != nil {
+		st.stats.Checker = CheckDevice
+	}
+	return st
+}
+
+// setup allocates the batches' buffers and readies what the schedules
+// and the witness need.
+func (st *stressCase) setup() error {
+	r, s, k, m := st.r, st.s, st.k, st.s.c.Mode
+	var err error
+	if st.srcAll, err = r.b.Alloc(int64(k) * st.slot); err != nil {
+		return fmt.Errorf("alloc %d stress input slots: %w", k, err)
+	}
+	if !(m.InPlace && !m.Registered) {
+		if st.outAll, err = r.b.Alloc(int64(k) * st.slot); err != nil {
+			return fmt.Errorf("alloc %d stress output slots: %w", k, err)
+		}
+	}
+	if st.sched.Poison {
+		if st.poisonBuf, err = r.b.Alloc(s.bytes); err != nil {
+			return fmt.Errorf("alloc the poison-after-return source: %w", err)
+		}
+		p := make([]byte, s.bytes)
+		reference.FillPoison(p, s.c.DType)
+		if err := r.b.Upload(st.poisonBuf, p); err != nil {
+			return fmt.Errorf("upload the poison-after-return source: %w", err)
+		}
+	}
+	if st.sched.Straggler {
+		if err := r.b.(backend.Straggler).PrepareStraggle(); err != nil {
+			return fmt.Errorf("prepare the straggler's load: %w", err)
+		}
+	}
+	st.wit, err = r.newWitness(k)
+	return err
+}
+
+// layout decides where iteration j of a batch writes (its launch) and
+// where its result is checked.
+func (st *stressCase) layout() {
+	r, s, m := st.r, st.s, st.s.c.Mode
+	st.launches = make([]backend.Launch, st.k)
+	st.check = make([]backend.Ptr, st.k)
+	for j := 0; j < st.k; j++ {
+		switch {
+		case m.InPlace && m.Registered: // result lands in the registered buffer, then is copied out
+			st.launches[j] = r.newLaunch(s, s.in)
+			st.check[j] = st.at(st.outAll, j)
+		case m.InPlace: // staged in place: the result overwrites the staged input
+			st.launches[j] = r.newLaunch(s, s.msg(st.at(st.srcAll, j)))
+			st.check[j] = st.at(st.srcAll, j)
+		default:
+			st.launches[j] = r.newLaunch(s, s.msg(st.at(st.outAll, j)))
+			st.check[j] = st.at(st.outAll, j)
+		}
+	}
 }
 
 // progress prints rank 0's progress lines: one per finished case, and a

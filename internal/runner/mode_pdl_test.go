@@ -17,7 +17,7 @@ func TestInjectPdlNoWait(t *testing.T) {
 	require.Contains(t, FaultHelp(), "pdl-no-wait")
 }
 
-func TestSetPDLTimes(t *testing.T) {
+func TestPDLMerge(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		cfg       Config
@@ -25,7 +25,6 @@ func TestSetPDLTimes(t *testing.T) {
 		ranks     [][]float64
 		want, gap float64
 	}{
-		{"not a pdl run", Config{}, 10, [][]float64{{12}, {14}}, 0, 0},
 		{"untimed case", Config{PDL: true}, 0, [][]float64{{12}, {14}}, 0, 0},
 		{"a rank without the sample", Config{PDL: true}, 10, [][]float64{{12}, nil}, 0, 0},
 		// Per repetition the max over ranks (14, 11, 20), then the median.
@@ -35,10 +34,10 @@ func TestSetPDLTimes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rs := make([]rankResult, len(tc.ranks))
 			for i, r := range tc.ranks {
-				rs[i].NoPDLUS = r
+				rs[i].addSeries(pdlName, pdlSeriesNo, r...)
 			}
 			out := report.Case{TimeUS: tc.time}
-			setPDLTimes(&out, rs, &tc.cfg)
+			newPDLMode(&tc.cfg).merge(&out, rs, &tc.cfg)
 			require.Equal(t, tc.want, out.NoPDLTimeUS)
 			require.Equal(t, tc.gap, out.PDLGainUS)
 		})

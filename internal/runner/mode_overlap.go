@@ -29,23 +29,87 @@ import (
 // alone, and one that ends first leaves the last calls unloaded; sizing
 // it to the calls' unloaded time keeps both small.
 
+// overlapMode is bench --overlap BLOCKS.
+type overlapMode struct {
+	noSteps
+	blocks int
+	// load runs the compute load (nil: the backend cannot; the header
+	// says why).
+	load backend.Overlapper
+}
+
+func newOverlapMode(cfg *Config) timingMode {
+	if !cfg.Bench || cfg.Overlap <= 0 {
+		return nil
+	}
+	return &overlapMode{blocks: cfg.Overlap}
+}
+
+// overlapName is the mode's word; its series are the calls' time under
+// load and the load's time alone and beside the calls.
+const (
+	overlapName       = "overlap"
+	overlapSeriesCall = "calls"
+	overlapSeriesLoad = "load_alone"
+	overlapSeriesWith = "load_with"
+)
+
+func (*overlapMode) name() string { return overlapName }
+
+// prepareRun prepares the load on every rank, or says in the header why
+// it cannot run.
+func (m *overlapMode) prepareRun(r *run, h *report.Header) error {
+	load, note, err := r.prepareOverlap(m.blocks)
+	if err != nil {
+		return err
+	}
+	m.load, h.OverlapNote = load, note
+	return nil
+}
+
+// time times the case's calls under the load (timeOverlap), where the
+// load runs.
+func (m *overlapMode) time(r *run, s *caseState, t *timedCalls, res *rankResult) bool {
+	if m.load == nil {
+		return true
+	}
+	return r.timeOverlap(s, m.load, t.rep, res)
+}
+
+// merge puts the times under the load into a timed case: the calls' time
+// under load, the load's time alone and beside them, and its slowdown
+// (beside / alone).
+func (m *overlapMode) merge(out *report.Case, rs []rankResult, cfg *Config) {
+	if out.TimeUS <= 0 {
+		return
+	}
+	t := aggMedian(rs, cfg, series(overlapName, overlapSeriesCall))
+	alone := aggMedian(rs, cfg, series(overlapName, overlapSeriesLoad))
+	with := aggMedian(rs, cfg, series(overlapName, overlapSeriesWith))
+	if t <= 0 || alone <= 0 || with <= 0 {
+		return
+	}
+	out.OverlapBlocks = m.blocks
+	out.OverlapTimeUS = t
+	out.LoadAloneUS = alone
+	out.LoadWithAllreduceUS = with
+	out.LoadSlowdown = with / alone
+}
+
 // overlapAloneRuns is how many times the load runs alone (the median is
 // kept): a few, since it is one kernel of fixed work.
 const overlapAloneRuns = 3
 
-// prepareOverlap checks that every rank can run the load and prepares it.
-// It returns the load, or nil and why not (the header's note); the error
-// is a failed collective.
-func (r *run) prepareOverlap() (backend.Overlapper, string, error) {
-	if !r.cfg.Bench || r.cfg.Overlap <= 0 {
-		return nil, "", nil
-	}
+// prepareOverlap checks that every rank can run a load of blocks and
+// prepares it. It returns the load, or nil and why not (the header's
+// note); the error is a failed collective.
+func (r *run) prepareOverlap(blocks int) (backend.Overlapper, string, error) {
 	reason := ""
 	ov, ok := r.b.(backend.Overlapper)
 	if !ok {
 		reason = fmt.Sprintf("the %s backend has no compute load", r.b.Name())
 	} else if reason = ov.OverlapReason(); reason == "" {
-		if err := ov.PrepareOverlap(r.cfg.Overlap); err != nil {
+		if err := ov.PrepareOverlap(blocks); err != nil {
 			reason = err.Error()
 		}
 	}
@@ -75,16 +139,15 @@ func destroyOverlapSpans(spans []overlapSpan) {
 	}
 }
 
-// timeOverlap times the case's calls (one, or a replay of g when set)
-// under the load into res.OverlapUS, and the load alone and beside them
-// into res.LoadAloneUS and res.LoadWithUS. It reports whether all went
-// well; failures are recorded in res.
-func (r *run) timeOverlap(s *caseState, g backend.Graph, one func() error, res *rankResult) bool {
+// timeOverlap times the case's calls (the unit rep, cfg.Iters calls)
+// under the load ov, and the load alone and beside them, into res's
+// overlap series. It reports whether all went well; failures are
+// recorded in res.
+func (r *run) timeOverlap(s *caseState, ov backend.Overlapper, rep callUnit, res *rankResult) bool {
 	fail := func(format string, args ...any) bool {
 		res.Failures = append(res.Failures, report.RankFailure{Kind: "error", Detail: fmt.Sprintf(format, args...)})
 		return false
 	}
-	ov := r.ovl
 	// run enqueues n loads of units, each beside calls when withCalls,
 	// waits for them and returns their spans (destroyed by the caller).
 	run := func(n, units int, withCalls bool, what string) ([]overlapSpan, error) {
@@ -100,15 +163,7 @@ func (r *run) timeOverlap(s *caseState, g backend.Graph, one func() error, res *
 				if spans[i].a, err = r.b.Record(); err != nil {
 					return spans, err
 				}
-				if g != nil {
-					err = g.Launch()
-					s.calls += uint32(r.cfg.Iters)
-				} else {
-					for k := 0; k < r.cfg.Iters && err == nil; k++ {
-						err = one()
-					}
-				}
-				if err != nil {
+				if err = rep.enqueue(); err != nil {
 					return spans, err
 				}
 				if spans[i].b, err = r.b.Record(); err != nil {
@@ -158,7 +213,7 @@ func (r *run) timeOverlap(s *caseState, g backend.Graph, one func() error, res *
 		if err != nil {
 			return fail("timing the overlap load alone: %v", err)
 		}
-		res.LoadAloneUS = append(res.LoadAloneUS, t)
+		res.addSeries(overlapName, overlapSeriesLoad, t)
 	}
 	for _, sp := range loaded {
 		t, err := us(sp.ls, sp.le)
@@ -169,8 +224,8 @@ func (r *run) timeOverlap(s *caseState, g backend.Graph, one func() error, res *
 		if err != nil {
 			return fail("timing the calls under the overlap load: %v", err)
 		}
-		res.LoadWithUS = append(res.LoadWithUS, t)
-		res.OverlapUS = append(res.OverlapUS, c/float64(r.cfg.Iters))
+		res.addSeries(overlapName, overlapSeriesWith, t)
+		res.addSeries(overlapName, overlapSeriesCall, c/float64(r.cfg.Iters))
 	}
 	return true
 }
@@ -182,53 +237,4 @@ func loadUnits(repUS, unitUS float64) int {
 		return 1
 	}
 	return int(min(max(math.Round(repUS/unitUS), 1), kernels.ComputeMaxUnits))
-}
-
-// aggMedian combines each repetition's values of every rank (get) with
-// cfg.Agg, as a case's time is, and returns the median over repetitions;
-// 0 when some rank has none.
-func aggMedian(rs []rankResult, cfg *Config, get func(*rankResult) []float64) float64 {
-	if len(rs) == 0 {
-		return 0
-	}
-	agg := cfg.Agg
-	if agg == "" {
-		agg = report.DefaultAgg
-	}
-	reps := len(get(&rs[0]))
-	for i := range rs {
-		reps = min(reps, len(get(&rs[i])))
-	}
-	if reps == 0 {
-		return 0
-	}
-	per := make([]float64, reps)
-	xs := make([]float64, len(rs))
-	for k := range per {
-		for j := range rs {
-			xs[j] = get(&rs[j])[k]
-		}
-		per[k] = agg.Of(xs)
-	}
-	return median(per)
-}
-
-// setOverlapTimes puts the times under --overlap into a timed bench case:
-// the calls' time under load, the load's time alone and beside them, and
-// its slowdown (beside / alone).
-func setOverlapTimes(out *report.Case, rs []rankResult, cfg *Config) {
-	if !cfg.Bench || cfg.Overlap <= 0 || out.TimeUS <= 0 {
-		return
-	}
-	t := aggMedian(rs, cfg, func(r *rankResult) []float64 { return r.OverlapUS })
-	alone := aggMedian(rs, cfg, func(r *rankResult) []float64 { return r.LoadAloneUS })
-	with := aggMedian(rs, cfg, func(r *rankResult) []float64 { return r.LoadWithUS })
-	if t <= 0 || alone <= 0 || with <= 0 {
-		return
-	}
-	out.OverlapBlocks = cfg.Overlap
-	out.OverlapTimeUS = t
-	out.LoadAloneUS = alone
-	out.LoadWithAllreduceUS = with
-	out.LoadSlowdown = with / alone
 }

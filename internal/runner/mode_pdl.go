@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/artest/artest/cases"
 	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/internal/report"
 	"github.com/artest/artest/kernels"
@@ -36,6 +37,71 @@ type pdlBufs struct {
 	poison backend.Ptr
 }
 
+// pdlMode is --pdl: every call is made as above, the checked and stress
+// calls included (a callShaper); bench runs time the same calls again
+// with the allreduce launched normally.
+type pdlMode struct{ noSteps }
+
+func newPDLMode(cfg *Config) timingMode {
+	if !cfg.PDL {
+		return nil
+	}
+	return pdlMode{}
+}
+
+// pdlName is the mode's word, and its series of times without PDL.
+const (
+	pdlName     = "pdl"
+	pdlSeriesNo = "nopdl"
+)
+
+func (pdlMode) name() string { return pdlName }
+
+func (pdlMode) skipReason(r *run, v *kernels.Variant, _ cases.Case) string { return r.pdlSkipReason(v) }
+
+// time, in bench runs, times cfg.Reps repetitions of cfg.Iters calls like
+// the timed ones (plain or one graph replay per repetition), but with the
+// allreduce launched normally.
+func (pdlMode) time(r *run, s *caseState, t *timedCalls, res *rankResult) bool {
+	if !r.cfg.Bench {
+		return true
+	}
+	l := s.launch
+	per, ok := r.timeAgain(s, t.way, func() error { return r.enqueuePDLCall(s, &l, t.src, false) }, "calls without PDL", res)
+	res.addSeries(pdlName, pdlSeriesNo, per...)
+	return ok
+}
+
+// merge puts the time without PDL (each repetition combined across ranks
+// as the case's time is, then the median) and the gain into a timed
+// --pdl bench case.
+func (pdlMode) merge(out *report.Case, rs []rankResult, cfg *Config) {
+	if out.TimeUS <= 0 || len(rs) == 0 {
+		return
+	}
+	if t := aggMedian(rs, cfg, series(pdlName, pdlSeriesNo)); t > 0 {
+		out.NoPDLTimeUS = t
+		out.PDLGainUS = t - out.TimeUS
+	}
+}
+
+// prepareCalls allocates and fills the poison image and, in registered
+// modes outside stress runs, the producer's source.
+func (pdlMode) prepareCalls(r *run, s *caseState) error { return r.preparePDL(s) }
+
+// src is the staged input, or in registered modes the producer's source.
+func (pdlMode) src(s *caseState) backend.Ptr {
+	if s.c.Mode.Registered {
+		return s.pdl.src
+	}
+	return s.msg(s.src)
+}
+
+// enqueue enqueues one --pdl call, the allreduce launched with PDL.
+func (pdlMode) enqueue(r *run, s *caseState, l *backend.Launch, src backend.Ptr) error {
+	return r.enqueuePDLCall(s, l, src, true)
+}
+
 // pdlSkipReason says why v cannot run under --pdl: nccl has no
 // griddepcontrol.wait, and the backend may lack PDL.
 func (r *run) pdlSkipReason(v *kernels.Variant) string {
@@ -48,9 +114,6 @@ func (r *run) pdlSkipReason(v *kernels.Variant) string {
 // preparePDL allocates and fills the poison image and, in registered
 // modes outside stress runs, the producer's source.
 func (r *run) preparePDL(s *caseState) error {
-	if !r.cfg.PDL {
-		return nil
-	}
 	alloc := func(n int64, img []byte, what string) (backend.Ptr, error) {
 		p, err := r.b.Alloc(n)
 		if err != nil {
@@ -100,28 +163,4 @@ func (r *run) enqueuePDLCall(s *caseState, l *backend.Launch, src backend.Ptr, p
 	}
 	s.calls++
 	return nil
-}
-
-// timeWithoutPDL times cfg.Reps repetitions of cfg.Iters calls like the
-// timed ones (plain or one graph replay per repetition), but with the
-// allreduce launched normally, into res.NoPDLUS. It reports whether all
-// went well; failures are recorded in res.
-func (r *run) timeWithoutPDL(s *caseState, src backend.Ptr, res *rankResult) bool {
-	l := s.launch
-	per, ok := r.timeAgain(s, func() error { return r.enqueuePDLCall(s, &l, src, false) }, "calls without PDL", res)
-	res.NoPDLUS = append(res.NoPDLUS, per...)
-	return ok
-}
-
-// setPDLTimes puts the time without PDL (each repetition combined across
-// ranks as the case's time is, then the median) and the gain into a timed
-// --pdl bench case.
-func setPDLTimes(out *report.Case, rs []rankResult, cfg *Config) {
-	if !cfg.PDL || out.TimeUS <= 0 || len(rs) == 0 {
-		return
-	}
-	if t := aggMedian(rs, cfg, func(res *rankResult) []float64 { return res.NoPDLUS }); t > 0 {
-		out.NoPDLTimeUS = t
-		out.PDLGainUS = t - out.TimeUS
-	}
 }

@@ -28,10 +28,10 @@ func TestLoadUnits(t *testing.T) {
 	}
 }
 
-func TestSetOverlapTimes(t *testing.T) {
+func TestOverlapMerge(t *testing.T) {
 	ranks := []rankResult{
-		{OverlapUS: []float64{12, 14, 13}, LoadAloneUS: []float64{100, 100, 100}, LoadWithUS: []float64{150, 130, 140}},
-		{OverlapUS: []float64{11, 15, 12}, LoadAloneUS: []float64{90, 110, 100}, LoadWithUS: []float64{120, 160, 150}},
+		overlapResult([]float64{12, 14, 13}, []float64{100, 100, 100}, []float64{150, 130, 140}),
+		overlapResult([]float64{11, 15, 12}, []float64{90, 110, 100}, []float64{120, 160, 150}),
 	}
 	for _, tc := range []struct {
 		name  string
@@ -45,14 +45,12 @@ func TestSetOverlapTimes(t *testing.T) {
 			OverlapBlocks: 66, OverlapTimeUS: 13, LoadAloneUS: 100, LoadWithAllreduceUS: 150, LoadSlowdown: 1.5}, false},
 		{"min over ranks", Config{Bench: true, Overlap: 4, Agg: report.AggMin}, 10, ranks, report.Case{
 			OverlapBlocks: 4, OverlapTimeUS: 12, LoadAloneUS: 100, LoadWithAllreduceUS: 130, LoadSlowdown: 1.3}, false},
-		{"no --overlap", Config{Bench: true}, 10, ranks, report.Case{}, true},
-		{"not a bench run", Config{Overlap: 4}, 10, ranks, report.Case{}, true},
 		{"an untimed case", Config{Bench: true, Overlap: 4}, 0, ranks, report.Case{}, true},
 		{"a rank without times under load", Config{Bench: true, Overlap: 4}, 10, []rankResult{ranks[0], {}}, report.Case{}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := report.Case{TimeUS: tc.time}
-			setOverlapTimes(&out, tc.rs, &tc.cfg)
+			newOverlapMode(&tc.cfg).merge(&out, tc.rs, &tc.cfg)
 			tc.want.TimeUS = tc.time
 			if tc.unset {
 				require.Equal(t, report.Case{TimeUS: tc.time}, out)
@@ -65,4 +63,13 @@ func TestSetOverlapTimes(t *testing.T) {
 			require.InDelta(t, tc.want.LoadSlowdown, out.LoadSlowdown, 1e-9)
 		})
 	}
+}
+
+// overlapResult is a rank's result with the overlap mode's series.
+func overlapResult(calls, alone, with []float64) rankResult {
+	var res rankResult
+	res.addSeries(overlapName, overlapSeriesCall, calls...)
+	res.addSeries(overlapName, overlapSeriesLoad, alone...)
+	res.addSeries(overlapName, overlapSeriesWith, with...)
+	return res
 }

@@ -1,0 +1,144 @@
+package runner
+
+import (
+	"fmt"
+
+	"github.com/artest/artest/internal/backend"
+)
+
+// progressEvery is how many iterations of a batch go between two progress
+// marks on a backend that needs them (backend.ProgressMarker): the
+// watchdog's --timeout then bounds the wait for that many iterations, not
+// for a whole batch of up to stressMaxBatch. A mark per iteration would
+// add an event record to every call's launch.
+const progressEvery = 16
+
+// launchBatch writes the inputs of iterations s0..s0+kk-1 and poisons
+// their outputs, enqueues their calls once every rank is ready, and waits
+// for them. false stops the case (its failure recorded).
+func (st *stressCase) launchBatch(s0, kk int) bool {
+	r, s, slot := st.r, st.s, st.slot
+	srcImg := make([]byte, int64(kk)*slot)
+	outImg := make([]byte, int64(kk)*slot)
+	poison := s.poison()
+	parallel(kk, func(j int) {
+		in := make([]byte, s.bytes)
+		r.genFor(s).Fill(in, r.w.Rank, s0+j, 0)
+		copy(srcImg[int64(j)*slot:], s.regionBytes(in))
+		copy(outImg[int64(j)*slot:], poison)
+	})
+	st.trace("batch %d: inputs made", s0)
+	upErr := r.b.Upload(st.srcAll, srcImg)
+	if upErr != nil {
+		upErr = fmt.Errorf("upload stress inputs: %w", upErr)
+	} else if st.outAll != 0 {
+		if upErr = r.b.Upload(st.outAll, outImg); upErr != nil {
+			upErr = fmt.Errorf("poison stress outputs: %w", upErr)
+		}
+	}
+	if upErr != nil {
+		st.fail("error", "%v", upErr)
+	}
+	st.trace("batch %d: uploaded", s0)
+	// Every rank launches the batch together. A rank still making
+	// its inputs (or checking its last batch) would otherwise hold
+	// its peers' first calls at the start barrier for as long, and
+	// the watchdog, which measures the stream's progress, would take
+	// that host work for a hang.
+	if !st.agreeStart(fmt.Sprintf("stress iterations %d..%d", s0, s0+kk-1), errText(upErr)) {
+		return false
+	}
+	st.batchStart = s0
+	u := st.units[kk]
+	if u == nil {
+		var err error
+		if u, err = st.way.unit(r, s, kk, func(capturing bool) error { return st.enqueueBatch(st.batchStart, kk, !capturing) }); err != nil {
+			st.fail("error", "capture %d stress calls: %v", kk, err)
+			return false
+		}
+		st.units[kk] = u
+	}
+	err := u.enqueue()
+	if err == nil && st.marker != nil && u.oneStep() {
+		// A replay is one step of the stream.
+		err = st.marker.MarkProgress()
+	}
+	if err != nil {
+		st.fail("error", "stress iteration %d: %v", s0, err)
+		_ = r.sync(s.c, "stress calls", s.launch.Blocks)
+		return false
+	}
+	st.trace("batch %d: enqueued", s0)
+	if err := r.sync(s.c, fmt.Sprintf("stress iterations %d..%d", s0, s0+kk-1), st.launches[0].Blocks); err != nil {
+		st.fail("error", "stress iterations %d..%d: %v", s0, s0+kk-1, err)
+		st.res.Fatal = fatalText(err)
+		return false
+	}
+	st.trace("batch %d: finished", s0)
+	return true
+}
+
+// enqueueBatch enqueues iterations s0..s0+kk-1 under the schedules, with
+// a progress mark after every progressEvery of them when mark is set (not
+// in a capture). Graph modes capture it once per batch size, so their
+// replays repeat the first batch's plan.
+func (st *stressCase) enqueueBatch(s0, kk int, mark bool) error {
+	r, s, m := st.r, st.s, st.s.c.Mode
+	id := s.c.ID()
+	loaded := false
+	for j := 0; j < kk; j++ {
+		it := st.sched.plan(r.cfg.Seed, id, s0+j, r.w.Size)
+		if it.skewRank == r.w.Rank {
+			// Before the input copy: a peer that does not wait for
+			// this rank reads its previous input.
+			if err := r.b.(backend.Delayer).Delay(it.skewDelay); err != nil {
+				return fmt.Errorf("skew: %w", err)
+			}
+		}
+		if it.stragRank == r.w.Rank {
+			// The load starts with the input copy and runs beside
+			// the call: this rank's blocks read slowly.
+			if err := r.b.(backend.Straggler).Straggle(it.stragLoad); err != nil {
+				return err
+			}
+			loaded = true
+		}
+		// Each iteration's input goes into the registered buffer the
+		// moment the previous call returns: exactly what the end
+		// barrier must make safe.
+		if err := r.enqueueCall(s, &st.launches[j], s.msg(st.at(st.srcAll, j))); err != nil {
+			return err
+		}
+		if m.InPlace && m.Registered {
+			if err := r.b.Copy(s.msg(st.at(st.outAll, j)), s.in, s.bytes); err != nil {
+				return fmt.Errorf("copy result out: %w", err)
+			}
+		}
+		if st.sched.Poison {
+			// The call returned (in stream order): the input is the
+			// caller's again, and a peer still reading it reads
+			// poison. A variant that stages its own input wrote it
+			// itself; this is the only other write of it.
+			if err := r.b.Copy(s.in, st.poisonBuf, s.bytes); err != nil {
+				return fmt.Errorf("poison after return: %w", err)
+			}
+		}
+		if st.wit != nil {
+			// After the poison: the stamp would delay it, and every
+			// rank's stamp follows the same work.
+			if err := st.wit.stamp(j); err != nil {
+				return err
+			}
+		}
+		if mark && st.marker != nil && (j+1)%progressEvery == 0 {
+			if err := st.marker.MarkProgress(); err != nil {
+				return err
+			}
+		}
+	}
+	if loaded {
+		// The batch's end waits for its loads; no call waits for one.
+		return r.b.(backend.Straggler).JoinStraggle()
+	}
+	return nil
+}
