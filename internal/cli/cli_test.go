@@ -17,6 +17,7 @@ import (
 	"github.com/artest/artest/internal/comm"
 	"github.com/artest/artest/internal/report"
 	"github.com/artest/artest/internal/repro"
+	"github.com/artest/artest/kernels/registry"
 )
 
 type result struct {
@@ -266,6 +267,25 @@ func TestListPrintsIDs(t *testing.T) {
 	require.Equal(t, "twoshot/f16/sum/2B/oop-reg-plain/np2\n", res.stdout[0])
 }
 
+// --list-variants prints every built-in variant's name, one per line in
+// registry order, on rank 0 alone, and opens no backend (an --shm-dir that
+// does not exist stops a run that opens the host backend); a flag that
+// would write a report is refused.
+func TestListVariantsPrintsNames(t *testing.T) {
+	var want strings.Builder
+	for _, f := range registry.Builtin {
+		want.WriteString(f().Name + "\n")
+	}
+	res := runWorld(t, 2, same("--list-variants", "--backend", "host", "--shm-dir", "/no/such/dir"))
+	require.Equal(t, []int{0, 0}, res.codes, res.stderr)
+	require.Equal(t, want.String(), res.stdout[0])
+	require.Empty(t, res.stdout[1])
+
+	res = runWorld(t, 2, same("--list-variants", "--json", filepath.Join(t.TempDir(), "r.json")))
+	require.Equal(t, []int{2, 2}, res.codes)
+	require.Contains(t, res.stderr[0], "--list-variants prints the variant names and runs nothing: --json would do nothing")
+}
+
 func TestJSONHeaderCarriesTheCommand(t *testing.T) {
 	js := filepath.Join(t.TempDir(), "r.json")
 	args := []string{"--backend", "host", "--case", "oneshot/f16/max/6B/ip-stg-graph/np2", "--seed", "7", "--json", js,
@@ -387,9 +407,13 @@ func TestStressSchedulesCleanVariantsPass(t *testing.T) {
 	dir := t.TempDir()
 	js := filepath.Join(dir, "r.json")
 	var ids []string
-	for _, v := range []string{"oneshot", "twoshot", "twoshot-bulk", "oneshot-cpasync", "ring", "oneshot-ll", "multimem"} {
+	for _, f := range registry.Builtin {
+		v := f()
+		if v.Host == nil {
+			continue
+		}
 		for _, m := range []string{"oop-reg-plain", "ip-stg-graph"} {
-			ids = append(ids, v+"/bf16/sum/4100B/"+m+"/np4")
+			ids = append(ids, v.Name+"/bf16/sum/4100B/"+m+"/np4")
 		}
 	}
 	res := runWorld(t, 4, same("--backend", "host", "--case", strings.Join(ids, ","), "--stress", "20", "--json", js))

@@ -3,6 +3,7 @@ package cli
 import (
 	"github.com/artest/artest/internal/plugin"
 	"github.com/artest/artest/internal/report"
+	"github.com/artest/artest/kernels/registry"
 )
 
 // loadPlugins loads every --plugin library and adds its variants to the
@@ -22,6 +23,21 @@ func (o *Options) loadPlugins() error {
 		o.PluginSHA256 = append(o.PluginSHA256, p.SHA256)
 	}
 	return nil
+}
+
+// variantNames is every variant this run knows: the built-in ones in
+// registry.Builtin's order, then each --plugin's.
+func (o *Options) variantNames() []string {
+	var names []string
+	for _, f := range registry.Builtin {
+		names = append(names, f().Name)
+	}
+	for _, p := range o.plugins {
+		for i := range p.Variants {
+			names = append(names, p.Variants[i].Name)
+		}
+	}
+	return names
 }
 
 // pluginInfo is the report header's account of the plugins.

@@ -2,6 +2,7 @@ package registry_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,9 +72,9 @@ func hasStartBarrier(v *kernels.Variant) bool {
 // The list holds every built-in variant once, each declared whole: names,
 // trace ids, fault switches and their bits are unique; a custom variant
 // has a host model, a kernel stem, a trace id below the plugins' range and
-// a launch the kernels accept; nccl has none of those; parameters fit
-// their slots; a fault switch names one bit that none of the shared
-// switches (kernels.Inject*) uses.
+// a launch the kernels accept; an NCCL baseline has none of those and is
+// named so; parameters fit their slots; a fault switch names one bit that
+// none of the shared switches (kernels.Inject*) uses.
 func TestBuiltinDeclarations(t *testing.T) {
 	names, ids, faults, bits := map[string]bool{}, map[uint32]string{}, map[string]bool{}, map[uint32]string{}
 	shared := kernels.InjectNoEndBarrier | kernels.InjectNoStartBarrier | kernels.InjectDelay | kernels.InjectSkipLast |
@@ -88,6 +89,8 @@ func TestBuiltinDeclarations(t *testing.T) {
 		require.Equal(t, v.Custom, v.Host != nil, "%s: a custom variant has a host model, nccl none", v.Name)
 		require.Equal(t, v.Custom, v.Kernel != "", v.Name)
 		require.Equal(t, v.Custom, v.ID != 0, v.Name)
+		require.Equal(t, !v.Custom, v.Name == "nccl" || strings.HasPrefix(v.Name, "nccl-"),
+			"%s: the NCCL baselines, and only they, are named nccl or nccl-*: ci/gpu.sh tells the custom variants from them by name", v.Name)
 		if v.ID != 0 {
 			require.Empty(t, ids[v.ID], "%s and %s share trace id %#x", v.Name, ids[v.ID], v.ID)
 			ids[v.ID] = v.Name
