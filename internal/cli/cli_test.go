@@ -137,6 +137,7 @@ func TestNoEndBarrierUnderStressFails(t *testing.T) {
 	rep := readReport(t, js)
 	require.Equal(t, 1, rep.Summary.Fail)
 	require.Equal(t, 1, rep.Summary.ExitCode)
+	require.Equal(t, []string{"no-end-barrier", "delay:rank=1,us=500"}, rep.Header.Inject)
 	// The rank that read late is the one that saw wrong values.
 	ranks := map[int]bool{}
 	for _, f := range rep.Cases[0].Failures {
@@ -159,25 +160,31 @@ func readReport(t *testing.T, path string) *report.Report {
 	return rep
 }
 
+// twoshot's planted bugs fail their case, each caught by its own check.
 func TestPlantedBugsAreCaught(t *testing.T) {
 	for _, tc := range []struct {
 		inject, mode, kind string
+		more               []string
 	}{
-		{"skip-last", "oop,reg,plain,aligned", "mismatch"}, // poison catches the unwritten element
-		{"overrun", "oop,stg,plain,aligned", "guard"},      // guard bytes catch the write past the end
-		{"wrong-kernel", "oop,reg,plain,aligned", "trace"}, // the trace word catches the wrong dispatch
-		{"no-start-barrier", "oop,stg,plain,aligned", ""},  // may or may not race in one call: see stress test
+		{"skip-last", "oop,reg,plain,aligned", "mismatch", nil}, // poison catches the unwritten element
+		{"overrun", "oop,stg,plain,aligned", "guard", nil},      // guard bytes catch the write past the end
+		{"wrong-kernel", "oop,reg,plain,aligned", "trace", nil}, // the trace word catches the wrong dispatch
+		{"no-start-barrier", "oop,stg,plain,aligned", "", nil},  // may or may not race in one call: see stress test
+		// The reduce-scatter result is read before the slow rank wrote it.
+		{"no-mid-barrier", "oop,reg,plain,aligned", "mismatch", []string{"--inject", "delay:rank=1,us=2000", "--stress", "20"}},
 	} {
 		if tc.kind == "" {
 			continue
 		}
 		t.Run(tc.inject, func(t *testing.T) {
 			js := filepath.Join(t.TempDir(), "r.json")
-			res := runWorld(t, 2, same("--backend", "host", "--variant", "twoshot", "--dtype", "bf16", "--op", "sum",
-				"--size", "4100", "--mode", tc.mode, "--iters", "0", "--inject", tc.inject, "--json", js))
+			args := []string{"--backend", "host", "--variant", "twoshot", "--dtype", "bf16", "--op", "sum",
+				"--size", "4100", "--mode", tc.mode, "--iters", "0", "--inject", tc.inject, "--json", js}
+			res := runWorld(t, 2, same(append(args, tc.more...)...))
 			require.Equal(t, []int{1, 1}, res.codes, res.stderr)
 			rep := readReport(t, js)
 			require.Len(t, rep.Cases, 1)
+			require.Equal(t, 1, rep.Summary.Fail)
 			var kinds []string
 			for _, f := range rep.Cases[0].Failures {
 				kinds = append(kinds, f.Kind)
@@ -233,6 +240,8 @@ func TestUsageErrorsExit2WithOneLine(t *testing.T) {
 		{[]string{"--inject", "no-such-fault"}, "unknown --inject"},
 		{[]string{"--stress", "5", "--schedule", "jitter"}, "artest: unknown --schedule \"jitter\""},
 		{[]string{"--timeout", "soon"}, "bad --timeout"},
+		{[]string{"--device-timeout", "-1s"}, "bad --device-timeout"},
+		{[]string{"--device-timeout", "soon"}, "bad --device-timeout"},
 		{[]string{"--no-such-flag"}, "flag provided but not defined"},
 		{[]string{"--backend", "tpu"}, "unknown --backend"},
 		{[]string{"--backend", "host", "--shm-dir", "/no/such/dir", "--quick"}, "does not exist"},
