@@ -24,19 +24,28 @@ import (
 
 // Memory gives every buffer its own 4 GiB window of a synthetic address
 // space, as the host backend gives regions of its shared segment.
-type Memory struct{ bufs [][]byte }
+type Memory struct {
+	mu   sync.Mutex
+	bufs [][]byte
+}
 
 // WindowShift: buffer i (from 0) starts at address (i+1) << WindowShift.
 const WindowShift = 32
 
 // Alloc adds a zeroed buffer of n bytes and returns its address.
 func (m *Memory) Alloc(n int64) uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	m.bufs = append(m.bufs, make([]byte, n))
 	return uint64(len(m.bufs)) << WindowShift
 }
 
-// Bytes is hostmodel.Memory's: it panics on bytes that are not mapped.
+// Bytes is hostmodel.Memory's: it panics on bytes that are not mapped. It
+// takes a lock as the host backend's does, which orders the models' plain
+// copies between ranks as they are ordered there.
 func (m *Memory) Bytes(p uint64, n int64) []byte {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	i, off := int(p>>WindowShift)-1, int64(p&(1<<WindowShift-1))
 	if i < 0 || i >= len(m.bufs) || off+n > int64(len(m.bufs[i])) {
 		panic(fmt.Sprintf("fake memory: %d bytes at %#x are not mapped", n, p))
