@@ -30,11 +30,11 @@ var firstWait = map[string]struct{ kind, where int }{
 }
 
 // faultSetup is the launch parameters (--param) under which a declared
-// fault switch must show; a switch not named here shows with the
-// defaults. no-credit-wait: one lane of 4 slots of 64 bytes makes thousands
-// of pieces wrap around the ring (with 2 slots a producer can never run
-// past the ring, kernels/ring/protocol.go; at the default slot size a
-// lane's ring holds the whole message at some world sizes).
+// fault switch must show; a switch not named here must show with the
+// defaults. no-credit-wait: one lane of 4 slots of 64 bytes makes
+// thousands of pieces wrap around the ring (with 2 slots a producer can
+// never run past the ring, kernels/ring/protocol.go; with the default
+// parameters 10 launches at 2 and at 4 ranks stayed right).
 var faultSetup = map[string]map[string]uint32{
 	"no-credit-wait": {"lanes": 1, "slots": 4, "slot-bytes": 64},
 }
