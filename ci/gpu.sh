@@ -62,6 +62,14 @@ if ((ngpu == 0)); then
 	exit 4
 fi
 nps=${GPU_NPS:-$ngpu}
+# The variant lists come from the binary: every custom variant is every
+# built-in one beside the NCCL baselines (named nccl and nccl-*, which
+# kernels/registry/conformance_test.go holds them to).
+custom=$("$bin" --list-variants | grep -v -e '^nccl$' -e '^nccl-' | paste -sd, -)
+if [[ -z $custom ]]; then
+	echo "gpu.sh: $bin --list-variants listed no custom variant" >&2
+	exit 4
+fi
 # Steps stop being started after this many seconds, so that a runner with a
 # time limit still gets every log back.
 budget=${GPU_BUDGET_S:-100000}
@@ -233,8 +241,6 @@ for np in $nps; do
 	step "ring-lanes-np$np" 0 180 bash -c 'for lanes in 1 2 32; do mpirun -np "$0" "$1" --variant ring --param lanes=$lanes \
 		--dtype bf16,f32 --op sum --size 4,4100,1M,16M --mode oop,reg --json "$2/ring-lanes$lanes-np$0.json" || exit 1; done' \
 		"$np" "$bin" "$r"
-	# Every custom variant beside NCCL on one size sweep (bf16 sum, out of
-	# place, registered, plain and graph): the comparison table's data.
 	# Benchmark mode: the default sweep (1K to 256M by x2, bf16
 	# sum, plain and graph), every variant beside NCCL, each case checked
 	# once then timed; a plot; and compare against itself (must exit 0).
@@ -249,10 +255,10 @@ for np in $nps; do
 	# serialization; the kernels wait (griddepcontrol.wait) and pass. Without
 	# the wait they read the poison: exit 1 with mismatches. bench-pdl times
 	# the same calls with and without PDL (nopdl_time_us, pdl_gain_us).
-	step "pdl-np$np" 0 240 mpirun -np "$np" "$bin" --pdl --variant oneshot,twoshot,oneshot-cpasync,ring --dtype bf16 \
+	step "pdl-np$np" 0 240 mpirun -np "$np" "$bin" --pdl --variant "$custom" --dtype bf16 \
 		--op sum --size 4K,64K,1M,16M --mode oop,reg --json "$r/pdl-np$np.json"
 	step "fault-pdl-no-wait-np$np" 1 240 mpirun -np "$np" "$bin" --pdl --inject pdl-no-wait \
-		--variant oneshot,twoshot,oneshot-cpasync,ring --dtype bf16 --op sum --size 4K,64K,1M,16M --mode oop,reg \
+		--variant "$custom" --dtype bf16 --op sum --size 4K,64K,1M,16M --mode oop,reg \
 		--json "$r/fault-pdl-no-wait-np$np.json"
 	step "why-pdl-no-wait-np$np" 0 5 grep -q "mismatch" "$out/fault-pdl-no-wait-np$np.log"
 	if [[ -n $shared ]]; then nottimed "bench-pdl-np$np"; else
@@ -270,7 +276,7 @@ for np in $nps; do
 	# --pdl-chain): the chained time and the gain per case.
 	if [[ -n $shared ]]; then nottimed "bench-chain-np$np"; else
 	step "bench-chain-np$np" 0 300 mpirun -np "$np" "$bin" bench -b 4K -e 64M -f 4 --pdl-chain \
-		--variant oneshot,twoshot,oneshot-cpasync,oneshot-ll,ring,twoshot-bulk --mode oop-reg --json "$r/bench-chain-np$np.json"
+		--variant "$custom" --mode oop-reg --json "$r/bench-chain-np$np.json"
 	fi
 	# twoshot's gather, pull against push, on one sweep (bf16 sum oop reg).
 	if [[ -n $shared ]]; then nottimed "bench-gather-np$np"; else
@@ -292,7 +298,7 @@ for np in $nps; do
 	san=${SANITIZER:-/usr/local/cuda/bin/compute-sanitizer}
 	if [[ -n $shared ]]; then nottimed "sanitizer-memcheck-np$np"; else
 	step "sanitizer-memcheck-np$np" 0 300 mpirun -np "$np" -x ARTEST_NCCL=/nonexistent/libnccl.so.2 "$san" --tool memcheck --error-exitcode 9 --print-limit 20 \
-		"$bin" --variant oneshot,twoshot,oneshot-cpasync,ring,oneshot-ll --dtype bf16,f32 --op sum --size 4100,64K \
+		"$bin" --variant "$custom" --dtype bf16,f32 --op sum --size 4100,64K \
 		--mode oop,reg,plain --iters 2 --reps 1 --warmup 0 --device-timeout 120s --timeout 300s --json "$r/sanitizer-memcheck-np$np.json"
 	fi
 	if [[ -n $shared ]]; then nottimed "sanitizer-racecheck-np$np"; else
@@ -350,7 +356,9 @@ for np in $nps; do
 	# A rank killed mid-run: the others end, naming it; the JSON
 	# Lines file keeps the finished cases; nothing is left on the GPUs.
 	step "killed-rank-np$np" 0 120 ci/killed-rank.sh "$np" "$bin" "$r"
-	step "variants-np$np" 0 180 mpirun -np "$np" "$bin" --variant oneshot,twoshot,oneshot-cpasync,ring,nccl \
+	# Every custom variant beside NCCL on one size sweep (bf16 sum, out of
+	# place, registered, plain and graph): the comparison table's data.
+	step "variants-np$np" 0 180 mpirun -np "$np" "$bin" --variant "$custom,nccl" \
 		--dtype bf16 --op sum --mode oop,reg,aligned --size 4:256M:x4 --json "$r/variants-np$np.json"
 	# The example plugin through --plugin, on the cuda backend: the quick and
 	# the default matrix pass (graph modes capture its launches on artest's

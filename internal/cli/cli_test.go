@@ -17,6 +17,7 @@ import (
 	"github.com/artest/artest/internal/comm"
 	"github.com/artest/artest/internal/report"
 	"github.com/artest/artest/internal/repro"
+	"github.com/artest/artest/kernels/registry"
 )
 
 type result struct {
@@ -136,6 +137,7 @@ func TestNoEndBarrierUnderStressFails(t *testing.T) {
 	rep := readReport(t, js)
 	require.Equal(t, 1, rep.Summary.Fail)
 	require.Equal(t, 1, rep.Summary.ExitCode)
+	require.Equal(t, []string{"no-end-barrier", "delay:rank=1,us=500"}, rep.Header.Inject)
 	// The rank that read late is the one that saw wrong values.
 	ranks := map[int]bool{}
 	for _, f := range rep.Cases[0].Failures {
@@ -158,25 +160,31 @@ func readReport(t *testing.T, path string) *report.Report {
 	return rep
 }
 
+// twoshot's planted bugs fail their case, each caught by its own check.
 func TestPlantedBugsAreCaught(t *testing.T) {
 	for _, tc := range []struct {
 		inject, mode, kind string
+		more               []string
 	}{
-		{"skip-last", "oop,reg,plain,aligned", "mismatch"}, // poison catches the unwritten element
-		{"overrun", "oop,stg,plain,aligned", "guard"},      // guard bytes catch the write past the end
-		{"wrong-kernel", "oop,reg,plain,aligned", "trace"}, // the trace word catches the wrong dispatch
-		{"no-start-barrier", "oop,stg,plain,aligned", ""},  // may or may not race in one call: see stress test
+		{"skip-last", "oop,reg,plain,aligned", "mismatch", nil}, // poison catches the unwritten element
+		{"overrun", "oop,stg,plain,aligned", "guard", nil},      // guard bytes catch the write past the end
+		{"wrong-kernel", "oop,reg,plain,aligned", "trace", nil}, // the trace word catches the wrong dispatch
+		{"no-start-barrier", "oop,stg,plain,aligned", "", nil},  // may or may not race in one call: see stress test
+		// The reduce-scatter result is read before the slow rank wrote it.
+		{"no-mid-barrier", "oop,reg,plain,aligned", "mismatch", []string{"--inject", "delay:rank=1,us=2000", "--stress", "20"}},
 	} {
 		if tc.kind == "" {
 			continue
 		}
 		t.Run(tc.inject, func(t *testing.T) {
 			js := filepath.Join(t.TempDir(), "r.json")
-			res := runWorld(t, 2, same("--backend", "host", "--variant", "twoshot", "--dtype", "bf16", "--op", "sum",
-				"--size", "4100", "--mode", tc.mode, "--iters", "0", "--inject", tc.inject, "--json", js))
+			args := []string{"--backend", "host", "--variant", "twoshot", "--dtype", "bf16", "--op", "sum",
+				"--size", "4100", "--mode", tc.mode, "--iters", "0", "--inject", tc.inject, "--json", js}
+			res := runWorld(t, 2, same(append(args, tc.more...)...))
 			require.Equal(t, []int{1, 1}, res.codes, res.stderr)
 			rep := readReport(t, js)
 			require.Len(t, rep.Cases, 1)
+			require.Equal(t, 1, rep.Summary.Fail)
 			var kinds []string
 			for _, f := range rep.Cases[0].Failures {
 				kinds = append(kinds, f.Kind)
@@ -232,6 +240,8 @@ func TestUsageErrorsExit2WithOneLine(t *testing.T) {
 		{[]string{"--inject", "no-such-fault"}, "unknown --inject"},
 		{[]string{"--stress", "5", "--schedule", "jitter"}, "artest: unknown --schedule \"jitter\""},
 		{[]string{"--timeout", "soon"}, "bad --timeout"},
+		{[]string{"--device-timeout", "-1s"}, "bad --device-timeout"},
+		{[]string{"--device-timeout", "soon"}, "bad --device-timeout"},
 		{[]string{"--no-such-flag"}, "flag provided but not defined"},
 		{[]string{"--backend", "tpu"}, "unknown --backend"},
 		{[]string{"--backend", "host", "--shm-dir", "/no/such/dir", "--quick"}, "does not exist"},
@@ -264,6 +274,25 @@ func TestListPrintsIDs(t *testing.T) {
 	res := runWorld(t, 2, same("--list", "--variant", "twoshot", "--dtype", "f16", "--op", "sum", "--size", "2", "--mode", "oop,reg,plain,aligned"))
 	require.Equal(t, []int{0, 0}, res.codes)
 	require.Equal(t, "twoshot/f16/sum/2B/oop-reg-plain/np2\n", res.stdout[0])
+}
+
+// --list-variants prints every built-in variant's name, one per line in
+// registry order, on rank 0 alone, and opens no backend (an --shm-dir that
+// does not exist stops a run that opens the host backend); a flag that
+// would write a report is refused.
+func TestListVariantsPrintsNames(t *testing.T) {
+	var want strings.Builder
+	for _, f := range registry.Builtin {
+		want.WriteString(f().Name + "\n")
+	}
+	res := runWorld(t, 2, same("--list-variants", "--backend", "host", "--shm-dir", "/no/such/dir"))
+	require.Equal(t, []int{0, 0}, res.codes, res.stderr)
+	require.Equal(t, want.String(), res.stdout[0])
+	require.Empty(t, res.stdout[1])
+
+	res = runWorld(t, 2, same("--list-variants", "--json", filepath.Join(t.TempDir(), "r.json")))
+	require.Equal(t, []int{2, 2}, res.codes)
+	require.Contains(t, res.stderr[0], "--list-variants prints the variant names and runs nothing: --json would do nothing")
 }
 
 func TestJSONHeaderCarriesTheCommand(t *testing.T) {
@@ -387,9 +416,13 @@ func TestStressSchedulesCleanVariantsPass(t *testing.T) {
 	dir := t.TempDir()
 	js := filepath.Join(dir, "r.json")
 	var ids []string
-	for _, v := range []string{"oneshot", "twoshot", "twoshot-bulk", "oneshot-cpasync", "ring", "oneshot-ll", "multimem"} {
+	for _, f := range registry.Builtin {
+		v := f()
+		if v.Host == nil {
+			continue
+		}
 		for _, m := range []string{"oop-reg-plain", "ip-stg-graph"} {
-			ids = append(ids, v+"/bf16/sum/4100B/"+m+"/np4")
+			ids = append(ids, v.Name+"/bf16/sum/4100B/"+m+"/np4")
 		}
 	}
 	res := runWorld(t, 4, same("--backend", "host", "--case", strings.Join(ids, ","), "--stress", "20", "--json", js))

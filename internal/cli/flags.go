@@ -76,6 +76,8 @@ type Options struct {
 	PDLChain bool `json:"pdl_chain,omitempty"`
 	Version  bool `json:"-"`
 	Help     bool `json:"-"`
+	// ListVariants is --list-variants: print the variant names and exit.
+	ListVariants bool `json:"-"`
 	// Table is --table: summary (the default) or full (every case's row).
 	Table string `json:"-"`
 
@@ -270,6 +272,7 @@ func newFlagSet(o *Options) *flag.FlagSet {
 	fs.Var(listFlag{&o.CaseIDs}, "case", "run exactly these case IDs (variant/dtype/op/size/mode/npN)")
 	fs.BoolVar(&o.Quick, "quick", false, "a small matrix that finishes in seconds")
 	fs.BoolVar(&o.List, "list", false, "print the selected case IDs and exit")
+	fs.BoolVar(&o.ListVariants, "list-variants", false, "print the name of every variant, one per line (the built-in ones, then each --plugin's), and exit")
 	fs.StringVar(&o.Input, "input", "random", "input kind: random (full mantissa) or exact (small integers)")
 	fs.Uint64Var(&o.Seed, "seed", 1, "input generator seed")
 	fs.IntVar(&o.Warmup, "warmup", 5, "untimed calls before timing (host backend default: 1)")
@@ -358,6 +361,14 @@ func Parse(args []string) (*Options, error) {
 	}
 	if err := o.loadPlugins(); err != nil {
 		return nil, err
+	}
+	if o.ListVariants {
+		for _, name := range []string{"list", "json", "junit", "jsonl", "plot", "gobench"} {
+			if o.set[name] {
+				return nil, exitcode.Usagef("--list-variants prints the variant names and runs nothing: --%s would do nothing; drop one of them", name)
+			}
+		}
+		return o, nil
 	}
 	var err error
 	if o.input, err = reference.ParseInputKind(o.Input); err != nil {

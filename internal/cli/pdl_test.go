@@ -64,6 +64,9 @@ func TestPDLHost(t *testing.T) {
 			rep := readReport(t, js)
 			require.True(t, rep.Header.PDL)
 			require.Len(t, rep.Cases, 5*8) // 5 variants x 8 aligned modes
+			if tc.code != 0 {
+				require.Contains(t, res.stderr[0], "--pdl --inject pdl-no-wait", "the repro lines rerun with --pdl")
+			}
 			for _, c := range rep.Cases {
 				if c.Variant == "nccl" {
 					require.Equal(t, report.Skipped, c.Verdict, c.ID)

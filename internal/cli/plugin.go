@@ -34,6 +34,12 @@ func (o *Options) loadPlugins() error {
 	return nil
 }
 
+// variantNames is every variant this run knows: the built-in ones in
+// registry.Builtin's order, then each --plugin's (the run's set).
+func (o *Options) variantNames() []string {
+	return o.variantSet.Names()
+}
+
 // pluginInfo is the report header's account of the plugins.
 func (o *Options) pluginInfo() []report.Plugin {
 	var out []report.Plugin

@@ -5,10 +5,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/artest/artest/kernels/registry"
 )
 
 // examplePlugin is the example plugin's host twin, built once per test
@@ -72,4 +75,14 @@ func TestPluginVariantsSelectAndTakeParams(t *testing.T) {
 			require.Equal(t, "trace check, device deadlines", o.pluginInfo()[0].Checks, "the example declares the device helpers")
 		})
 	}
+}
+
+// --list-variants lists a plugin's variants after the built-in ones.
+func TestListVariantsNamesPluginVariants(t *testing.T) {
+	so := buildExamplePlugin(t)
+	res := runWorld(t, 1, same("--plugin", so, "--list-variants"))
+	require.Equal(t, []int{0}, res.codes, res.stderr)
+	lines := strings.Split(strings.TrimSuffix(res.stdout[0], "\n"), "\n")
+	require.Len(t, lines, len(registry.Builtin)+1)
+	require.Equal(t, "example:oneshot", lines[len(lines)-1])
 }

@@ -187,7 +187,7 @@ var rerunEffectiveOrder = []string{"backend", "seed", "input", "warmup", "iters"
 // and the host size cap included), and artest tune's own flags (a failing
 // tune candidate reruns as an ordinary case with its launch pinned).
 var rerunLeftOut = map[string]bool{
-	"json": true, "junit": true, "jsonl": true, "plot": true, "progress": true, "list": true, "table": true, "gobench": true,
+	"json": true, "junit": true, "jsonl": true, "plot": true, "progress": true, "list": true, "list-variants": true, "table": true, "gobench": true,
 	"repro": true, "repro-dir": true, "help": true, "version": true,
 	"case": true, "variant": true, "dtype": true, "op": true, "size": true, "mode": true, "quick": true, "stress-set": true,
 	"b": true, "e": true, "f": true, "minbytes": true, "maxbytes": true, "stepfactor": true, "host-max-size": true,

@@ -111,7 +111,7 @@ func Main(e Env) int {
 	if perr == nil {
 		me.Hash = o.hash()
 		me.Flags = o.givenText()
-		if c.Rank() == 0 && !o.Help && !o.Version && !o.List {
+		if c.Rank() == 0 && !o.Help && !o.Version && !o.List && !o.ListVariants {
 			// Rank 0 writes the reports: a path it cannot write is found
 			// now, not after the whole run.
 			startErr = o.checkOutputPlan()
@@ -121,7 +121,7 @@ func Main(e Env) int {
 	var be backend.Backend
 	// --list opens the backend too: what the run drops on a backend (the
 	// host's size cap) --list drops as well.
-	if perr == nil && !o.Help && !o.Version {
+	if perr == nil && !o.Help && !o.Version && !o.ListVariants {
 		var berr error
 		be, me.Backend, berr = openBackend(e, o)
 		if berr != nil && startErr == nil {
@@ -149,6 +149,14 @@ func Main(e Env) int {
 	if o.Version {
 		if c.Rank() == 0 {
 			fmt.Fprintf(e.Stdout, "artest %s (%s, %s)\n", Version, gitRevision(), runtime.Version())
+		}
+		return exitcode.OK
+	}
+	if o.ListVariants {
+		if c.Rank() == 0 {
+			for _, name := range o.variantNames() {
+				fmt.Fprintln(e.Stdout, name)
+			}
 		}
 		return exitcode.OK
 	}

@@ -10,32 +10,6 @@ import (
 	"github.com/artest/artest/sigblock"
 )
 
-// The checks every model with barriers passes.
-func TestBarrierGivesUpAfterTheDeadline(t *testing.T) {
-	v := Variant()
-	hostmodeltest.CheckBarrierGivesUp(t, &v)
-}
-
-func TestTagMismatchDiagnosesADifferentCall(t *testing.T) {
-	v := Variant()
-	hostmodeltest.CheckTagMismatch(t, &v)
-}
-
-// Without a deadline (WaitTimeoutNs 0) nothing gives up: the same launch of
-// every rank passes and leaves the diag words empty.
-func TestNoDeadlineNoGiveUp(t *testing.T) {
-	v := Variant()
-	w := hostmodeltest.NewWorld(2, reference.F32, 1024, false)
-	w.Fill(0)
-	for _, err := range w.Launch(&v, reference.Sum, 0, 0) {
-		require.NoError(t, err)
-	}
-	for r := 0; r < 2; r++ {
-		_, ok := w.Snapshot(r).GiveUp()
-		require.False(t, ok)
-	}
-}
-
 // A peer whose buffers are newer than the ones a launch holds (it
 // re-registered after the launch was captured): the ranks holding the old
 // generation name it; the re-registered rank, whose expectations all hold,

@@ -12,39 +12,6 @@ import (
 	"github.com/artest/artest/reference"
 )
 
-// The checks every model with barriers passes.
-func TestBarrierGivesUpAfterTheDeadline(t *testing.T) {
-	v := Variant()
-	hostmodeltest.CheckBarrierGivesUp(t, &v)
-}
-
-func TestTagMismatchDiagnosesADifferentCall(t *testing.T) {
-	v := Variant()
-	hostmodeltest.CheckTagMismatch(t, &v)
-}
-
-// Matching tags change nothing: launch after launch passes, and every
-// block's claim is released at its end.
-func TestMatchingTagsPassAndReleaseClaims(t *testing.T) {
-	v := Variant()
-	w := hostmodeltest.NewWorld(3, reference.F32, 1024, false)
-	for iter := 0; iter < 3; iter++ {
-		w.Fill(iter)
-		errs, _ := w.LaunchTagged(t, &v, []int64{1024, 1024, 1024}, hostmodeltest.SameGens(3, 1, 2, 1), 0)
-		for r := 0; r < 3; r++ {
-			require.NoError(t, errs[r])
-			_, ok := w.Snapshot(r).GiveUp()
-			require.False(t, ok)
-		}
-	}
-	for r := 0; r < 3; r++ {
-		for b := 0; b < v.HostBlocks; b++ {
-			require.Zero(t, w.Snapshot(r).Claim(b))
-			require.Equal(t, uint32(3), w.Snapshot(r).Epoch(b))
-		}
-	}
-}
-
 // The model computes twoshot's pull bits, and what the order-aware
 // reference says, on every rank; the trace word names this variant.
 func TestModelMatchesTwoshotPull(t *testing.T) {
@@ -92,35 +59,4 @@ func TestModelMatchesTwoshotPull(t *testing.T) {
 			require.Equal(t, results["twoshot"], results["twoshot-bulk"])
 		})
 	}
-}
-
-// The planted bugs reach the output: skip-last leaves the last element
-// unwritten, overrun writes one element past the end (where the runner's
-// guard bytes sit).
-func TestModelPlantedBugs(t *testing.T) {
-	v := Variant()
-	const count = 100
-	for _, inPlace := range []bool{false, true} {
-		w := hostmodeltest.NewWorld(2, reference.F32, count, inPlace)
-		w.Fill(0)
-		out := w.Mem.Bytes(w.Out[0], (count+1)*4)
-		if inPlace {
-			out = w.Mem.Bytes(w.In[0], (count+1)*4)
-		}
-		for i := range out[count*4:] {
-			out[count*4+i] = 0xAB
-		}
-		for _, err := range w.Launch(&v, reference.Sum, 0, kernels.InjectOverrun) {
-			require.NoError(t, err)
-		}
-		require.NotEqual(t, []byte{0xAB, 0xAB, 0xAB, 0xAB}, out[count*4:], "overrun writes one element past the end (in place %v)", inPlace)
-	}
-	w := hostmodeltest.NewWorld(2, reference.F32, count, false)
-	w.Fill(0)
-	last := w.Mem.Bytes(w.Out[0], count*4)[(count-1)*4:]
-	copy(last, []byte{1, 2, 3, 4})
-	for _, err := range w.Launch(&v, reference.Sum, 0, kernels.InjectSkipLast) {
-		require.NoError(t, err)
-	}
-	require.Equal(t, []byte{1, 2, 3, 4}, last, "skip-last leaves the last element alone")
 }

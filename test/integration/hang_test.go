@@ -63,17 +63,3 @@ func TestWithoutDeviceTimeoutTheHostWatchdogFires(t *testing.T) {
 	require.NotContains(t, o.stderr, "gave up")
 	require.Contains(t, o.stderr, "wait at the end barrier for rank 2")
 }
-
-// A negative or malformed --device-timeout is a usage error (exit 2).
-// In parallel, as the other usage errors (TestBadInputIsOneLineAndExitTwo).
-func TestBadDeviceTimeoutIsUsage(t *testing.T) {
-	t.Parallel()
-	for _, v := range []string{"-1s", "soon"} {
-		t.Run(v, func(t *testing.T) {
-			t.Parallel()
-			o := mpirun(t, 2, time.Minute, "--variant", "oneshot", "--size", "4K", "--device-timeout", v)
-			require.Equal(t, 2, o.code, "%s: %s", v, o.stderr)
-			require.Contains(t, o.stderr, "bad --device-timeout")
-		})
-	}
-}

@@ -2,8 +2,10 @@
 // synthetic address space, a world of ranks' buffers in it, launches of
 // every rank at once (ranks are goroutines, as processes are in the host
 // backend), and the checks every model with barriers must pass (a peer
-// that never launches, a peer that launches another call). Each variant's
-// folder tests its own model with it (kernels/<variant>/host_test.go).
+// that never launches, a peer that launches another call). The checks
+// every variant passes run over the whole registry
+// (kernels/registry/conformance_test.go); each variant's folder tests what
+// is its own with it (kernels/<variant>/host_test.go).
 package hostmodeltest
 
 import (
@@ -22,19 +24,28 @@ import (
 
 // Memory gives every buffer its own 4 GiB window of a synthetic address
 // space, as the host backend gives regions of its shared segment.
-type Memory struct{ bufs [][]byte }
+type Memory struct {
+	mu   sync.Mutex
+	bufs [][]byte
+}
 
 // WindowShift: buffer i (from 0) starts at address (i+1) << WindowShift.
 const WindowShift = 32
 
 // Alloc adds a zeroed buffer of n bytes and returns its address.
 func (m *Memory) Alloc(n int64) uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	m.bufs = append(m.bufs, make([]byte, n))
 	return uint64(len(m.bufs)) << WindowShift
 }
 
-// Bytes is hostmodel.Memory's: it panics on bytes that are not mapped.
+// Bytes is hostmodel.Memory's: it panics on bytes that are not mapped. It
+// takes a lock as the host backend's does, which orders the models' plain
+// copies between ranks as they are ordered there.
 func (m *Memory) Bytes(p uint64, n int64) []byte {
+	m.mu.Lock()
+	defer m.mu.Unlock()
 	i, off := int(p>>WindowShift)-1, int64(p&(1<<WindowShift-1))
 	if i < 0 || i >= len(m.bufs) || off+n > int64(len(m.bufs[i])) {
 		panic(fmt.Sprintf("fake memory: %d bytes at %#x are not mapped", n, p))
@@ -53,24 +64,109 @@ type World struct {
 	DType          reference.DType
 	Gen            reference.Gen
 	InPlace        bool
+	// StageBytes is the size of every rank's staging buffer.
+	StageBytes int64
+	// Multicast: the launches get a multicast delta and the memory models
+	// the multicast window (MulticastWindow), as the host backend does
+	// for a variant that needs multicast.
+	Multicast bool
+	// Params are the launch parameters every launch sets (--param); the
+	// others keep their defaults.
+	Params map[string]uint32
 	// Adjust, when set, changes every rank's arguments after the
 	// variant's parameters were set (a ring small enough for the staging).
 	Adjust func(a *kernels.Args)
+	// Delay, when DelayRank's Inject has kernels.InjectDelay, is how long
+	// that rank waits before it starts (kernels.Args.DelayNs).
+	DelayRank int
+	Delay     time.Duration
 }
 
-// NewWorld lays out n ranks' buffers for count elements of d.
+// NewWorld lays out n ranks' buffers for count elements of d, with
+// staging of the message's size.
 func NewWorld(n int, d reference.DType, count int64, inPlace bool) *World {
+	return newWorld(n, d, count, inPlace, count*int64(d.Size()), false)
+}
+
+// StageGuard is the bytes the runner adds to every staging buffer past
+// the largest message (its guard), which a variant may use.
+const StageGuard = 256
+
+// NewWorldFor lays out n ranks' buffers for count elements of d as the
+// runner and the host backend lay them out for v: staging of the message
+// (or what v.StageNeed asks, when more) plus the runner's guard, and a
+// multicast window when v needs multicast.
+func NewWorldFor(v *kernels.Variant, n int, d reference.DType, count int64, inPlace bool) *World {
+	stage := count * int64(d.Size())
+	if v.StageNeed != nil {
+		stage = max(stage, v.StageNeed(stage, n))
+	}
+	return newWorld(n, d, count, inPlace, stage+StageGuard, v.Needs&kernels.NeedMulticast != 0)
+}
+
+func newWorld(n int, d reference.DType, count int64, inPlace bool, stage int64, multicast bool) *World {
 	w := &World{Count: count, Elem: int64(d.Size()), NRanks: n, DType: d, InPlace: inPlace,
-		Gen: reference.Gen{Seed: 7, Kind: reference.Random, DType: d}}
+		Gen: reference.Gen{Seed: 7, Kind: reference.Random, DType: d}, StageBytes: stage, Multicast: multicast}
 	bytes := count * w.Elem
 	for r := 0; r < n; r++ {
 		w.In = append(w.In, w.Mem.Alloc(bytes+w.Elem))
-		w.Stage = append(w.Stage, w.Mem.Alloc(bytes))
+		w.Stage = append(w.Stage, w.Mem.Alloc(stage))
 		w.Out = append(w.Out, w.Mem.Alloc(bytes+w.Elem))
 		w.Sig = append(w.Sig, w.Mem.Alloc(sigblock.Size))
 		sigblock.Block(w.Mem.Bytes(w.Sig[r], sigblock.Size)).Init(r, n)
 	}
 	return w
+}
+
+// MulticastWindow is the address of a World's multicast window: offset o
+// of it stands for offset o from every rank's input buffer (rank r's
+// staging is at the same distance from its input on every rank).
+const MulticastWindow = uint64(1) << 48
+
+// multicastMemory is a World's memory with its multicast window.
+type multicastMemory struct{ w *World }
+
+func (m multicastMemory) Bytes(p uint64, n int64) []byte { return m.w.Mem.Bytes(p, n) }
+
+// Replicas is what the multimem model reads through (multimem.Multicast).
+func (m multicastMemory) Replicas(p uint64, n int64) [][]byte {
+	if p < MulticastWindow {
+		panic(fmt.Sprintf("fake memory: %#x is no multicast address", p))
+	}
+	out := make([][]byte, m.w.NRanks)
+	for r := range out {
+		out[r] = m.w.Mem.Bytes(m.w.In[r]+(p-MulticastWindow), n)
+	}
+	return out
+}
+
+// memory is what the launches read and write through.
+func (w *World) memory() hostmodel.Memory {
+	if w.Multicast {
+		return multicastMemory{w}
+	}
+	return &w.Mem
+}
+
+// Blocks is the block count of Launch and LaunchTagged for v, on every
+// rank of this world.
+func (w *World) Blocks(v *kernels.Variant) int {
+	a := w.args(v, 0, w.Count, 0, 0)
+	v.SetParams(a, w.Params, w.Elem)
+	if w.Adjust != nil {
+		w.Adjust(a)
+	}
+	return w.blocks(v, a)
+}
+
+// blocks is the block count of a launch of v with arguments a: its
+// HostBlocks, or, when 0, the grid of the cuda backend (the host
+// backend's rule).
+func (w *World) blocks(v *kernels.Variant, a *kernels.Args) int {
+	if v.HostBlocks > 0 {
+		return v.HostBlocks
+	}
+	return kernels.Grid(v, a, w.Elem, v.Blocks, v.Threads)
 }
 
 // Fill writes iteration iter's inputs.
@@ -83,17 +179,20 @@ func (w *World) Fill(iter int) {
 // args is rank r's arguments for a launch of v over the whole world.
 func (w *World) args(v *kernels.Variant, r int, count int64, inject uint32, timeout time.Duration) *kernels.Args {
 	a := &kernels.Args{Count: uint64(count), Rank: uint32(r), NRanks: uint32(w.NRanks), Inject: inject,
-		VariantID: v.ID, StageBytes: uint64(w.Count * w.Elem), Out: w.Out[r],
-		WaitTimeoutNs: uint64(timeout.Nanoseconds())}
+		VariantID: v.ID, StageBytes: uint64(w.StageBytes), Out: w.Out[r], WaitTimeoutNs: uint64(timeout.Nanoseconds()),
+		DelayRank: uint32(w.DelayRank), DelayNs: uint64(w.Delay.Nanoseconds())}
 	for p := 0; p < w.NRanks; p++ {
 		a.PeerIn[p], a.PeerStage[p], a.PeerSignal[p] = w.In[p], w.Stage[p], w.Sig[p]
+	}
+	if w.Multicast {
+		kernels.SetMulticastDelta(a, MulticastWindow-w.In[r])
 	}
 	return a
 }
 
-// Launch runs variant v on every rank at once with v.HostBlocks blocks and
-// returns each rank's error. param0, when not 0, replaces Args.Param0 after
-// the variant's defaults were set.
+// Launch runs variant v on every rank at once with the host backend's
+// block count (blocks) and returns each rank's error. param0, when not 0,
+// replaces Args.Param0 after the variant's defaults were set.
 func (w *World) Launch(v *kernels.Variant, op reference.Op, param0 uint32, inject uint32) []error {
 	errs := make([]error, w.NRanks)
 	var wg sync.WaitGroup
@@ -102,7 +201,7 @@ func (w *World) Launch(v *kernels.Variant, op reference.Op, param0 uint32, injec
 		if w.InPlace {
 			a.Out, a.Flags = w.In[r], kernels.FlagInPlace
 		}
-		v.SetParams(a, nil, w.Elem)
+		v.SetParams(a, w.Params, w.Elem)
 		if param0 != 0 {
 			a.Param0 = param0
 		}
@@ -112,7 +211,7 @@ func (w *World) Launch(v *kernels.Variant, op reference.Op, param0 uint32, injec
 		wg.Add(1)
 		go func(r int) {
 			defer wg.Done()
-			errs[r] = hostmodel.Run(&w.Mem, &hostmodel.Launch{Variant: v, DType: w.DType, Op: op, Args: a, Blocks: v.HostBlocks})
+			errs[r] = hostmodel.Run(w.memory(), &hostmodel.Launch{Variant: v, DType: w.DType, Op: op, Args: a, Blocks: w.blocks(v, a)})
 		}(r)
 	}
 	wg.Wait()
@@ -130,7 +229,7 @@ func (w *World) LaunchSome(t *testing.T, v *kernels.Variant, inject uint32, rank
 	t.Helper()
 	return w.launchAll(v, ranks, func(r int) (*kernels.Args, int) {
 		a := w.args(v, r, w.Count, inject, WaitTimeout)
-		v.SetParams(a, nil, w.Elem)
+		v.SetParams(a, w.Params, w.Elem)
 		if w.Adjust != nil {
 			w.Adjust(a)
 		}
@@ -151,11 +250,11 @@ func (w *World) LaunchTagged(t *testing.T, v *kernels.Variant, counts []int64, g
 	}
 	return w.launchAll(v, ranks, func(r int) (*kernels.Args, int) {
 		a := w.args(v, r, counts[r], 0, timeout)
-		v.SetParams(a, nil, w.Elem)
+		v.SetParams(a, w.Params, w.Elem)
 		if w.Adjust != nil {
 			w.Adjust(a)
 		}
-		blocks := v.HostBlocks
+		blocks := w.blocks(v, a)
 		kernels.SetTags(a, kernels.CallHash(v, w.DType, reference.Sum, a, blocks, v.Threads), gens[r])
 		return a, blocks
 	})
@@ -174,7 +273,7 @@ func (w *World) launchAll(v *kernels.Variant, ranks []int, launch func(r int) (*
 		wg.Add(1)
 		go func(r int) {
 			defer wg.Done()
-			err := hostmodel.Run(&w.Mem, &hostmodel.Launch{Variant: v, DType: w.DType, Op: reference.Sum, Args: a, Blocks: blocks})
+			err := hostmodel.Run(w.memory(), &hostmodel.Launch{Variant: v, DType: w.DType, Op: reference.Sum, Args: a, Blocks: blocks})
 			mu.Lock()
 			errs[r] = err
 			mu.Unlock()
@@ -215,12 +314,21 @@ func (w *World) Snapshot(r int) sigblock.Snapshot {
 }
 
 // CheckBarrierGivesUp: a start barrier whose peer never arrives gives up
-// after the launch's deadline: the launch completes without an error (as
-// a GPU launch whose blocks exited), the diag words say which block waited
-// at which barrier for whom, and block 0, which gave up, wrote no trace.
+// after the launch's deadline (CheckWaitGivesUp at the start barrier).
 func CheckBarrierGivesUp(t *testing.T, v *kernels.Variant) {
 	t.Helper()
-	w := NewWorld(3, reference.F32, 1024, false)
+	CheckWaitGivesUp(t, v, sigblock.DiagKindBarrier, sigblock.PhaseStart)
+}
+
+// CheckWaitGivesUp: a launch of v on ranks 0 and 1 of 3, where rank 2
+// never launches, gives up after the launch's deadline at its first wait
+// for a peer (kind, at where: a barrier's phase or a slot): the launch
+// completes without an error (as a GPU launch whose blocks exited), the
+// diag words say which block waited where for whom, and block 0, which
+// gave up, wrote no trace.
+func CheckWaitGivesUp(t *testing.T, v *kernels.Variant, kind, where int) {
+	t.Helper()
+	w := NewWorldFor(v, 3, reference.F32, 1024, false)
 	w.Fill(0)
 	errs, took := w.LaunchSome(t, v, 0, 0, 1)
 	require.NoError(t, errs[0])
@@ -230,10 +338,10 @@ func CheckBarrierGivesUp(t *testing.T, v *kernels.Variant) {
 		g, ok := w.Snapshot(r).GiveUp()
 		require.True(t, ok, "rank %d recorded no give-up", r)
 		require.Equal(t, r, g.Rank)
-		require.Equal(t, sigblock.DiagKindBarrier, g.Kind)
-		require.Equal(t, sigblock.PhaseStart, g.Where)
+		require.Equal(t, kind, g.Kind, g.String())
+		require.Equal(t, where, g.Where, g.String())
 		require.Equal(t, 2, g.Peer, "rank 2 never launched")
-		require.Equal(t, uint32(1), g.Want, "the first launch's epoch")
+		require.Equal(t, uint32(1), g.Want, "the first launch's epoch or sequence")
 		require.Equal(t, uint32(0), g.Seen)
 		require.Equal(t, v.ID, g.Variant)
 		require.GreaterOrEqual(t, g.Waited, WaitTimeout)
@@ -250,7 +358,7 @@ func CheckBarrierGivesUp(t *testing.T, v *kernels.Variant) {
 // before the deadline, naming the barrier and the rank whose call differs.
 func CheckTagMismatch(t *testing.T, v *kernels.Variant) {
 	t.Helper()
-	w := NewWorld(3, reference.F32, 1024, false)
+	w := NewWorldFor(v, 3, reference.F32, 1024, false)
 	w.Fill(0)
 	counts := []int64{1024, 1020, 1024} // rank 1: one 16-byte slot less
 	errs, took := w.LaunchTagged(t, v, counts, SameGens(3, 1, 1, 1), 30*time.Second)
