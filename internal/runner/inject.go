@@ -9,6 +9,7 @@ import (
 
 	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/kernels/registry"
+	"github.com/artest/artest/reference"
 )
 
 // Inject is the set of faults a run plants on purpose, to prove that each
@@ -145,3 +146,14 @@ func (in *Inject) Specs() []string { return append([]string(nil), in.specs...) }
 
 // Any reports whether a fault is planted.
 func (in *Inject) Any() bool { return len(in.specs) > 0 }
+
+// wrongKernel is the variant of vs a broken dispatcher would pick instead
+// of v.
+func wrongKernel(vs *registry.Set, v *kernels.Variant) *kernels.Variant {
+	for _, o := range vs.All() {
+		if o.Custom && o.ID != 0 && o.ID != v.ID && o.External == nil && o.SupportsDType(reference.F32) {
+			return o
+		}
+	}
+	return nil
+}

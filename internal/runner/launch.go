@@ -178,3 +178,45 @@ func setLaunch(out *report.Case, rs []rankResult) {
 	out.LaunchFrom, out.Blocks, out.Threads, out.Params = l.From, l.Blocks, l.Threads, l.Params
 	out.GridCap, out.GridCapFrom = l.Cap, l.CapFrom
 }
+
+// newLaunch is one call of case s writing to out, as the case's launch
+// (s.plan) has every call made.
+func (r *run) newLaunch(s *caseState, out backend.Ptr) backend.Launch {
+	l := backend.Launch{Variant: s.launchV, DType: s.c.DType, Op: s.c.Op, Args: r.launchArgs(s, out)}
+	s.plan.apply(&l)
+	return l
+}
+
+// launchArgs are the kernel arguments of one call of case s writing to
+// out, before the variant's parameters.
+func (r *run) launchArgs(s *caseState, out backend.Ptr) kernels.Args {
+	w := r.w
+	a := kernels.Args{
+		Out:        uint64(out),
+		Count:      uint64(s.c.Count()),
+		Rank:       uint32(w.Rank),
+		NRanks:     uint32(w.Size),
+		Inject:     r.cfg.Inject.Bits,
+		DelayRank:  uint32(r.cfg.Inject.DelayRank),
+		DelayNs:    uint64(r.cfg.Inject.Delay.Nanoseconds()),
+		VariantID:  s.launchV.ID,
+		StageBytes: uint64(w.Capacity - s.lead),
+	}
+	a.WaitTimeoutNs = uint64(r.cfg.DeviceTimeout.Nanoseconds())
+	r.cfg.Inject.hangScenario(&a, s.elem)
+	for p := 0; p < w.Size; p++ {
+		a.PeerIn[p] = uint64(s.msg(w.Input[p]))
+		a.PeerStage[p] = uint64(s.msg(w.Staging[p]))
+		a.PeerSignal[p] = uint64(w.Signal[p])
+	}
+	if out == s.in {
+		a.Flags |= kernels.FlagInPlace
+	}
+	return a
+}
+
+// enqueueCall enqueues one call of s as the run makes them
+// (callShaper.enqueue), its input copied from src where that is not 0.
+func (r *run) enqueueCall(s *caseState, l *backend.Launch, src backend.Ptr) error {
+	return r.call.enqueue(r, s, l, src)
+}
