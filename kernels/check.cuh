@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#include "common.cuh"
+#include "device/common.cuh"
 
 #if !defined(__CUDA_ARCH__)
 #include <string.h>

@@ -40,7 +40,8 @@ NVCC ?= $(firstword $(wildcard /usr/local/cuda/bin/nvcc $(KERNELS_TOOLS_NVCC)) n
 # The shared kernels (check, delay, pdl) beside this file, and each
 # variant's own in its folder (kernels/<variant>/*.cu).
 KERNELS_SRC := $(sort $(filter-out %_test.cu,$(wildcard $(KERNELS_DIR)/*.cu $(KERNELS_DIR)/*/*.cu)))
-# Shared headers beside this file, and a variant's own in its folder.
+# The shared device headers (kernels/device/, included as "device/x.cuh"
+# through -I kernels), and every kernel's own beside it.
 KERNELS_HDR := $(sort $(wildcard $(KERNELS_DIR)/*.cuh $(KERNELS_DIR)/*/*.cuh))
 KERNELS_UNITY := $(KERNELS_BIN)/artest_kernels.cu
 KERNELS_FATBIN := $(KERNELS_BIN)/artest.fatbin

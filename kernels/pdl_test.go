@@ -60,5 +60,5 @@ func TestEveryKernelCallsPdlWaitFirst(t *testing.T) {
 		})
 	}
 	require.GreaterOrEqual(t, families, 5, "oneshot, twoshot, oneshot_cpasync, ring, multimem at least")
-	require.Regexp(t, `griddepcontrol\.wait`, readFile(t, "sync.cuh"))
+	require.Regexp(t, `griddepcontrol\.wait`, readFile(t, "device/sync.cuh"))
 }

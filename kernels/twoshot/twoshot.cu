@@ -26,7 +26,7 @@
 // the mid barrier, so push needs no end barrier: the next launch's pushes
 // into our staging come after its start barrier, which our block reaches
 // only once this whole launch is done (stream order).
-#include "common.cuh"
+#include "device/common.cuh"
 #include "twoshot.cuh"
 
 namespace artest {

@@ -59,7 +59,7 @@
 // Below sm_90 (the fatbin's sm_80 code) ARTEST_HAS_BULK_COPY is 0: no tile
 // moves in bulk and the kernel is twoshot's pull. The variant declares
 // NeedSM90, so the runner never launches it there.
-#include "common.cuh"
+#include "device/common.cuh"
 #include "twoshot_bulk.cuh"
 
 namespace artest {
