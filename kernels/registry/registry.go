@@ -11,8 +11,6 @@ import (
 	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/kernels/multimem"
 	"github.com/artest/artest/kernels/ncclbaseline"
-	"github.com/artest/artest/kernels/ncclreg"
-	"github.com/artest/artest/kernels/ncclwin"
 	"github.com/artest/artest/kernels/oneshot"
 	"github.com/artest/artest/kernels/oneshotcpasync"
 	"github.com/artest/artest/kernels/oneshotll"
@@ -31,9 +29,9 @@ var Builtin = []func() kernels.Variant{
 	oneshotll.Variant,
 	ring.Variant,
 	multimem.Variant,
-	ncclbaseline.Variant,
-	ncclreg.Variant,
-	ncclwin.Variant,
+	ncclbaseline.Plain,
+	ncclbaseline.Registered,
+	ncclbaseline.Window,
 }
 
 // Variants is every variant this run knows: Builtin's, then the plugins'
