@@ -71,7 +71,7 @@ vet: deps
 
 # -short skips the exhaustive conversion tests; make test-exhaustive runs them.
 # The device checker's agreement with the Go reference (kernels/check_test.go)
-# builds kernels/check.cuh with g++; here a missing compiler fails the target
+# builds kernels/harness/check.cuh with g++; here a missing compiler fails the target
 # instead of skipping the test.
 unit: deps cxx
 	ARTEST_REQUIRE_CXX=1 $(GO) test -short ./...

@@ -3,7 +3,7 @@ package kernels
 import "github.com/artest/artest/sigblock"
 
 // Args is the one parameter every custom kernel takes, by value. Its layout is
-// the C struct ArtestArgs in kernels/abi.cuh; abi_test.go checks sizes and
+// the C struct ArtestArgs in kernels/device/abi.cuh; abi_test.go checks sizes and
 // offsets against the header, so a field added on one side only fails the
 // build's tests. The host backend passes the same struct to its Go model of
 // each kernel, so both backends see identical launch parameters.

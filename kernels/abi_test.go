@@ -31,8 +31,8 @@ import (
 // and the flag formula for real.
 
 const (
-	signalHeader = "signal.cuh"
-	abiHeader    = "abi.cuh"
+	signalHeader = "device/signal.cuh"
+	abiHeader    = "device/abi.cuh"
 )
 
 // Prefixes of C constants that must each have a Go twin.
@@ -342,7 +342,7 @@ func TestHeadersWithHostCompiler(t *testing.T) {
 	require.NoError(t, err)
 
 	var prog strings.Builder
-	prog.WriteString("#include <cstddef>\n#include <cstdio>\n#include \"abi.cuh\"\nint main() {\n")
+	prog.WriteString("#include <cstddef>\n#include <cstdio>\n#include \"device/abi.cuh\"\nint main() {\n")
 	prog.WriteString("  std::printf(\"size %zu\\n\", sizeof(ArtestArgs));\n")
 	for _, f := range fields {
 		fmt.Fprintf(&prog, "  std::printf(\"field %s %%zu\\n\", offsetof(ArtestArgs, %s));\n", f.name, f.name)

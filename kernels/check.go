@@ -6,18 +6,18 @@ import (
 	"github.com/artest/artest/reference"
 )
 
-// The device checker, artest_check (kernels/check.cu, arithmetic in
-// kernels/check.cuh): it checks the output regions of a batch of stress
-// iterations on the GPU that wrote them, every element against the
-// expected output in the variant's declared order (within the reference's
-// bound where the order is unknown) and every guard byte, and writes one
-// CheckSlot per iteration. check_test.go compares its arithmetic with the
-// Go reference on the host.
+// The device checker, artest_check (kernels/harness/check.cu, arithmetic
+// in kernels/harness/check.cuh): it checks the output regions of a batch
+// of stress iterations on the GPU that wrote them, every element against
+// the expected output in the variant's declared order (within the
+// reference's bound where the order is unknown) and every guard byte, and
+// writes one CheckSlot per iteration. check_test.go compares its
+// arithmetic with the Go reference on the host.
 const CheckKernel = "artest_check"
 
 // CheckArgs is artest_check's one parameter, by value: the C struct
-// ArtestCheckArgs in kernels/check.cuh (check_test.go has a host compiler
-// lay it out and compares).
+// ArtestCheckArgs in kernels/harness/check.cuh (check_test.go has a host
+// compiler lay it out and compares).
 type CheckArgs struct {
 	Region     uint64 // slot 0's region: [Lead bytes][message][GuardAfter bytes]
 	SlotBytes  uint64 // from one slot's region to the next

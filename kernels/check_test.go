@@ -31,7 +31,7 @@ import (
 // pipe. Without a compiler they skip, unless ARTEST_REQUIRE_CXX is set (make
 // test sets it, after checking that g++ exists), where they fail.
 
-const checkHeader = "check.cuh"
+const checkHeader = "harness/check.cuh"
 
 // cxx is the host C++ compiler, or a skip (a failure under
 // ARTEST_REQUIRE_CXX).
@@ -497,7 +497,7 @@ func TestCheckABIWithHostCompiler(t *testing.T) {
 		return lowerSnake(goName)
 	}
 	var prog strings.Builder
-	prog.WriteString("#include <cstddef>\n#include <cstdio>\n#include \"check.cuh\"\nint main() {\n")
+	prog.WriteString("#include <cstddef>\n#include <cstdio>\n#include \"harness/check.cuh\"\nint main() {\n")
 	for _, ty := range types {
 		// As many C fields as Go fields: one declaration per line.
 		body := regexp.MustCompile(`(?s)struct ` + ty.c + ` \{(.*?)\};`).FindStringSubmatch(hdr)
@@ -558,7 +558,7 @@ func TestCheckABIWithHostCompiler(t *testing.T) {
 	}
 	require.Equal(t, len(types)+fields+1, lines, "every size, every field and the constants printed")
 
-	cu := readFile(t, "check.cu")
+	cu := readFile(t, "harness/check.cu")
 	require.Regexp(t, `extern "C" __global__ void __launch_bounds__\(ARTEST_CHECK_THREADS\)\s+`+CheckKernel+`\(`, cu)
 	for _, ty := range types {
 		require.Regexp(t, `sizeof\(`+ty.c+`\) == `+strconv.Itoa(int(ty.goT.Size())), hdr, "the static_assert nvcc enforces")

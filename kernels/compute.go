@@ -1,13 +1,13 @@
 package kernels
 
 // bench --overlap's compute load on the cuda backend, artest_compute
-// (kernels/compute.cu): a grid of --overlap blocks of ComputeThreads
+// (kernels/harness/compute.cu): a grid of --overlap blocks of ComputeThreads
 // threads, each block running ComputeArgs.Iters K steps of a 64 x 64 x 16
 // tile product staged from a small input buffer (a fixed amount of work).
 const ComputeKernel = "artest_compute"
 
 // ComputeArgs is artest_compute's one parameter, by value: the C struct
-// ArtestComputeArgs in kernels/compute.cu (compute_test.go checks the
+// ArtestComputeArgs in kernels/harness/compute.cu (compute_test.go checks the
 // layout).
 type ComputeArgs struct {
 	In      uint64 // InTiles pairs of tiles of ComputePairFloats floats, 16-byte aligned

@@ -9,7 +9,7 @@ import (
 
 // The compute load's parameter and block size: Go and C agree.
 func TestComputeArgsMatchC(t *testing.T) {
-	src := readFile(t, "compute.cu")
+	src := readFile(t, "harness/compute.cu")
 	require.Regexp(t, `struct ArtestComputeArgs \{\s+uint64_t in;[^\n]*\n\s+uint64_t out;[^\n]*\n\s+uint32_t in_tiles;[^\n]*\n\s+uint32_t iters;[^\n]*\n\};`, src)
 	require.Regexp(t, `sizeof\(ArtestComputeArgs\) == 24`, src)
 	require.Equal(t, uintptr(24), unsafe.Sizeof(ComputeArgs{}))

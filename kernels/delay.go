@@ -3,11 +3,11 @@ package kernels
 import "time"
 
 // The skew schedule's delay on the cuda backend, artest_delay
-// (kernels/delay.cu): one thread holds the stream for DelayArgs.Ns.
+// (kernels/harness/delay.cu): one thread holds the stream for DelayArgs.Ns.
 const DelayKernel = "artest_delay"
 
 // DelayArgs is artest_delay's one parameter, by value: the C struct
-// ArtestDelayArgs in kernels/delay.cu (delay_test.go checks the layout).
+// ArtestDelayArgs in kernels/harness/delay.cu (delay_test.go checks the layout).
 type DelayArgs struct {
 	Ns uint64 // how long to hold the stream
 }

@@ -10,7 +10,7 @@ import (
 
 // The delay kernel's parameter and bound: Go and C agree.
 func TestDelayArgsMatchC(t *testing.T) {
-	src := readFile(t, "delay.cu")
+	src := readFile(t, "harness/delay.cu")
 	require.Regexp(t, `struct ArtestDelayArgs \{\s+uint64_t ns;[^\n]*\n\};`, src)
 	require.Regexp(t, `sizeof\(ArtestDelayArgs\) == 8`, src)
 	require.Equal(t, uintptr(8), unsafe.Sizeof(DelayArgs{}))

@@ -3,7 +3,7 @@ package kernels
 import "github.com/artest/artest/sigblock"
 
 // MaxThreads is the largest block the kernels are compiled for
-// (ARTEST_MAX_THREADS in grid.cuh: at 1024 threads the 16-bit kernels
+// (ARTEST_MAX_THREADS in device/grid.cuh: at 1024 threads the 16-bit kernels
 // spilled under the 64-register cap).
 const MaxThreads = 512
 

@@ -17,14 +17,15 @@
 #                       runs every kernel on every GPU of this host, up to
 #                       SELFTEST_RANKS ranks (default 8)
 #
-# One fatbin, one cuModuleLoadData: every kernels/*.cu and
-# kernels/<variant>/*.cu (except *_test.cu) is
-# #included into one generated translation unit, bin/artest_kernels.cu, which
-# nvcc compiles with -fatbin. That is simpler than -rdc plus nvlink and
-# fatbinary, keeps whole-program optimization, and a new variant folder is
-# picked up with no edit here. The price: family files share one namespace
-# scope, so each keeps its code in namespace artest::<family> (kernels-check
-# compiles the combined unit too, so a clash fails CI).
+# One fatbin, one cuModuleLoadData: every kernels/*/*.cu (the harness's own
+# kernels in kernels/harness/, each variant's in kernels/<variant>/;
+# *_test.cu aside) is #included into one generated translation unit,
+# bin/artest_kernels.cu, which nvcc compiles with -fatbin. That is simpler
+# than -rdc plus nvlink and fatbinary, keeps whole-program optimization, and
+# a new variant folder is picked up with no edit here. The price: family
+# files share one namespace scope, so each keeps its code in namespace
+# artest::<family> (kernels-check compiles the combined unit too, so a clash
+# fails CI).
 
 # Paths are relative to wherever this file is, so it works both included
 # and with -f. Evaluated now, before MAKEFILE_LIST grows.
@@ -37,11 +38,13 @@ KERNELS_BIN ?= $(KERNELS_ROOT)/bin
 KERNELS_TOOLS_NVCC := $(KERNELS_ROOT)/.tools/nvcc/nvidia/cu13/bin/nvcc
 NVCC ?= $(firstword $(wildcard /usr/local/cuda/bin/nvcc $(KERNELS_TOOLS_NVCC)) nvcc)
 
-# The shared kernels (check, delay, pdl) beside this file, and each
-# variant's own in its folder (kernels/<variant>/*.cu).
-KERNELS_SRC := $(sort $(filter-out %_test.cu,$(wildcard $(KERNELS_DIR)/*.cu $(KERNELS_DIR)/*/*.cu)))
-# Shared headers beside this file, and a variant's own in its folder.
-KERNELS_HDR := $(sort $(wildcard $(KERNELS_DIR)/*.cuh $(KERNELS_DIR)/*/*.cuh))
+# The harness's own kernels (kernels/harness/: check, compute, delay, load,
+# pdl, stamp), and each variant's in its folder (kernels/<variant>/*.cu).
+# kernels/*.cu holds only the selftest, a host program.
+KERNELS_SRC := $(sort $(filter-out %_test.cu,$(wildcard $(KERNELS_DIR)/*/*.cu)))
+# The shared device headers (kernels/device/, included as "device/x.cuh"
+# through -I kernels), and every kernel's own beside it.
+KERNELS_HDR := $(sort $(wildcard $(KERNELS_DIR)/*/*.cuh))
 KERNELS_UNITY := $(KERNELS_BIN)/artest_kernels.cu
 KERNELS_FATBIN := $(KERNELS_BIN)/artest.fatbin
 KERNELS_PTX := $(KERNELS_BIN)/artest.ptx

@@ -3,13 +3,13 @@ package kernels
 import "time"
 
 // The straggler schedule's side load on the cuda backend, artest_load
-// (kernels/load.cu): LoadBlocksPerSM blocks of LoadThreads threads per
+// (kernels/harness/load.cu): LoadBlocksPerSM blocks of LoadThreads threads per
 // multiprocessor stream read-modify-writes over a scratch buffer until the
 // first block's start plus LoadArgs.Ns.
 const LoadKernel = "artest_load"
 
 // LoadArgs is artest_load's one parameter, by value: the C struct
-// ArtestLoadArgs in kernels/load.cu (load_test.go checks the layout).
+// ArtestLoadArgs in kernels/harness/load.cu (load_test.go checks the layout).
 type LoadArgs struct {
 	Buf   uint64 // scratch, 16-byte aligned: the deadline word (LoadHead bytes), then the streamed region
 	Bytes uint64 // a multiple of 16

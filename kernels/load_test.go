@@ -10,7 +10,7 @@ import (
 
 // The load kernel's parameter, bound and block size: Go and C agree.
 func TestLoadArgsMatchC(t *testing.T) {
-	src := readFile(t, "load.cu")
+	src := readFile(t, "harness/load.cu")
 	require.Regexp(t, `struct ArtestLoadArgs \{\s+uint64_t buf;[^\n]*\n\s+uint64_t bytes;[^\n]*\n\s+uint64_t ns;[^\n]*\n\};`, src)
 	require.Regexp(t, `sizeof\(ArtestLoadArgs\) == 24`, src)
 	require.Equal(t, uintptr(24), unsafe.Sizeof(LoadArgs{}))

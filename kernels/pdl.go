@@ -2,13 +2,13 @@ package kernels
 
 import "time"
 
-// The producer kernel of --pdl, artest_pdl_fill (kernels/pdl.cu): it writes
-// a call's input into the registered buffer and lets the allreduce after it
-// launch early (programmatic dependent launch, sm_90).
+// The producer kernel of --pdl, artest_pdl_fill (kernels/harness/pdl.cu):
+// it writes a call's input into the registered buffer and lets the
+// allreduce after it launch early (programmatic dependent launch, sm_90).
 const PdlFillKernel = "artest_pdl_fill"
 
 // PdlFillArgs is the producer's one parameter, by value: the C struct
-// ArtestPdlFillArgs in kernels/pdl.cu (pdl_test.go checks the layout).
+// ArtestPdlFillArgs in kernels/harness/pdl.cu (pdl_test.go checks the layout).
 type PdlFillArgs struct {
 	Dst     uint64 // the registered input (at the case's offset)
 	Src     uint64 // the call's input, private memory

@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "common.cuh"
+#include "device/common.cuh"
 #include "oneshot/oneshot.cuh"
 #include "twoshot/twoshot.cuh"
 

@@ -37,7 +37,7 @@
  *         waiting for rank 3 (word 6, want 7)
  *
  * Version ARTEST_DEVICE_VERSION (1): the diag word layout below is shared
- * with artest (signal/layout.go), which tests that they agree. Names that
+ * with artest (sigblock/layout.go), which tests that they agree. Names that
  * end in an underscore are the header's own, not for plugins.
  */
 #ifndef ARTEST_DEVICE_H

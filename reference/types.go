@@ -6,7 +6,7 @@ import (
 )
 
 // DType is an element type of an allreduce. The numeric values are part of the
-// kernel ABI (kernels/abi.cuh uses the same numbers); do not reorder.
+// kernel ABI (kernels/device/abi.cuh uses the same numbers); do not reorder.
 type DType uint8
 
 const (

@@ -1,6 +1,6 @@
 // Package sigblock is the start/mid/end barrier protocol that every custom
 // variant uses: the memory layout of a rank's SignalBlock, shared byte for
-// byte with kernels/signal.cuh, the epoch rules, the host (CPU)
+// byte with kernels/device/signal.cuh, the epoch rules, the host (CPU)
 // implementation of arrive and wait, and the decoding of a block's flags into
 // a hang diagnosis.
 //
@@ -8,7 +8,7 @@
 // memory or a shared-memory segment). Peer p tells rank r that block b of p
 // has reached phase ph of launch epoch e by storing the 64-bit word
 // tag<<32 | e into Flag[ph][b][p] of r's SignalBlock, in one store (release
-// or relaxed: see kernels/sync.cuh, Sync). Rank r's block b waits until
+// or relaxed: see kernels/device/sync.cuh, Sync). Rank r's block b waits until
 // every peer's flag has reached e; then the high word, the peer's launch
 // tag, must be what r expects of peer p for this call (Args.PeerTag[p]): a
 // peer that launched a different call (size, variant, grid, parameters) or
@@ -26,7 +26,7 @@ package sigblock
 
 import "fmt"
 
-// Layout constants. kernels/signal.cuh repeats them; a test keeps both equal.
+// Layout constants. kernels/device/signal.cuh repeats them; a test keeps both equal.
 const (
 	Magic   uint32 = 0x41525453 // "ARTS" little-endian
 	Version uint32 = 3          // 2: the ring region; 3: 64-bit flags (launch tags) and epochs (claims)
@@ -99,7 +99,7 @@ const (
 // reader that sees DiagGaveUp sees every other word (the host reads them
 // after the stream finished, or while it still runs when its watchdog fired
 // first). Nothing clears them: a give-up ends the run with exit code 3.
-// kernels/signal.cuh repeats these (SIG_DIAG_*).
+// kernels/device/signal.cuh repeats these (SIG_DIAG_*).
 const (
 	DiagState     = 0  // 0: nobody gave up; DiagClaimed: being written; DiagGaveUp: complete
 	DiagVariant   = 1  // variant id (Args.VariantID) of the launch that gave up

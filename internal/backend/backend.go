@@ -158,7 +158,7 @@ type ConcurrentLauncher interface {
 // the rest of its work: what follows starts d later than it would have.
 // Stress's skew schedule uses it to make one rank late. The host backend
 // sleeps in its stream goroutine; cuda launches one thread of artest_delay
-// (kernels/delay.cu).
+// (kernels/harness/delay.cu).
 type Delayer interface {
 	Delay(d time.Duration) error
 }
@@ -168,7 +168,7 @@ type Delayer interface {
 // rank and compares the times across ranks (a rank whose call returned long
 // before a peer's finished did not wait for it). The host backend reads
 // the wall clock in its stream goroutine; cuda launches one thread of
-// artest_stamp (kernels/stamp.cu), which writes the GPU's global timer.
+// artest_stamp (kernels/harness/stamp.cu), which writes the GPU's global timer.
 type Stamper interface {
 	// Stamp writes the stream's clock, in ns, into the 8 bytes at p when
 	// the stream reaches it (little-endian uint64).
@@ -193,7 +193,7 @@ type ClockSync struct {
 // Straggler is a backend that can load its own device beside its stream
 // for a while: stress's straggler schedule uses it to make one rank's
 // blocks read slowly while its peers run at full speed. The host backend
-// spins goroutines on every core; cuda runs artest_load (kernels/load.cu),
+// spins goroutines on every core; cuda runs artest_load (kernels/harness/load.cu),
 // a memory-streaming kernel, on a side stream forked from the main one.
 type Straggler interface {
 	// PrepareStraggle allocates what Straggle needs; it is called once
@@ -215,7 +215,7 @@ type Straggler interface {
 // bench --overlap times the allreduce while the load runs on the same
 // device, as a tensor-parallel layer's matrix multiplies run beside its
 // allreduce, and the load's slowdown. The host backend runs goroutines of
-// fixed arithmetic; cuda runs artest_compute (kernels/compute.cu), a
+// fixed arithmetic; cuda runs artest_compute (kernels/harness/compute.cu), a
 // GEMM-like kernel, on a side stream forked from the main one.
 type Overlapper interface {
 	// OverlapReason says why the load cannot run here ("" if it can): a
@@ -237,7 +237,7 @@ type Overlapper interface {
 }
 
 // DeviceChecker is a backend that checks outputs on the device that wrote
-// them (the cuda backend, with the artest_check kernel of kernels/check.cu):
+// them (the cuda backend, with the artest_check kernel of kernels/harness/check.cu):
 // stress checks every iteration there and spot-checks a few on the host
 // with the Go reference, which stays the truth.
 type DeviceChecker interface {

@@ -12,7 +12,7 @@ import (
 // with programmatic dependent launch after the previous one, as a model
 // runs consecutive layers' allreduces when nothing else lies between them
 // on the stream. Every custom kernel triggers its dependents right after
-// its griddepcontrol.wait (kernels/sync.cuh), so call k+1's launch and
+// its griddepcontrol.wait (kernels/device/sync.cuh), so call k+1's launch and
 // block scheduling overlap call k's run; its blocks then wait until call k
 // has finished. What it saves is launch latency: the chained time beside
 // the normal one.

@@ -16,7 +16,7 @@ import (
 //
 //  1. the registered input overwritten with poison (a copy), so that a
 //     kernel reading it too early reads values no input has;
-//  2. the producer kernel (backend.Produce, kernels/pdl.cu) copying the
+//  2. the producer kernel (backend.Produce, kernels/harness/pdl.cu) copying the
 //     call's input into the registered buffer, slowly on purpose;
 //  3. the allreduce launched with PDL, which may start while the producer
 //     still runs and must wait for it (griddepcontrol.wait) before it reads

@@ -263,7 +263,7 @@ func (k *Kernel) ReduceInto(dst []byte, lo, hi int64) {
 }
 
 // Combine is the launch's op on two float32 values, as Op<OP>::apply in
-// kernels/elem.cuh.
+// kernels/device/elem.cuh.
 func (k *Kernel) Combine(acc, x float32) float32 {
 	switch k.l.Op {
 	case reference.Max:

@@ -8,10 +8,10 @@ import (
 	"github.com/artest/artest/kernels"
 )
 
-// Producer is the host model of --pdl's producer kernel (kernels/pdl.cu):
-// it copies a call's input from private memory into the registered input,
-// which the runner poisoned just before, while the allreduce after it may
-// already run (programmatic dependent launch).
+// Producer is the host model of --pdl's producer kernel
+// (kernels/harness/pdl.cu): it copies a call's input from private memory
+// into the registered input, which the runner poisoned just before, while
+// the allreduce after it may already run (programmatic dependent launch).
 //
 // The model takes the worst schedule the GPU allows, so that the outcome
 // is deterministic: the producer writes nothing until something waits for

@@ -94,7 +94,7 @@ type mcModel struct {
 
 func aligned16(p uint64) bool { return p%kernels.VecBytes == 0 }
 
-// plan is Plan<T> of kernels/plan.cuh: which slot bases take the 16-byte path.
+// plan is Plan<T> of kernels/device/plan.cuh: which slot bases take the 16-byte path.
 // Below fastEnd a slot moves whole; the partial last slot, and the last
 // slot when a planted bug must touch it, take the element path.
 type plan struct{ fastEnd int64 }

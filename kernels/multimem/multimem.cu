@@ -41,7 +41,7 @@
 //
 // The multimem instructions exist from sm_90 on: on older targets the
 // kernels trap (the fatbin also holds sm_80 code for the other families).
-#include "common.cuh"
+#include "device/common.cuh"
 
 namespace artest {
 namespace multimem {

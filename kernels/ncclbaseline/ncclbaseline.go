@@ -1,7 +1,9 @@
-// Package ncclbaseline is the nccl variant: ncclAllReduce on the same
-// buffers (internal/nccl), the baseline every custom variant is timed
-// against and a cross-check of its results. It has no kernel of artest's,
-// no host model and no trace word.
+// Package ncclbaseline is NCCL's own allreduce as three variants, the
+// baselines every custom variant is timed against and cross-checks of its
+// results: ncclAllReduce (internal/nccl) on the same buffers (nccl), on
+// registered buffers (nccl-reg) and on a symmetric window (nccl-win). None
+// has a kernel of artest's, a host model or a trace word; they differ only
+// in how the cuda backend hands NCCL the buffers (kernels.NCCLMode).
 package ncclbaseline
 
 import (
@@ -9,14 +11,38 @@ import (
 	"github.com/artest/artest/reference"
 )
 
-// Variant is nccl's complete description.
-func Variant() kernels.Variant {
+// Plain is nccl's complete description: ncclAllReduce on the case's own
+// buffers.
+func Plain() kernels.Variant {
+	return baseline("nccl", "ncclAllReduce on the same buffers: baseline and cross-check", kernels.NCCLPlain)
+}
+
+// Registered is nccl-reg's complete description: ncclAllReduce on buffers
+// registered with ncclCommRegister (NCCL 2.19 and later), nccl-tests' -R 1.
+// The cuda backend registers each buffer's whole allocation once and
+// reuses the handle.
+func Registered() kernels.Variant {
+	return baseline("nccl-reg", "ncclAllReduce on buffers registered with ncclCommRegister (nccl-tests -R 1)", kernels.NCCLRegistered)
+}
+
+// Window is nccl-win's complete description: ncclAllReduce on a symmetric
+// window (ncclCommWindowRegister with NCCL_WIN_COLL_SYMMETRIC, NCCL 2.27
+// and later), which lets NCCL pick its symmetric low-latency kernels;
+// nccl-tests' -R 2.
+func Window() kernels.Variant {
+	return baseline("nccl-win", "ncclAllReduce on a symmetric window, NCCL_WIN_COLL_SYMMETRIC (nccl-tests -R 2)", kernels.NCCLWindow)
+}
+
+// baseline is what the three share: every dtype and op, any rank count,
+// NCCL and CUDA needed, NCCL's reduction order unknown.
+func baseline(name, summary string, mode kernels.NCCLMode) kernels.Variant {
 	return kernels.Variant{
-		Name:    "nccl",
-		Summary: "ncclAllReduce on the same buffers: baseline and cross-check",
+		Name:    name,
+		Summary: summary,
 		DTypes:  kernels.AllDTypes, Ops: kernels.AllOps,
 		MinRanks: 1, MaxRanks: 1 << 20,
 		Needs: kernels.NeedNCCL | kernels.NeedCUDA,
 		Order: reference.OrderUnknown,
+		NCCL:  mode,
 	}
 }

@@ -7,7 +7,7 @@
 // only on count and the grid, which every rank shares, so block b of every
 // rank owns the same slots: that is what lets one block's barrier speak for
 // exactly the data that the same block of every peer touched.
-#include "common.cuh"
+#include "device/common.cuh"
 #include "oneshot.cuh"
 
 namespace artest {

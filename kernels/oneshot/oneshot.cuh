@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "grid.cuh"
+#include "device/grid.cuh"
 
 // One 16-byte slot per thread over the whole message, within the block cap.
 ARTEST_HD constexpr uint32_t artest_oneshot_blocks(uint64_t count, uint32_t elem_bytes, uint32_t threads,

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "grid.cuh"
+#include "device/grid.cuh"
 
 // Pipeline stages a launch may ask for (Args.param0). The Go twins are
 // MinStages and MaxStages (stages.go), the range of --param stages;

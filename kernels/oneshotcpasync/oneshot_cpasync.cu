@@ -40,7 +40,7 @@
 // the partial last slot, and the last slot under the planted skip-last and
 // overrun bugs: see Plan in plan.cuh) are never copied; the reduce step
 // reads them element by element straight from the peers, as oneshot does.
-#include "common.cuh"
+#include "device/common.cuh"
 #include "cpasync.cuh"
 
 namespace artest {

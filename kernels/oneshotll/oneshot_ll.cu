@@ -31,7 +31,7 @@
 // per-block epochs of different blocks can be equal. Every block reads it
 // at the start; the last block to finish (SIG_OFF_LL_DONE counts them)
 // advances it, so no block of this launch can see the next value.
-#include "common.cuh"
+#include "device/common.cuh"
 #include "oneshot_ll.cuh"
 
 namespace artest {

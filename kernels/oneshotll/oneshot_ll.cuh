@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "signal.cuh"
+#include "device/signal.cuh"
 
 // The staging halves (HalfBytes and Align in staging.go are the Go twins):
 // the staging buffer from its first 16-byte boundary (a case's element

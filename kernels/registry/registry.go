@@ -1,5 +1,6 @@
 // Package registry is the list of every variant artest ships, one line per
-// variant folder (kernels/<variant>/), and the set of variants one run
+// variant (a variant folder kernels/<variant>/ holds one, the NCCL
+// baselines' folder three), and the set of variants one run
 // knows: that list plus the plugins' (Set, built once by New and passed
 // down). It is data, not init-time self-registration, so what exists is
 // visible in Builtin.
@@ -12,8 +13,6 @@ import (
 	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/kernels/multimem"
 	"github.com/artest/artest/kernels/ncclbaseline"
-	"github.com/artest/artest/kernels/ncclreg"
-	"github.com/artest/artest/kernels/ncclwin"
 	"github.com/artest/artest/kernels/oneshot"
 	"github.com/artest/artest/kernels/oneshotcpasync"
 	"github.com/artest/artest/kernels/oneshotll"
@@ -32,9 +31,9 @@ var Builtin = []func() kernels.Variant{
 	oneshotll.Variant,
 	ring.Variant,
 	multimem.Variant,
-	ncclbaseline.Variant,
-	ncclreg.Variant,
-	ncclwin.Variant,
+	ncclbaseline.Plain,
+	ncclbaseline.Registered,
+	ncclbaseline.Window,
 }
 
 // Faults are the fault switches of the built-in variants' own protocols

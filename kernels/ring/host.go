@@ -204,7 +204,7 @@ func putPartial(slot []byte, i int64, v float32) {
 }
 
 // apply is one step of the reduction in float32, as Op<OP>::apply in
-// kernels/elem.cuh.
+// kernels/device/elem.cuh.
 func apply(op reference.Op, acc, x float32) float32 {
 	switch op {
 	case reference.Sum:

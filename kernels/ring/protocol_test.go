@@ -21,7 +21,7 @@ import (
 // to.
 const (
 	ringHeader   = "ring.cuh"
-	signalHeader = "../signal.cuh"
+	signalHeader = "../device/signal.cuh"
 )
 
 func readFile(t *testing.T, path string) string {

@@ -27,7 +27,7 @@
 //             reads and writes that bar.sync ordered before it; one fence
 //             instead of two st.release costs one system-scope fence per
 //             unit, not two.
-#include "common.cuh"
+#include "device/common.cuh"
 #include "ring.cuh"
 
 namespace artest {

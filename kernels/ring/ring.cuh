@@ -5,7 +5,7 @@
 // comparing their results with Go's over a table of launches.
 //
 // The protocol and the reasons for it are written down once, in
-// protocol.go; the SignalBlock words it uses are in kernels/signal.cuh
+// protocol.go; the SignalBlock words it uses are in kernels/device/signal.cuh
 // (SIG_RING_*) and sigblock/ring.go. In short:
 //
 //   lane l of the message -> one block per rank; ring of S slots of
@@ -21,7 +21,7 @@
 
 #include <stdint.h>
 
-#include "grid.cuh"
+#include "device/grid.cuh"
 
 // Mirrors of protocol.go (Unit -> RING_UNIT, ...).
 constexpr uint32_t RING_UNIT = 4u;            // elements: lanes, chunks and pieces are multiples

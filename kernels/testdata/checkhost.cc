@@ -1,4 +1,4 @@
-// checkhost: kernels/check.cuh compiled for the host, driven by
+// checkhost: kernels/harness/check.cuh compiled for the host, driven by
 // kernels/check_test.go over a pipe to compare the device checker's
 // arithmetic with the Go reference without a GPU.
 //
@@ -24,7 +24,7 @@
 
 #include <vector>
 
-#include "check.cuh"
+#include "harness/check.cuh"
 
 namespace ac = artest::check;
 

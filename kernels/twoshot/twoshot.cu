@@ -26,8 +26,9 @@
 // the mid barrier, so push needs no end barrier: the next launch's pushes
 // into our staging come after its start barrier, which our block reaches
 // only once this whole launch is done (stream order).
-#include "common.cuh"
+#include "device/common.cuh"
 #include "twoshot.cuh"
+#include "pull.cuh"
 
 namespace artest {
 namespace twoshot {
@@ -96,16 +97,7 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
     epoch_end(a, e);
     return;
   }
-  for (uint64_t k = first; k < chunk_slots; k += stride) {
-    const uint64_t base = mine + k * S::kElems;
-    if (base >= count) break;
-    if (plan.fast(base)) {
-      S::store_vec(stage, base, R::vec(a.peer_in, n, base));
-    } else {
-      const uint32_t valid = plan.valid(base);
-      S::store_elems(stage, base, valid, R::elems(a.peer_in, n, base, valid));
-    }
-  }
+  reduce_scatter_pull<T, OP>(a, plan, count, n, mine, stage, chunk_slots, first, stride);
 
   // Mid: block b of every peer has put its slots of its chunk into its
   // staging, and has finished reading our input for its chunk.

@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "grid.cuh"
+#include "device/grid.cuh"
 
 // The gather (param0; GatherPull and GatherPush in gather.go are the Go
 // twins, gather_test.go checks them): how chunks reach the other ranks

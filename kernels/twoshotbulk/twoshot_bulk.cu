@@ -59,8 +59,9 @@
 // Below sm_90 (the fatbin's sm_80 code) ARTEST_HAS_BULK_COPY is 0: no tile
 // moves in bulk and the kernel is twoshot's pull. The variant declares
 // NeedSM90, so the runner never launches it there.
-#include "common.cuh"
+#include "device/common.cuh"
 #include "twoshot_bulk.cuh"
+#include "twoshot/pull.cuh"
 
 namespace artest {
 namespace twoshotbulk {
@@ -181,16 +182,7 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
   // (twoshot's pull).
   const uint64_t mine = static_cast<uint64_t>(a.rank) * chunk;
   const uint64_t stage = a.peer_stage[a.rank];
-  for (uint64_t k = first; k < chunk_slots; k += stride) {
-    const uint64_t base = mine + k * S::kElems;
-    if (base >= count) break;
-    if (plan.fast(base)) {
-      S::store_vec(stage, base, R::vec(a.peer_in, n, base));
-    } else {
-      const uint32_t valid = plan.valid(base);
-      S::store_elems(stage, base, valid, R::elems(a.peer_in, n, base, valid));
-    }
-  }
+  twoshot::reduce_scatter_pull<T, OP>(a, plan, count, n, mine, stage, chunk_slots, first, stride);
 
   // Mid: block b of every peer has put its slots of its chunk into its
   // staging, and has finished reading our input for its chunk, so block b

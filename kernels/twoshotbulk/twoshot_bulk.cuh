@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "grid.cuh"
+#include "device/grid.cuh"
 
 // Shared-memory buffers of one block: the all-gather keeps three tiles
 // loading while a fourth is stored (twoshot_bulk.cu says why four). The Go twin is Buffers (twoshotbulk.go;

@@ -87,7 +87,7 @@ func TestHeaderMatchesGo(t *testing.T) {
 		"mbar_init(", "mbar_arrive_expect_tx(", "mbar_wait_parity(", "fence_proxy_async()"} {
 		require.Contains(t, src, call)
 	}
-	elem := readFile(t, "../elem.cuh")
+	elem := readFile(t, "../device/elem.cuh")
 	for _, insn := range []string{
 		"cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes",
 		"cp.async.bulk.global.shared::cta.bulk_group",

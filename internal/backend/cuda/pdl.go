@@ -9,7 +9,7 @@ import (
 	"github.com/artest/artest/kernels"
 )
 
-// Produce launches --pdl's producer kernel (kernels/pdl.cu) with a normal
+// Produce launches --pdl's producer kernel (kernels/harness/pdl.cu) with a normal
 // launch: it starts after everything before it on the stream (the poison
 // copy, the previous allreduce) and lets the PDL launch after it start
 // early.

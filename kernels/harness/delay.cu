@@ -4,7 +4,7 @@
 // late rank's input copy and launch) starts that much later, while its
 // peers' launches do not wait. Bounded by ARTEST_DELAY_MAX_NS whatever the
 // host asks, so a bad argument cannot hold a GPU for long.
-#include "common.cuh"
+#include "device/common.cuh"
 
 // The kernel's one parameter, by value; its Go twin is kernels.DelayArgs.
 struct ArtestDelayArgs {

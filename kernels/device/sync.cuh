@@ -296,7 +296,7 @@ __device__ __forceinline__ void inject_delay(const ArtestArgs& a) {
   __syncthreads();
 }
 
-// Programmatic dependent launch (--pdl, sm_90; kernels/pdl.cu is the
+// Programmatic dependent launch (--pdl, sm_90; kernels/harness/pdl.cu is the
 // producer): the allreduce may start while the kernel before it in the
 // stream still writes this rank's input. griddepcontrol.wait blocks until
 // that kernel has completed and its writes are visible, so it must come

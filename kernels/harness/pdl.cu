@@ -21,7 +21,7 @@
 //
 // The producer does not touch the SignalBlock: the trace word still counts
 // allreduce launches only.
-#include "common.cuh"
+#include "device/common.cuh"
 
 // The producer's one parameter, by value; its Go twin is kernels.PdlFillArgs
 // (pdl_test.go checks size and offsets).

@@ -4,7 +4,7 @@
 // the truth: kernels/check_test.go compiles this header with a host C++
 // compiler and compares it with the Go package over dtypes, ops, input kinds,
 // orders, rank counts, element offsets and iterations. artest_check
-// (kernels/check.cu) runs the same functions on the GPU.
+// (kernels/harness/check.cu) runs the same functions on the GPU.
 //
 // Plain C++ outside nvcc: every function is ARTEST_HD, and where host and
 // device must be spelled differently (the 128-bit product, bit casts, IEEE
@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#include "common.cuh"
+#include "device/common.cuh"
 
 #if !defined(__CUDA_ARCH__)
 #include <string.h>
@@ -28,7 +28,7 @@ constexpr uint32_t ORDER_UNKNOWN = 0u;
 constexpr uint32_t ORDER_RANK_ASCENDING_F32 = 1u;
 
 // ---------------------------------------------------------------------------
-// artest_check's ABI (kernels/check.cu).
+// artest_check's ABI (kernels/harness/check.cu).
 
 // The kernel's one parameter, by value; its Go twin is kernels.CheckArgs
 // (kernels/check_test.go has a host compiler lay both out and compares).

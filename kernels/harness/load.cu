@@ -13,7 +13,7 @@
 // once instead of running ns each. Small blocks (ARTEST_LOAD_THREADS) fit
 // into the room one allreduce block leaves. It waits on nothing, so it
 // always ends.
-#include "common.cuh"
+#include "device/common.cuh"
 
 // The kernel's one parameter, by value; its Go twin is kernels.LoadArgs.
 struct ArtestLoadArgs {

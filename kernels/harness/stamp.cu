@@ -3,7 +3,7 @@
 // 8-byte slot when the stream reaches it: enqueued right after a rank's
 // call, it records when that call returned, and the runner compares those
 // times across ranks. It waits on nothing, so it always ends.
-#include "common.cuh"
+#include "device/common.cuh"
 
 // The kernel's one parameter, by value; its Go twin is kernels.StampArgs.
 struct ArtestStampArgs {

@@ -13,7 +13,7 @@
 // takes longer when allreduce blocks share its multiprocessors, and that
 // difference is what bench reports as the load's slowdown. It waits on
 // nothing, so it always ends.
-#include "common.cuh"
+#include "device/common.cuh"
 
 // The kernel's one parameter, by value; its Go twin is kernels.ComputeArgs.
 struct ArtestComputeArgs {
