@@ -50,8 +50,10 @@ var modeSections = []func(w *bufio.Writer, r *Report){
 // how times were taken, one block per variant with a row per dtype, op,
 // mode and size and a column group per launch kind, then one comparison
 // block per dtype, op, mode and launch kind with every variant's time per
-// size, NCCL's, the fastest custom variant and its speed-up over NCCL, and
-// the verdict counts. As in the test table, every line but the data rows
+// size, NCCL's, the fastest custom variant and its speed-up over NCCL,
+// then one fieldbest block per dtype, op, mode and launch kind with each
+// own variant's gain over the fastest NCCL mode or plugin variant
+// (benchfield.go), and the verdict counts. As in the test table, every line but the data rows
 // starts with '#'.
 func WriteBenchTable(w io.Writer, r *Report) error {
 	bw := bufio.NewWriter(w)
@@ -62,6 +64,7 @@ func WriteBenchTable(w io.Writer, r *Report) error {
 		writeBenchBlock(bw, block, launches)
 	}
 	writeComparison(bw, r)
+	writeFieldBest(bw, r)
 	for _, write := range modeSections {
 		write(bw, r)
 	}
