@@ -155,9 +155,10 @@ func TestFieldBestJSONRoundTrip(t *testing.T) {
 	require.Zero(t, back.Cases[0].FieldBestGain)
 }
 
-// The fieldbest blocks of the bench table: a plugin beats NCCL at one size,
-// no field entry passed at another ("-" and no gain), and a failed own
-// case has no gain.
+// The fieldbest blocks of the bench table: a plugin beats NCCL and every
+// own variant at one size, no field entry passed at another ("-" and no
+// gain), and a failed own case has no gain. The comparison's best is an
+// own variant even where the plugin is faster.
 func TestWriteBenchTableFieldBest(t *testing.T) {
 	h := pluginHeader()
 	h.Bench, h.Agg = true, "max"
@@ -167,7 +168,7 @@ func TestWriteBenchTableFieldBest(t *testing.T) {
 		return c
 	}
 	r := &Report{Header: h, Cases: []Case{
-		at("oneshot", 1024, 4, Pass), at("twoshot", 1024, 6, Pass), at("nccl", 1024, 8, Pass), at("ex:a", 1024, 5, Pass),
+		at("oneshot", 1024, 4, Pass), at("twoshot", 1024, 6, Pass), at("nccl", 1024, 8, Pass), at("ex:a", 1024, 3, Pass),
 		at("oneshot", 2048, 4, Pass), at("twoshot", 2048, 6, Fail), at("nccl", 2048, 6, Pass), at("ex:a", 2048, 12, Pass),
 		at("oneshot", 4096, 4, Pass), at("twoshot", 4096, 8, Pass), at("nccl", 4096, 0, Skipped), at("ex:a", 4096, 3, Fail),
 	}}
@@ -187,10 +188,22 @@ func TestWriteBenchTableFieldBest(t *testing.T) {
 	}
 	require.Equal(t, []string{"#", "size", "fieldbest", "time", "oneshot", "twoshot"}, titles, "a gain column per own variant, none for a plugin")
 	// size, fieldbest, its time, oneshot's gain, twoshot's gain
-	require.Equal(t, []string{"1024", "ex:a", "5.00", "1.25", "0.83"}, rows["1024"])
+	require.Equal(t, []string{"1024", "ex:a", "3.00", "0.75", "0.50"}, rows["1024"])
 	require.Equal(t, []string{"2048", "nccl", "6.00", "1.50", "-"}, rows["2048"])
 	require.Equal(t, []string{"4096", "-", "-", "-", "-"}, rows["4096"])
 	require.Len(t, rows, 3)
+
+	_, cmp, ok := strings.Cut(out, "# comparison bf16 sum oop-reg, plain launches:")
+	require.True(t, ok)
+	cmp, _, _ = strings.Cut(cmp, "# fieldbest")
+	var first []string
+	for _, l := range strings.Split(cmp, "\n") {
+		if f := strings.Fields(l); len(f) > 0 && f[0] == "1024" {
+			first = f
+		}
+	}
+	// size, oneshot, twoshot, ex:a, nccl, best, speedup
+	require.Equal(t, []string{"1024", "4.00", "6.00", "3.00", "8.00", "oneshot", "2.00"}, first, "a plugin's variant is never the best artest variant")
 
 	// Without any field variant in the run there is no fieldbest block.
 	var own []Case
