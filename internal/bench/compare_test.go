@@ -227,3 +227,59 @@ func TestReadInputJudgesWhetherTheRunFinished(t *testing.T) {
 		})
 	}
 }
+
+// Reports written before the fieldbest fields existed and reports with
+// them compare with each other in either order, with the same rows and
+// statuses: compare judges times and busbw alone.
+func TestCompareReportsWithAndWithoutFieldBest(t *testing.T) {
+	dir := t.TempDir()
+	build := func(scale float64, attach bool) string {
+		h := report.Header{Tool: "artest", Ranks: 4, Backend: "cuda",
+			Plugins: []report.Plugin{{Name: "ex", Variants: []string{"ex:a"}}}}
+		r := &report.Report{Header: h}
+		for _, v := range []string{"oneshot", "nccl", "ex:a"} {
+			for _, b := range []int64{1 << 10, 4 << 20} {
+				us := map[string]float64{"oneshot": 10, "nccl": 12, "ex:a": 11}[v] * scale
+				c := timedCase(fmt.Sprintf("%s/bf16/sum/%d/oop-reg-plain/np4", v, b), b, us*float64(1+b>>20))
+				c.Variant, c.DType, c.Op, c.Mode = v, "bf16", "sum", "oop-reg-plain"
+				r.Cases = append(r.Cases, c)
+			}
+		}
+		if attach {
+			report.AttachFieldBest(r)
+			require.Equal(t, "ex:a", r.Cases[0].FieldBestVariant)
+		}
+		p := filepath.Join(dir, fmt.Sprintf("r-%v-%v.json", scale, attach))
+		require.NoError(t, report.WriteFileAtomic(p, func(w io.Writer) error { return report.WriteJSON(w, r) }))
+		return p
+	}
+	statuses := func(oldPath, newPath string) []string {
+		oldIn, err := ReadInput(oldPath)
+		require.NoError(t, err)
+		newIn, err := ReadInput(newPath)
+		require.NoError(t, err)
+		rows := Compare(oldIn.Report, newIn.Report, DefaultThresholds)
+		var buf bytes.Buffer
+		require.NoError(t, WriteComparison(&buf, oldIn, newIn, DefaultThresholds, rows, ""))
+		var out []string
+		for _, r := range rows {
+			out = append(out, r.ID+"="+string(r.Status))
+		}
+		return out
+	}
+	want := statuses(build(1, false), build(1.3, false))
+	require.Len(t, want, 6)
+	require.Contains(t, want, "oneshot/bf16/sum/1024/oop-reg-plain/np4=SLOWER")
+	for _, tc := range []struct {
+		name               string
+		oldField, newField bool
+	}{
+		{"old without, new with", false, true},
+		{"old with, new without", true, false},
+		{"both with", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, want, statuses(build(1, tc.oldField), build(1.3, tc.newField)))
+		})
+	}
+}

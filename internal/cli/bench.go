@@ -52,7 +52,7 @@ func addBenchFlags(fs *flag.FlagSet, o *Options) {
 	fs.StringVar(&o.Agg, "agg", string(report.DefaultAgg), "how each repetition's per-call times combine across ranks: max, avg or min")
 	fs.StringVar(&o.Overlap, "overlap", "", "bench: also time every case with a compute load of BLOCKS thread blocks running beside its calls on each rank's GPU (artest_compute, GEMM-like), and report the load's slowdown")
 	fs.BoolVar(&o.PDLChain, "pdl-chain", false, "bench: also time every out-of-place registered case's calls with each allreduce launched with programmatic dependent launch after the previous one (sm_90), and report the gain")
-	fs.StringVar(&o.Plot, "plot", "", "draw time and busbw against size (log-log, one line per variant and launch kind) into FILE.svg or FILE.png")
+	fs.StringVar(&o.Plot, "plot", "", "draw time and busbw against size (log-log, one line per variant and launch kind), and each artest variant's gain over the fieldbest (the fastest NCCL mode or plugin), into FILE.svg or FILE.png")
 }
 
 // parseFlags parses args, where the word bench may stand before, between

@@ -161,7 +161,11 @@ func TestBenchOnHostEndToEnd(t *testing.T) {
 
 	svgBytes, err := os.ReadFile(svg)
 	require.NoError(t, err)
-	require.Contains(t, string(svgBytes), "oneshot graph")
+	for _, want := range []string{"artest variants", ">oneshot<", ">twoshot<", "graph replays"} {
+		require.Contains(t, string(svgBytes), want)
+	}
+	require.NotContains(t, string(svgBytes), "gain over fieldbest", "nccl was skipped: no fieldbest, no gain panel")
+	require.Contains(t, out, "# fieldbest bf16 sum oop-reg, plain launches")
 }
 
 func TestNormalRunHasNoTiming(t *testing.T) {

@@ -50,8 +50,10 @@ var modeSections = []func(w *bufio.Writer, r *Report){
 // how times were taken, one block per variant with a row per dtype, op,
 // mode and size and a column group per launch kind, then one comparison
 // block per dtype, op, mode and launch kind with every variant's time per
-// size, NCCL's, the fastest custom variant and its speed-up over NCCL, and
-// the verdict counts. As in the test table, every line but the data rows
+// size, NCCL's, the fastest artest variant and its speed-up over NCCL,
+// then one fieldbest block per dtype, op, mode and launch kind with each
+// own variant's gain over the fastest NCCL mode or plugin variant
+// (benchfield.go), and the verdict counts. As in the test table, every line but the data rows
 // starts with '#'.
 func WriteBenchTable(w io.Writer, r *Report) error {
 	bw := bufio.NewWriter(w)
@@ -62,6 +64,7 @@ func WriteBenchTable(w io.Writer, r *Report) error {
 		writeBenchBlock(bw, block, launches)
 	}
 	writeComparison(bw, r)
+	writeFieldBest(bw, r)
 	for _, write := range modeSections {
 		write(bw, r)
 	}
@@ -267,11 +270,13 @@ type comparisonKey struct {
 }
 
 // writeComparison writes, per dtype, op, mode and launch kind, one row per
-// size with every variant's time, the fastest passing custom variant and
-// its speed-up over NCCL (NCCL's time / its time). Failed and skipped cases
-// show no time and are never the fastest. When more than one NCCL baseline
-// (NCCLBaselines) ran, two more columns name NCCL's best mode at the size
-// and the best custom variant's speed-up over it.
+// size with every variant's time, the fastest passing variant of artest's
+// own and its speed-up over NCCL (NCCL's time / its time). Failed and
+// skipped cases show no time and are never the fastest; neither are
+// NCCL's modes nor plugins' variants, which are the field artest's
+// variants are measured against (fieldbest.go). When more than one NCCL
+// baseline (NCCLBaselines) ran, two more columns name NCCL's best mode at
+// the size and the best own variant's speed-up over it.
 func writeComparison(w *bufio.Writer, r *Report) {
 	var variants []string
 	seenVariant := map[string]bool{}
@@ -344,10 +349,10 @@ func writeComparison(w *bufio.Writer, r *Report) {
 
 	for _, b := range blocks {
 		fmt.Fprintln(w, "#")
-		fmt.Fprintf(w, "# comparison %s %s %s, %s: time per call (us), %s over ranks; best is the fastest custom variant, speedup its gain over nccl\n",
+		fmt.Fprintf(w, "# comparison %s %s %s, %s: time per call (us), %s over ranks; best is the fastest artest variant, speedup its gain over nccl\n",
 			orAbsent(b.key.dtype), orAbsent(b.key.op), orAbsent(b.key.mode), launchTitle(b.key.launch), aggName(&r.Header))
 		if withBest {
-			fmt.Fprintln(w, "#   ncclbest is NCCL's fastest mode at the size, vsbest the best custom variant's gain over it")
+			fmt.Fprintln(w, "#   ncclbest is NCCL's fastest mode at the size, vsbest the best artest variant's gain over it")
 		}
 		writeTitles(w, cols)
 		for _, size := range b.sizes {
@@ -357,7 +362,7 @@ func writeComparison(w *bufio.Writer, r *Report) {
 			for _, v := range shown {
 				t := times[v]
 				cells = append(cells, positiveOrAbsent(t, max(9, len(v)), 2))
-				if !IsNCCLBaseline(v) && t > 0 && (best == "" || t < bestUS) {
+				if KindOf(&r.Header, v) == Own && t > 0 && (best == "" || t < bestUS) {
 					best, bestUS = v, t
 				}
 			}

@@ -92,8 +92,9 @@ func TestWriteBenchTableLayout(t *testing.T) {
 			rows = append(rows, l)
 		}
 	}
-	// 3 variants x 3 sizes, then 2 comparison blocks x 3 sizes.
-	require.Len(t, rows, 9+6)
+	// 3 variants x 3 sizes, then 2 comparison blocks and 2 fieldbest
+	// blocks x 3 sizes.
+	require.Len(t, rows, 9+6+6)
 	for _, want := range []string{
 		"#   each repetition's time is the maximum over ranks (--agg max)",
 		"#   FAIL plain: rank 2 mismatch: 3 wrong elements\n",

@@ -47,6 +47,8 @@ func rounded(c Case) Case {
 	c.NCCLTimeUS = roundDecimals(c.NCCLTimeUS, 3)
 	c.NCCLBestTimeUS = roundDecimals(c.NCCLBestTimeUS, 3)
 	c.SpeedupVsBest = roundSignificant(c.SpeedupVsBest, 5)
+	c.FieldBestTimeUS = roundDecimals(c.FieldBestTimeUS, 3)
+	c.FieldBestGain = roundSignificant(c.FieldBestGain, 5)
 	c.Seconds = roundDecimals(c.Seconds, 6)
 	c.AlgBW = roundSignificant(c.AlgBW, 5)
 	c.BusBW = roundSignificant(c.BusBW, 5)

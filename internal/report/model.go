@@ -162,8 +162,16 @@ type Case struct {
 	NCCLBestVariant string  `json:"nccl_best_variant,omitempty"`
 	NCCLBestTimeUS  float64 `json:"nccl_best_time_us,omitempty"`
 	SpeedupVsBest   float64 `json:"speedup_vs_best,omitempty"`
-	Iters           int     `json:"iters,omitempty"`
-	Stress          int     `json:"stress,omitempty"`
+	// The fieldbest (fieldbest.go) at the same dtype, op, mode and size:
+	// the fastest passing NCCL mode or plugin variant in this job, its
+	// time, and this case's gain over it (FieldBestTimeUS / TimeUS, >1:
+	// this case is faster). Set on the passing timed cases of artest's own
+	// variants only, where some field entry passed.
+	FieldBestVariant string  `json:"fieldbest_variant,omitempty"`
+	FieldBestTimeUS  float64 `json:"fieldbest_time_us,omitempty"`
+	FieldBestGain    float64 `json:"fieldbest_gain,omitempty"`
+	Iters            int     `json:"iters,omitempty"`
+	Stress           int     `json:"stress,omitempty"`
 	// Schedule: the adversarial schedules a stress case ran under.
 	Schedule string  `json:"schedule,omitempty"`
 	Seconds  float64 `json:"seconds"` // wall time the case took

@@ -33,7 +33,7 @@ func TestBestNCCL(t *testing.T) {
 }
 
 // With nccl-reg beside nccl, the comparison names NCCL's best mode at each
-// size and the best custom variant's gain over it; nccl-reg is never the
+// size and the best artest variant's gain over it; nccl-reg is never the
 // best custom variant, and speedup still compares with nccl alone.
 func TestWriteBenchTableComparisonWithNCCLModes(t *testing.T) {
 	r := benchFixture()
@@ -49,7 +49,7 @@ func TestWriteBenchTableComparisonWithNCCLModes(t *testing.T) {
 	out := string(render(t, func(b *bytes.Buffer) error { return WriteBenchTable(b, r) }))
 	_, cmp, ok := strings.Cut(out, "# comparison bf16 sum oop-reg, plain launches")
 	require.True(t, ok)
-	require.Contains(t, cmp, "#   ncclbest is NCCL's fastest mode at the size, vsbest the best custom variant's gain over it")
+	require.Contains(t, cmp, "#   ncclbest is NCCL's fastest mode at the size, vsbest the best artest variant's gain over it")
 	rows := map[string][]string{}
 	for _, l := range strings.Split(cmp, "\n") {
 		if f := strings.Fields(l); len(f) > 0 && !strings.HasPrefix(l, "#") {

@@ -483,6 +483,7 @@ func ranksFailing(fs []report.RankFailure) int {
 func (r *run) writeReports() error {
 	rep := r.rep
 	attachNCCL(rep.Cases)
+	report.AttachFieldBest(rep)
 	rep.Tally()
 	var firstErr error
 	if r.jsonlErr != nil {

@@ -74,3 +74,44 @@ func TestBenchThenCompare(t *testing.T) {
 	require.Equal(t, 2, bad.code)
 	require.Equal(t, 1, strings.Count(bad.stderr, "\n"), bad.stderr)
 }
+
+// artest bench with the example plugin on 2 host ranks: the plugin's
+// variant is the fieldbest (nccl does not run on the host backend), the
+// table has the fieldbest blocks, every passing own case carries its gain
+// in the JSON report, the plot has the plugin family and the gain panel,
+// and compare still passes the report against itself.
+func TestBenchWithPluginHasFieldBest(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	js, svg := filepath.Join(dir, "bench.json"), filepath.Join(dir, "bench.svg")
+	so := buildPlugin(t, exampleHost)
+	o := mpirun(t, 2, 3*time.Minute, "bench", "-b", "4K", "-e", "64K", "-f", "4", "--variant", "oneshot,twoshot,nccl,example:oneshot",
+		"--plugin", so, "--json", js, "--plot", svg)
+	require.Equal(t, 0, o.code, "%s\n%s", o.stdout, o.stderr)
+	for _, want := range []string{
+		"# fieldbest bf16 sum oop-reg, plain launches",
+		"# fieldbest bf16 sum oop-reg, CUDA graph replays",
+	} {
+		require.Contains(t, o.stdout, want)
+	}
+	r := readReport(t, js)
+	var own int
+	for _, c := range r.Cases {
+		if c.Variant != "oneshot" && c.Variant != "twoshot" {
+			require.Empty(t, c.FieldBestVariant, c.ID)
+			continue
+		}
+		require.Equal(t, "example:oneshot", c.FieldBestVariant, c.ID)
+		require.Positive(t, c.FieldBestTimeUS, c.ID)
+		require.InDelta(t, c.FieldBestTimeUS/c.TimeUS, c.FieldBestGain, 1e-4*c.FieldBestGain, c.ID)
+		own++
+	}
+	require.Equal(t, 2*2*3, own, "oneshot and twoshot, plain and graph, 3 sizes")
+	plot, err := os.ReadFile(svg)
+	require.NoError(t, err)
+	for _, want := range []string{">plugins<", ">example:oneshot<", "gain over fieldbest"} {
+		require.Contains(t, string(plot), want)
+	}
+	same := run(t, time.Minute, binary(t), "compare", js, js)
+	require.Equal(t, 0, same.code, "%s\n%s", same.stdout, same.stderr)
+}
