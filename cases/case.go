@@ -177,6 +177,13 @@ func ParseID(id string, vs *registry.Set) (Case, error) {
 	return c, nil
 }
 
+// NamesSpecialInput reports whether id is the ID of a case of special
+// inputs (variant/dtype/op/size/mode/special/npN).
+func NamesSpecialInput(id string) bool {
+	parts := strings.Split(id, "/")
+	return len(parts) == 7 && parts[5] == reference.Special.String()
+}
+
 // fits checks that the size is a whole number of elements.
 func (c Case) fits() error {
 	if c.Bytes%int64(c.DType.Size()) != 0 {

@@ -219,9 +219,8 @@ func stressEvidence(c *Case) (first, reading string) {
 	if sched == "" {
 		sched = "none"
 	}
-	first = fmt.Sprintf("iteration %d, rank %d, element [%d]: got %s (%s) want %s (%s); schedules on: %s",
-		m.Iter, rank, m.Index, formatFloat(m.Got), formatBits(m.GotBits, c.DType), formatFloat(m.Want), formatBits(m.WantBits, c.DType),
-		strings.ReplaceAll(sched, ",", ", "))
+	first = fmt.Sprintf("iteration %d, rank %d, element [%d]: %s; schedules on: %s",
+		m.Iter, rank, m.Index, gotWant(m, c.DType), strings.ReplaceAll(sched, ",", ", "))
 	return first, poisonReading(c.DType, m.GotBits, strings.Contains(","+c.Schedule+",", ",poison-after-return,"))
 }
 
@@ -229,8 +228,9 @@ func stressEvidence(c *Case) (first, reading string) {
 // when they show nothing certain. artest's poison is a signalling NaN with
 // a payload (reference.PoisonBits), written into outputs before each call
 // and, under the poison-after-return schedule, into a rank's input once its
-// call returned; inputs are never NaN, and arithmetic on a signalling NaN
-// gives it back quiet, with its payload.
+// call returned; no input is that NaN or has its payload (special inputs'
+// NaNs included), and arithmetic on a signalling NaN gives it back quiet,
+// with its payload.
 func poisonReading(dtype string, got uint32, poisonAfterReturn bool) string {
 	d, err := reference.ParseDType(dtype)
 	if err != nil {
