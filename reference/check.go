@@ -105,13 +105,6 @@ func PoisonBits(d DType) uint32 {
 	panic(fmt.Sprintf("reference: unknown dtype %d", d))
 }
 
-// isPoison reports whether bits are d's poison pattern or its quiet form,
-// which arithmetic on it gives.
-func isPoison(d DType, bits uint32) bool {
-	p := PoisonBits(d)
-	return bits == p || bits == p|d.quietBit()
-}
-
 // FillPoison writes PoisonBits(d) to every whole element of dst.
 func FillPoison(dst []byte, d DType) {
 	p := PoisonBits(d)

@@ -65,7 +65,8 @@
 // (C's fmax and CUDA's fmaxf may return either); where a NaN is among
 // numbers, a NaN too (IEEE 754-2019 maximum propagates it, 754-2008
 // maxNum, fmax and fmaxf return the number); only NaNs: a NaN. A NaN
-// result is never right when it is the poison pattern or its quiet form.
+// result is never right when it is the poison pattern, which no input is
+// and arithmetic never yields (Expectation).
 //
 // # Checking
 //

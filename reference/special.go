@@ -115,8 +115,8 @@ type specialValues struct {
 	// top binade (2^emax); halfULP and quarterULP are half and a quarter of
 	// the spacing of the top binade.
 	minNormal, one, max, maxLess, topLow, halfULP, quarterULP, inf uint32
-	// nans are quiet and signalling NaNs with payloads, of both signs; no
-	// input is a poison pattern or the quiet form of one.
+	// nans are quiet and signalling NaNs with payloads, of both signs; none
+	// is the poison pattern or its quiet form.
 	nans []uint32
 	// quietNaN is the dtype's canonical quiet NaN, which reports show where
 	// a NaN is expected.

@@ -156,6 +156,15 @@ func TestSpecialMismatchNamesItsInputs(t *testing.T) {
 	out := string(render(t, func(b *bytes.Buffer) error { return WriteSummary(b, r) }))
 	require.Contains(t, out, "#   first wrong: iteration 4, rank 0, element [16]: "+line+"; schedules on: none\n")
 
+	// Special inputs hold NaNs whose bits may combine into the quiet
+	// poison: only the poison itself is read.
+	c.Failures[1].Mismatches[0].GotBits = 0x7fed
+	out = string(render(t, func(b *bytes.Buffer) error { return WriteSummary(b, r) }))
+	require.NotContains(t, out, "#   reading: ")
+	c.Failures[1].Mismatches[0].GotBits = 0x7fad
+	out = string(render(t, func(b *bytes.Buffer) error { return WriteSummary(b, r) }))
+	require.Contains(t, out, "#   reading: got is the output's poison pattern")
+
 	nan := Mismatch{Index: 2, GotBits: 0x7fad, WantBits: 0x7fc0, Got: math.NaN(), Want: math.NaN(), Accept: "a NaN (any sign and payload)",
 		Inputs: []uint32{0x7f80, 0xff80}}
 	require.Equal(t, "index 2: got sNaN (0x7fad) want a NaN (any sign and payload); inputs: rank 0 +Inf (0x7f80), rank 1 -Inf (0xff80)",
