@@ -92,7 +92,7 @@ var (
 	// The default matrix's special-input cases (reference.Special): every
 	// dtype and op in two modes that cover the in-place, registered and
 	// staged axes, at 4100 B (a tail past the 16-byte vectors) and 64 KiB
-	// (every f16 subnormal on rank 0 and rank 1): 36 cases per variant.
+	// (every f16 subnormal bit pattern on rank 0): 36 cases per variant.
 	specialSizes = []int64{4100, 64 << 10}
 	specialModes = []Mode{{Registered: true}, {InPlace: true}}
 

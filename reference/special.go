@@ -33,7 +33,7 @@ import "fmt"
 //   - subnormals: ranks 0 and 1 hold subnormals, the others zeros of random
 //     sign; rank 0 walks through every subnormal of the dtype (both signs;
 //     a selection for f32) in order, 8 per tile, so 64 KiB of f16 holds all
-//     2046 of f16's on rank 0, and rank 1 too.
+//     2046 of f16's on rank 0; rank 1 holds subnormals drawn at random.
 //   - edges: the pair holds the largest finite value and one of: half the
 //     top spacing of the same sign (the exact sum is a tie that rounds to
 //     even, which is Inf: a sum that overflows in the 16-bit type but not
