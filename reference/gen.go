@@ -19,7 +19,8 @@ import (
 // (5 for bf16, 4 for f16, 2 for f32, 8 for Exact), and each further word is
 // one remix of the hash. Checking an element of an N-rank reduction
 // therefore costs one hash, a remix per word and a shift, a mask and a table
-// load per rank.
+// load per rank. Special inputs lay out tiles of special values from the
+// same per-element hash (special.go).
 type Gen struct {
 	Seed  uint64
 	Kind  InputKind
