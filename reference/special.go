@@ -256,14 +256,14 @@ func (s *specialElem) bits(rank int) uint32 {
 			if lo {
 				return 0
 			}
-			return v.signed(vIf(one, v.subs[0], 0), true)
+			return v.signed(either(one, v.subs[0], 0), true)
 		case 2:
 			return v.sign
 		default:
 			if !lo {
 				return 0
 			}
-			return v.signed(vIf(one, v.subs[len(v.subs)-1], 0), true)
+			return v.signed(either(one, v.subs[len(v.subs)-1], 0), true)
 		}
 	case patSubnormals:
 		switch rank {
@@ -339,7 +339,8 @@ func (s *specialElem) bits(rank int) uint32 {
 	panic(fmt.Sprintf("reference: special pattern %d", s.pat))
 }
 
-func vIf(c bool, a, b uint32) uint32 {
+// either is a where c holds, else b.
+func either(c bool, a, b uint32) uint32 {
 	if c {
 		return a
 	}

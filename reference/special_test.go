@@ -313,7 +313,7 @@ func propagate(isMax bool, acc, x float32) float32 {
 	return min(acc, x)
 }
 
-// select is the example plugin's acc = x > acc ? x : acc.
+// selectNew is the example plugin's acc = x > acc ? x : acc.
 func selectNew(isMax bool, acc, x float32) float32 {
 	if isMax && x > acc || !isMax && x < acc {
 		return x
@@ -472,11 +472,6 @@ func TestDescribe(t *testing.T) {
 		"rank 6 +0 (0x0000), rank 7 +0 (0x0000), and 2 more ranks", DescribeInputs(BF16, in))
 }
 
-// specialOutput is a correct output of count elements: the expected bits.
-func specialOutput(spec CheckSpec, count int) []byte {
-	return expectedBuffer(spec, count)
-}
-
 func TestCheckSpecial(t *testing.T) {
 	withProcs(t, 4)
 	for _, d := range DTypes {
@@ -490,7 +485,7 @@ func TestCheckSpecial(t *testing.T) {
 					if n == 3 {
 						count = 2*checkChunkElems + 77 // over fillMinElems: on several goroutines
 					}
-					out := specialOutput(spec, count)
+					out := expectedBuffer(spec, count)
 					res := Check(spec, out)
 					require.Zero(t, res.Wrong, "%s: %v", name, res)
 					require.Equal(t, uint64(count), res.Checked)
