@@ -115,26 +115,42 @@ type Case struct {
 	Bytes   int64
 	Mode    Mode
 	Ranks   int
+	// Input is the kind of the case's inputs: the run's --input (random or
+	// exact, which the ID does not name), or special, which it does.
+	Input reference.InputKind
 }
 
 // Count is the number of elements.
 func (c Case) Count() int64 { return c.Bytes / int64(c.DType.Size()) }
 
 // ID is the stable name of the case: variant/dtype/op/size/mode/npN,
-// e.g. "oneshot/bf16/sum/1MiB/oop-reg-plain/np4".
+// e.g. "oneshot/bf16/sum/1MiB/oop-reg-plain/np4"; a case of special inputs
+// names them before the world size, "oneshot/bf16/sum/4100B/oop-reg-plain/special/np4".
 func (c Case) ID() string {
-	return fmt.Sprintf("%s/%s/%s/%s/%s/np%d", c.Variant.Name, c.DType, c.Op, FormatSize(c.Bytes), c.Mode, c.Ranks)
+	input := ""
+	if c.Input == reference.Special {
+		input = c.Input.String() + "/"
+	}
+	return fmt.Sprintf("%s/%s/%s/%s/%s/%snp%d", c.Variant.Name, c.DType, c.Op, FormatSize(c.Bytes), c.Mode, input, c.Ranks)
 }
 
 // ParseID reads an ID back into a case of a variant of vs (a repro
-// bundle's --case, for one). Whether the variant supports the case is the
-// matrix's business.
+// bundle's --case, for one). Its Input is Special where the ID names it,
+// else Random: the run's --input decides (Build). Whether the variant
+// supports the case is the matrix's business.
 func ParseID(id string, vs *registry.Set) (Case, error) {
 	parts := strings.Split(id, "/")
-	if len(parts) != 6 {
-		return Case{}, fmt.Errorf("bad case ID %q: want variant/dtype/op/size/mode/npN, e.g. oneshot/bf16/sum/1MiB/oop-reg-plain/np4", id)
-	}
+	bad := fmt.Errorf("bad case ID %q: want variant/dtype/op/size/mode/npN or variant/dtype/op/size/mode/special/npN, e.g. oneshot/bf16/sum/1MiB/oop-reg-plain/np4", id)
 	var c Case
+	switch {
+	case len(parts) == 7 && parts[5] == reference.Special.String():
+		c.Input = reference.Special
+		parts = append(parts[:5], parts[6])
+	case len(parts) == 7:
+		return Case{}, fmt.Errorf("case ID %q: %q is no input kind an ID names (only special; random and exact come from --input)", id, parts[5])
+	case len(parts) != 6:
+		return Case{}, bad
+	}
 	var err error
 	if c.DType, err = reference.ParseDType(parts[1]); err != nil {
 		return Case{}, fmt.Errorf("case ID %q: %w", id, err)
@@ -159,6 +175,13 @@ func ParseID(id string, vs *registry.Set) (Case, error) {
 		return Case{}, fmt.Errorf("case %s: %w", id, err)
 	}
 	return c, nil
+}
+
+// NamesSpecialInput reports whether id is the ID of a case of special
+// inputs (variant/dtype/op/size/mode/special/npN).
+func NamesSpecialInput(id string) bool {
+	parts := strings.Split(id, "/")
+	return len(parts) == 7 && parts[5] == reference.Special.String()
 }
 
 // fits checks that the size is a whole number of elements.

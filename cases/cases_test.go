@@ -109,18 +109,104 @@ func TestCaseIDRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, c, got)
 	for _, bad := range []string{
-		"oneshot/bf16/sum/1MiB/oop-reg-plain",       // missing np
-		"oneshot/bf17/sum/1MiB/oop-reg-plain/np4",   // dtype
-		"oneshot/bf16/add/1MiB/oop-reg-plain/np4",   // op
-		"oneshot/bf16/sum/1XB/oop-reg-plain/np4",    // size
-		"oneshot/bf16/sum/1MiB/oop/np4",             // mode
-		"oneshot/bf16/sum/1MiB/oop-reg-plain/n4",    // np
-		"oneshot/f32/sum/6B/oop-reg-plain/np4",      // 6 bytes is not whole f32 elements
-		"threeshot/bf16/sum/1MiB/oop-reg-plain/np4", // no such variant
+		"oneshot/bf16/sum/1MiB/oop-reg-plain",             // missing np
+		"oneshot/bf17/sum/1MiB/oop-reg-plain/np4",         // dtype
+		"oneshot/bf16/add/1MiB/oop-reg-plain/np4",         // op
+		"oneshot/bf16/sum/1XB/oop-reg-plain/np4",          // size
+		"oneshot/bf16/sum/1MiB/oop/np4",                   // mode
+		"oneshot/bf16/sum/1MiB/oop-reg-plain/n4",          // np
+		"oneshot/f32/sum/6B/oop-reg-plain/np4",            // 6 bytes is not whole f32 elements
+		"threeshot/bf16/sum/1MiB/oop-reg-plain/np4",       // no such variant
+		"oneshot/bf16/sum/1MiB/oop-reg-plain/exact/np4",   // only special is named
+		"oneshot/bf16/sum/1MiB/oop-reg-plain/np4/special", // the input comes before npN
+		"oneshot/bf16/sum/1MiB/special/oop-reg-plain/np4",
 	} {
 		_, err := ParseID(bad, builtins)
 		require.Error(t, err, bad)
 	}
+
+	// Special inputs are named in the ID, before the world size; the
+	// other kinds are the run's --input and are not.
+	c.Input = reference.Special
+	require.Equal(t, "oneshot/bf16/sum/1MiB/oop-reg-plain/special/np4", c.ID())
+	got, err = ParseID(c.ID(), builtins)
+	require.NoError(t, err)
+	require.Equal(t, c, got)
+	c.Input = reference.Exact
+	require.Equal(t, "oneshot/bf16/sum/1MiB/oop-reg-plain/np4", c.ID())
+}
+
+// The default matrix holds 36 special-input cases per variant (every
+// dtype and op, 4100 B and 64 KiB, oop-reg-plain and ip-stg-plain) beside
+// its other cases, whose IDs and inputs stay what --input says; the quick,
+// stress and --size matrices hold none unless --input special makes every
+// case special.
+func TestBuildSpecialCases(t *testing.T) {
+	count := func(cs []Case) (special, other int) {
+		for _, c := range cs {
+			if c.Input == reference.Special {
+				special++
+				require.Contains(t, c.ID(), "/special/np", c.ID())
+			} else {
+				require.NotContains(t, c.ID(), "special", c.ID())
+			}
+		}
+		return special, len(cs) - special
+	}
+	variants := len(builtins.All())
+	for _, input := range []reference.InputKind{reference.Random, reference.Exact} {
+		cs, err := Build(builtins, Selection{Input: input}, 2)
+		require.NoError(t, err)
+		special, other := count(cs)
+		require.Equal(t, 36*variants, special)
+		require.Equal(t, 942*variants, other, "the default matrix's other cases")
+		for _, c := range cs {
+			if c.Input != reference.Special {
+				require.Equal(t, input, c.Input, c.ID())
+			}
+		}
+		ids := map[string]bool{}
+		for _, c := range cs {
+			ids[c.ID()] = true
+		}
+		for _, id := range []string{
+			"oneshot/f16/sum/64KiB/oop-reg-plain/special/np2", "nccl/bf16/max/4100B/ip-stg-plain/special/np2",
+			"twoshot/f32/min/4100B/oop-reg-plain/special/np2", "oneshot/f16/sum/64KiB/oop-reg-plain/np2",
+		} {
+			require.True(t, ids[id], id)
+		}
+	}
+	for name, sel := range map[string]Selection{
+		"quick":  {Quick: true},
+		"stress": {Stress: true},
+		"sizes":  {Sizes: []int64{4100}},
+	} {
+		cs, err := Build(builtins, sel, 2)
+		require.NoError(t, err)
+		special, _ := count(cs)
+		require.Zero(t, special, name)
+		sel.Input = reference.Special
+		cs, err = Build(builtins, sel, 2)
+		require.NoError(t, err)
+		_, other := count(cs)
+		require.Zero(t, other, name)
+	}
+	cs, err := Build(builtins, Selection{Input: reference.Special, Variants: []string{"oneshot"}}, 2)
+	require.NoError(t, err)
+	special, other := count(cs)
+	require.Equal(t, 942, special, "--input special: every case of the default matrix, once")
+	require.Zero(t, other)
+
+	// A selection narrows the special cases as it narrows the others.
+	cs, err = Build(builtins, Selection{Variants: []string{"twoshot"}, DTypes: []reference.DType{reference.BF16}, Ops: []reference.Op{reference.Sum}, ModeWords: []string{"ip"}}, 2)
+	require.NoError(t, err)
+	var specials []string
+	for _, c := range cs {
+		if c.Input == reference.Special {
+			specials = append(specials, c.ID())
+		}
+	}
+	require.Equal(t, []string{"twoshot/bf16/sum/4100B/ip-stg-plain/special/np2", "twoshot/bf16/sum/64KiB/ip-stg-plain/special/np2"}, specials)
 }
 
 func TestBuildDefaultMatrix(t *testing.T) {
@@ -196,6 +282,30 @@ func TestBuildIDs(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, cs, 1)
 	require.Equal(t, "oneshot/bf16/sum/1MiB/oop-reg-plain/np4", cs[0].ID())
+
+	// An ID's input kind is its own; one that names none takes --input's.
+	plain, special := "oneshot/bf16/sum/4100B/oop-reg-plain/np2", "oneshot/bf16/sum/4100B/oop-reg-plain/special/np2"
+	for _, tc := range []struct {
+		input reference.InputKind
+		ids   []string
+		want  []string
+		kinds []reference.InputKind
+	}{
+		{reference.Exact, []string{plain, special}, []string{plain, special}, []reference.InputKind{reference.Exact, reference.Special}},
+		{reference.Random, []string{special}, []string{special}, []reference.InputKind{reference.Special}},
+		{reference.Special, []string{plain, special}, []string{special}, []reference.InputKind{reference.Special}},
+	} {
+		cs, err := Build(builtins, Selection{IDs: tc.ids, Input: tc.input}, 2)
+		require.NoError(t, err)
+		var ids []string
+		var kinds []reference.InputKind
+		for _, c := range cs {
+			ids = append(ids, c.ID())
+			kinds = append(kinds, c.Input)
+		}
+		require.Equal(t, tc.want, ids, tc.input)
+		require.Equal(t, tc.kinds, kinds, tc.input)
+	}
 }
 
 func TestBuildUsageErrors(t *testing.T) {

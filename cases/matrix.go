@@ -38,6 +38,10 @@ type Selection struct {
 	// dropped); 0 means no cap. The host backend uses it to keep its default
 	// matrix within shared memory.
 	MaxBytes int64
+	// Input is --input: the kind of every case's inputs, except the
+	// default matrix's special cases, which are special whatever it says.
+	// An ID that names special inputs keeps them.
+	Input reference.InputKind
 }
 
 // Default matrix. Small sizes get every dtype, op and mode; large sizes get
@@ -85,6 +89,13 @@ var (
 	stressDefaultDTypes = []reference.DType{reference.BF16}
 	stressSlowDTypes    = []reference.DType{reference.BF16}
 
+	// The default matrix's special-input cases (reference.Special): every
+	// dtype and op in two modes that cover the in-place, registered and
+	// staged axes, at 4100 B (a tail past the 16-byte vectors) and 64 KiB
+	// (every f16 subnormal bit pattern on rank 0): 36 cases per variant.
+	specialSizes = []int64{4100, 64 << 10}
+	specialModes = []Mode{{Registered: true}, {InPlace: true}}
+
 	quickSizes = []int64{4, 6, 4100, 64 << 10, 1 << 20}
 	quickOps   = []reference.Op{reference.Sum, reference.Max}
 	quickModes = []Mode{
@@ -112,7 +123,7 @@ func Build(vs *registry.Set, sel Selection, ranks int) ([]Case, error) {
 		return nil, usage("world size %d: need at least one rank", ranks)
 	}
 	if len(sel.IDs) > 0 {
-		return buildIDs(vs, sel.IDs, ranks)
+		return buildIDs(vs, sel, ranks)
 	}
 	variants, err := pickVariants(vs, sel.Variants, ranks)
 	if err != nil {
@@ -143,30 +154,34 @@ func Build(vs *registry.Set, sel Selection, ranks int) ([]Case, error) {
 		// dtypes narrows the tier where the user named none (nil: every
 		// selected dtype).
 		dtypes []reference.DType
+		// special: the tier's cases have special inputs, whatever --input
+		// says.
+		special bool
 	}
 	var tiers []tier
 	switch {
 	case len(sel.Sizes) > 0:
 		all := append(append([]Mode{}, AllModes...), offsetModes...)
-		tiers = []tier{{sel.Sizes, reference.Ops, all, nil}}
+		tiers = []tier{{sel.Sizes, reference.Ops, all, nil, false}}
 	case sel.Stress && sel.StressFull:
 		tiers = []tier{
-			{stressSizes, []reference.Op{reference.Sum}, stressModes, nil},
-			{stressSlowSizes, []reference.Op{reference.Sum}, stressSlowModes, nil},
+			{stressSizes, []reference.Op{reference.Sum}, stressModes, nil, false},
+			{stressSlowSizes, []reference.Op{reference.Sum}, stressSlowModes, nil, false},
 		}
 	case sel.Stress:
 		tiers = []tier{
-			{stressSizes, []reference.Op{reference.Sum}, stressModes, stressDefaultDTypes},
-			{stressSlowSizes, []reference.Op{reference.Sum}, stressSlowModes, stressSlowDTypes},
+			{stressSizes, []reference.Op{reference.Sum}, stressModes, stressDefaultDTypes, false},
+			{stressSlowSizes, []reference.Op{reference.Sum}, stressSlowModes, stressSlowDTypes, false},
 		}
 	case sel.Quick:
-		tiers = []tier{{quickSizes, quickOps, quickModes, nil}}
+		tiers = []tier{{quickSizes, quickOps, quickModes, nil, false}}
 	default:
 		tiers = []tier{
-			{smallSizes, reference.Ops, AllModes, nil},
-			{offsetSizes, []reference.Op{reference.Sum}, offsetModes, nil},
-			{largeSizes, []reference.Op{reference.Sum}, largeModes, nil},
-			{largeSizes[:1], []reference.Op{reference.Max}, largeModes[:1], nil},
+			{smallSizes, reference.Ops, AllModes, nil, false},
+			{offsetSizes, []reference.Op{reference.Sum}, offsetModes, nil, false},
+			{largeSizes, []reference.Op{reference.Sum}, largeModes, nil, false},
+			{largeSizes[:1], []reference.Op{reference.Max}, largeModes[:1], nil, false},
+			{specialSizes, reference.Ops, specialModes, nil, true},
 		}
 	}
 
@@ -197,7 +212,10 @@ func Build(vs *registry.Set, sel Selection, ranks int) ([]Case, error) {
 							if len(sel.Sizes) == 0 && sel.MaxBytes > 0 && b > sel.MaxBytes {
 								continue
 							}
-							c := Case{Variant: v, DType: d, Op: o, Bytes: b, Mode: m, Ranks: ranks}
+							c := Case{Variant: v, DType: d, Op: o, Bytes: b, Mode: m, Ranks: ranks, Input: sel.Input}
+							if t.special {
+								c.Input = reference.Special
+							}
 							if c.fits() != nil {
 								continue
 							}
@@ -267,8 +285,10 @@ func pickVariants(set *registry.Set, names []string, ranks int) ([]*kernels.Vari
 	return vs, nil
 }
 
-func buildIDs(vs *registry.Set, ids []string, ranks int) ([]Case, error) {
+func buildIDs(vs *registry.Set, sel Selection, ranks int) ([]Case, error) {
+	ids := sel.IDs
 	var out []Case
+	seen := map[string]bool{}
 	for _, id := range ids {
 		c, err := ParseID(id, vs)
 		if err != nil {
@@ -280,6 +300,13 @@ func buildIDs(vs *registry.Set, ids []string, ranks int) ([]Case, error) {
 		if r := SkipReason(c.Variant, c); r != "" {
 			return nil, usage("case %s: %s", id, r)
 		}
+		if c.Input != reference.Special {
+			c.Input = sel.Input
+		}
+		if seen[c.ID()] {
+			continue // named twice: X under --input special is X/special
+		}
+		seen[c.ID()] = true
 		out = append(out, c)
 	}
 	return out, nil
@@ -402,7 +429,10 @@ func sortCases(vs *registry.Set, cs []Case) {
 		if ma, mb := modeRank(a.Mode), modeRank(b.Mode); ma != mb {
 			return ma < mb
 		}
-		return a.Bytes < b.Bytes
+		if a.Bytes != b.Bytes {
+			return a.Bytes < b.Bytes
+		}
+		return a.Input < b.Input
 	})
 }
 

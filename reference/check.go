@@ -28,8 +28,15 @@ type Mismatch struct {
 	GotBits  uint32
 	WantBits uint32 // the expected bits, or the reference rounded to the dtype
 	// ULP is |Got-Want| in units of the dtype's spacing at Want; +Inf when
-	// Got is NaN or Inf and Want is not.
+	// Got is NaN or Inf and Want is not, or Want is a NaN.
 	ULP float64
+	// Accept says what was right when more than WantBits was (special
+	// inputs: "a NaN", "+0 (0x0000) or -0 (0x8000)"); "" otherwise.
+	Accept string
+	// Inputs are every rank's input of the element, dtype bits in rank
+	// order, for special inputs, where a wrong element is read against
+	// them; nil for the other kinds.
+	Inputs []uint32
 }
 
 // MaxReported is how many mismatches Result.First keeps.
@@ -52,14 +59,25 @@ type Result struct {
 func (r Result) OK() bool { return r.Wrong == 0 }
 
 // String is a one-line summary, e.g.
-// "3 of 1048576 wrong; first [7] got 1.5 (0x3fc0) want 1.25 (0x3fa0); worst 2 ulp at 7".
+// "3 of 1048576 wrong; first [7] got 1.5 (0x3fc0) want 1.25 (0x3fa0); worst 2 ulp at 7",
+// and for special inputs with the first wrong element's inputs:
+// "1 of 2050 wrong; first [16] got +0 (0x0000) want -0 (0x8000); inputs: rank 0 -0 (0x8000), rank 1 -0 (0x8000); worst +Inf ulp at 16".
 func (r Result) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d of %d wrong", r.Wrong, r.Checked)
 	if len(r.First) > 0 {
 		m := r.First[0]
-		fmt.Fprintf(&b, "; first [%d] got %v (%s) want %v (%s)", m.Index,
-			m.Got, r.DType.bitsString(m.GotBits), m.Want, r.DType.bitsString(m.WantBits))
+		if m.Inputs == nil {
+			fmt.Fprintf(&b, "; first [%d] got %v (%s) want %v (%s)", m.Index,
+				m.Got, r.DType.bitsString(m.GotBits), m.Want, r.DType.bitsString(m.WantBits))
+		} else {
+			want := m.Accept
+			if want == "" {
+				want = r.DType.Describe(m.WantBits)
+			}
+			fmt.Fprintf(&b, "; first [%d] got %s want %s; inputs: %s", m.Index,
+				r.DType.Describe(m.GotBits), want, DescribeInputs(r.DType, m.Inputs))
+		}
 	}
 	fmt.Fprintf(&b, "; worst %.3g ulp at %d", r.WorstULP, r.WorstIndex)
 	return b.String()
@@ -199,6 +217,16 @@ func (r *reducer) wrongBounded(p *partial, index uint64, gotBits uint32, ref flo
 }
 
 func (r *reducer) wrong(p *partial, index uint64, gotBits, wantBits uint32, want float64) {
+	r.wrongWith(p, index, gotBits, wantBits, want, "", nil)
+}
+
+// wrongSpecial records a wrong element of special inputs with what was
+// right and the inputs it came from.
+func (r *reducer) wrongSpecial(p *partial, index uint64, gotBits uint32, e Expectation, in []uint32) {
+	r.wrongWith(p, index, gotBits, e.Bits, e.Value, e.acceptText(r.dtype), in)
+}
+
+func (r *reducer) wrongWith(p *partial, index uint64, gotBits, wantBits uint32, want float64, accept string, in []uint32) {
 	got := r.dtype.ToF64(gotBits)
 	ulp := ulpDistance(r.dtype, got, want)
 	p.wrong++
@@ -206,14 +234,16 @@ func (r *reducer) wrong(p *partial, index uint64, gotBits, wantBits uint32, want
 	if len(p.first) < MaxReported {
 		p.first = append(p.first, Mismatch{
 			Index: index, Got: got, Want: want, GotBits: gotBits, WantBits: wantBits, ULP: ulp,
+			Accept: accept, Inputs: slices.Clone(in),
 		})
 	}
 }
 
 // ulpDistance is |got-want| in units of d's spacing at want; a NaN or an
-// infinity where want is finite is infinitely far.
+// infinity where want is finite, and anything where want is a NaN, is
+// infinitely far.
 func ulpDistance(d DType, got, want float64) float64 {
-	if math.IsNaN(got) || math.IsInf(got, 0) || math.IsInf(want, 0) {
+	if math.IsNaN(got) || math.IsNaN(want) || math.IsInf(got, 0) || math.IsInf(want, 0) {
 		if got == want {
 			return 0
 		}

@@ -15,6 +15,10 @@ import (
 // every element of max and min one at a time.
 func (r *reducer) checkRange(got []byte, first uint64, lo, hi int, p *partial) {
 	p.checked += uint64(hi - lo)
+	if r.special != nil {
+		r.checkSpecialRange(got, first, lo, hi, p)
+		return
+	}
 	j := lo
 	switch {
 	case r.bounded:
@@ -210,4 +214,17 @@ func f16FromF32x4(a [4]float32) (h [4]uint32) {
 		}
 	}
 	return h
+}
+
+// checkSpecialRange checks elements [lo, hi) of special inputs one at a
+// time: every rank's input of the element, then specialExpect.
+func (r *reducer) checkSpecialRange(got []byte, first uint64, lo, hi int, p *partial) {
+	in := make([]uint32, r.n)
+	for j := lo; j < hi; j++ {
+		index := first + uint64(j)
+		e := r.expectSpecial(index, in)
+		if gb := r.dtype.GetBits(got, j); !e.Accepts(r.dtype, gb) {
+			r.wrongSpecial(p, index, gb, e, in)
+		}
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 
 	"github.com/x448/float16"
 )
@@ -185,4 +187,73 @@ func (d DType) bitsString(bits uint32) string {
 		return fmt.Sprintf("0x%08x", bits)
 	}
 	return fmt.Sprintf("0x%04x", bits)
+}
+
+// signBit is d's sign bit.
+func (d DType) signBit() uint32 {
+	if d.Size() == 4 {
+		return 1 << 31
+	}
+	return 1 << 15
+}
+
+// quietBit is the top mantissa bit, set in a quiet NaN and clear in a
+// signalling one.
+func (d DType) quietBit() uint32 {
+	switch d {
+	case F32:
+		return 1 << 22
+	case F16:
+		return 1 << 9
+	case BF16:
+		return 1 << 6
+	}
+	panic(fmt.Sprintf("reference: unknown dtype %d", d))
+}
+
+// isNaN reports whether bits are a NaN of d: all exponent bits set and a
+// nonzero mantissa.
+func (d DType) isNaN(bits uint32) bool {
+	inf := d.FromF32(float32(math.Inf(1)))
+	return bits&^d.signBit() > inf
+}
+
+// Describe is an element's value and bits as diagnoses print them, e.g.
+// "-0 (0x8000)", "+Inf (0x7f80)", "sNaN (0x7f81)", "1.5 (0x3fc0)": zeros
+// with their sign, since a dropped sign is what special inputs look for,
+// and a NaN as quiet or signalling.
+func (d DType) Describe(bits uint32) string {
+	v := d.ToF64(bits)
+	var s string
+	switch {
+	case d.isNaN(bits) && bits&d.quietBit() == 0:
+		s = "sNaN"
+	case d.isNaN(bits):
+		s = "NaN"
+	case v == 0 && bits&d.signBit() != 0:
+		s = "-0"
+	case v == 0:
+		s = "+0"
+	default:
+		s = strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	if d.isNaN(bits) && bits&d.signBit() != 0 {
+		s = "-" + s
+	}
+	return s + " (" + d.bitsString(bits) + ")"
+}
+
+// DescribeInputs lists every rank's input of one element, e.g. "rank 0 -0
+// (0x8000), rank 1 -0 (0x8000)": the first 8 ranks, then how many more.
+func DescribeInputs(d DType, inputs []uint32) string {
+	const most = 8
+	parts := make([]string, 0, min(len(inputs), most)+1)
+	for r, b := range inputs {
+		if r == most {
+			parts = append(parts, fmt.Sprintf("and %d more ranks", len(inputs)-most))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("rank %d %s", r, d.Describe(b)))
+	}
+	return strings.Join(parts, ", ")
 }

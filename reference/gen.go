@@ -19,7 +19,8 @@ import (
 // (5 for bf16, 4 for f16, 2 for f32, 8 for Exact), and each further word is
 // one remix of the hash. Checking an element of an N-rank reduction
 // therefore costs one hash, a remix per word and a shift, a mask and a table
-// load per rank.
+// load per rank. Special inputs lay out tiles of special values from the
+// same per-element hash (special.go).
 type Gen struct {
 	Seed  uint64
 	Kind  InputKind
@@ -215,8 +216,11 @@ func (g Gen) scheme() *scheme {
 }
 
 // F32 returns the input of rank for element index in stress iteration iter
-// as a float32 (the dtype value exactly).
+// as a float32 (the dtype value exactly; a NaN stays a NaN).
 func (g Gen) F32(rank, iter int, index uint64) float32 {
+	if g.Kind == Special {
+		return g.DType.ToF32(g.Bits(rank, iter, index))
+	}
 	s := g.scheme()
 	return s.value(s.field(elemHash(elemKey(g.Seed, iter), index), rank))
 }
@@ -224,6 +228,9 @@ func (g Gen) F32(rank, iter int, index uint64) float32 {
 // Bits returns the input of rank for element index in stress iteration iter
 // (0 for ordinary runs), as dtype bits.
 func (g Gen) Bits(rank, iter int, index uint64) uint32 {
+	if g.Kind == Special {
+		return specialBits(g.DType, elemKey(g.Seed, iter), rank, index)
+	}
 	s := g.scheme()
 	return s.dtypeBits(s.field(elemHash(elemKey(g.Seed, iter), index), rank))
 }
@@ -239,6 +246,10 @@ const fillMinElems = 1 << 16
 func (g Gen) Fill(dst []byte, rank, iter int, first uint64) {
 	if rank < 0 {
 		panic(fmt.Sprintf("reference: Fill for rank %d", rank))
+	}
+	if g.Kind == Special {
+		g.fillSpecial(dst, rank, iter, first)
+		return
 	}
 	s := g.scheme()
 	n := len(dst) / g.DType.Size()

@@ -19,13 +19,52 @@ type Expectation struct {
 	// Bound is the largest |got - Value| a correct implementation can
 	// produce in some order; 0 when BitExact.
 	Bound float64
+	// What special inputs leave open (doc.go, Special inputs); all false
+	// for the other kinds. NaN: the result must be a NaN of any sign and
+	// payload (Bits is the dtype's quiet NaN, for reports). OrNaN: a NaN is
+	// right as well as Bits (max and min with a NaN among numbers).
+	// EitherZero: Bits is a zero and the other zero is right too (max and
+	// min of +0 and -0). A NaN is never right when it is the poison
+	// pattern, a signalling NaN that no input is and arithmetic never
+	// yields (it quiets): only an unwritten output holds it. Its quiet form
+	// is right, though: arithmetic that combines a NaN's bits with another
+	// input's can yield it (Go's max and min on amd64 OR the operands'
+	// bits: bf16 0x7fc1 and 0x006d give 0x7fed, the quiet poison).
+	NaN, OrNaN, EitherZero bool
+}
+
+// Accepts reports whether got, dtype bits, meets a bit-exact expectation:
+// got is Bits, or one of the results special inputs leave open.
+func (e Expectation) Accepts(d DType, got uint32) bool {
+	if d.isNaN(got) {
+		return (e.NaN || e.OrNaN) && got != PoisonBits(d)
+	}
+	return !e.NaN && (got == e.Bits || e.EitherZero && got == e.Bits^d.signBit())
+}
+
+// acceptText describes what Accepts takes, e.g. "+0 (0x0000) or -0
+// (0x8000)"; "" when Bits is the only right result.
+func (e Expectation) acceptText(d DType) string {
+	const nan = "a NaN (any sign and payload)"
+	switch {
+	case e.NaN:
+		return nan
+	case e.EitherZero && e.OrNaN:
+		return d.Describe(0) + ", " + d.Describe(d.signBit()) + " or " + nan
+	case e.EitherZero:
+		return d.Describe(0) + " or " + d.Describe(d.signBit())
+	case e.OrNaN:
+		return d.Describe(e.Bits) + " or " + nan
+	}
+	return ""
 }
 
 // BitExact reports whether outputs under spec are compared bit for bit:
-// always for Exact inputs, for max and min, and for a declared order;
-// only a Random sum in an unknown order is compared within a bound.
+// always for Exact and Special inputs (Special: where IEEE 754 defines the
+// result), for max and min, and for a declared order; only a Random sum in
+// an unknown order is compared within a bound.
 func (s CheckSpec) BitExact() bool {
-	return s.Gen.Kind == Exact || s.Op != Sum || s.Order != OrderUnknown
+	return s.Gen.Kind != Random || s.Op != Sum || s.Order != OrderUnknown
 }
 
 // Expect returns the expectation for output element index under spec. Check
@@ -43,6 +82,8 @@ type reducer struct {
 	key     uint64
 	n       int
 	bounded bool
+	// special: the inputs are Special ones (s is nil; specialExpect).
+	special *specialValues
 	// The bound is boundAbs*sum|x_r| + boundRef*|ref| (doc.go).
 	boundAbs, boundRef float64
 	// For ulp counts in the bounded loop: 1/ulp(x) for a float64 x with
@@ -63,10 +104,18 @@ func newReducer(s CheckSpec) reducer {
 	}
 	f := s.Gen.DType.format() // panics on an unknown dtype
 	u := s.Gen.DType.UnitRoundoff()
+	var sch *scheme
+	var special *specialValues
+	if s.Gen.Kind == Special {
+		special = specialValuesOf(s.Gen.DType)
+	} else {
+		sch = s.Gen.scheme()
+	}
 	return reducer{
 		dtype:        s.Gen.DType,
 		op:           s.Op,
-		s:            s.Gen.scheme(),
+		s:            sch,
+		special:      special,
 		key:          elemKey(s.Gen.Seed, s.Iter),
 		n:            s.NRanks,
 		bounded:      !s.BitExact(),
@@ -146,6 +195,9 @@ func (r *reducer) bound(ref, abs float64) float64 {
 }
 
 func (r *reducer) expect(index uint64) Expectation {
+	if r.special != nil {
+		return r.expectSpecial(index, make([]uint32, r.n))
+	}
 	h := elemHash(r.key, index)
 	if r.bounded {
 		ref, abs := r.sumF64(h)
@@ -153,4 +205,77 @@ func (r *reducer) expect(index uint64) Expectation {
 	}
 	bits := r.roundF32(r.accF32(h))
 	return Expectation{BitExact: true, Bits: bits, Value: r.dtype.ToF64(bits)}
+}
+
+// expectSpecial fills in with every rank's special input at index and
+// returns the expectation for them.
+func (r *reducer) expectSpecial(index uint64, in []uint32) Expectation {
+	s := specialAt(r.special, r.key, index)
+	for rank := range in {
+		in[rank] = s.bits(rank)
+	}
+	return specialExpect(r.dtype, r.op, r.special, in)
+}
+
+// specialExpect is the expectation for the inputs in (dtype bits, rank
+// order) under IEEE 754, round to nearest even.
+//
+// Sum: acc = x0, acc += x_r in float32 for r = 1..N-1, rounded once to the
+// dtype; a NaN result (a NaN among the inputs, or infinities of both
+// signs) is expected as a NaN of any payload and sign. For the special
+// layout this is the one result of every order, in fp32 or in the dtype
+// (special.go): -0 when every input is -0, +0 for any other exact zero,
+// Inf of the sign where the sum overflows the dtype.
+//
+// Max and min: the largest (smallest) input that is not a NaN, bit for
+// bit, except that where it is a zero and zeros of both signs are among
+// the inputs, either zero is right (fmaxf and IEEE 754-2008 maxNum may
+// return either; 754-2019 maximum returns +0 for max, -0 for min, which
+// is what Bits holds). Where a NaN is among numbers, a NaN is right too:
+// 754-2019 maximum and minimum propagate it, 754-2008 maxNum, C's fmax and
+// CUDA's fmaxf return the number. Only NaNs: a NaN.
+func specialExpect(d DType, op Op, v *specialValues, in []uint32) Expectation {
+	nan := Expectation{BitExact: true, NaN: true, Bits: v.quietNaN, Value: math.NaN()}
+	if op == Sum {
+		acc := d.ToF32(in[0])
+		for _, x := range in[1:] {
+			acc += d.ToF32(x)
+		}
+		if acc != acc {
+			return nan
+		}
+		bits := d.FromF32(acc)
+		return Expectation{BitExact: true, Bits: bits, Value: d.ToF64(bits)}
+	}
+	isMax := op == Max
+	var m float32
+	numbers, nans, posZero, negZero := false, false, false, false
+	for _, x := range in {
+		f := d.ToF32(x)
+		switch {
+		case f != f:
+			nans = true
+			continue
+		case f == 0 && x&d.signBit() != 0:
+			negZero = true
+		case f == 0:
+			posZero = true
+		}
+		if !numbers || isMax && f > m || !isMax && f < m {
+			m, numbers = f, true
+		}
+	}
+	if !numbers {
+		return nan
+	}
+	e := Expectation{BitExact: true, Bits: d.FromF32(m), Value: float64(m), OrNaN: nans}
+	if m == 0 && posZero && negZero {
+		e.EitherZero = true
+		e.Bits = 0
+		if !isMax {
+			e.Bits = d.signBit()
+		}
+		e.Value = d.ToF64(e.Bits)
+	}
+	return e
 }

@@ -104,6 +104,11 @@ const (
 	// every dtype for any order, so any correct implementation matches bit
 	// for bit.
 	Exact InputKind = 1
+	// Special inputs are signed zeros, subnormals, infinities, NaNs and the
+	// largest finite values (special.go). Results are compared bit for bit
+	// where IEEE 754 defines them, and by class (a NaN; either zero) where
+	// it leaves a choice (doc.go).
+	Special InputKind = 2
 )
 
 func (k InputKind) String() string {
@@ -112,19 +117,23 @@ func (k InputKind) String() string {
 		return "random"
 	case Exact:
 		return "exact"
+	case Special:
+		return "special"
 	}
 	return fmt.Sprintf("input(%d)", uint8(k))
 }
 
-// ParseInputKind accepts "random" and "exact".
+// ParseInputKind accepts the names String returns.
 func ParseInputKind(s string) (InputKind, error) {
 	switch strings.ToLower(s) {
 	case "random", "rand":
 		return Random, nil
 	case "exact":
 		return Exact, nil
+	case "special":
+		return Special, nil
 	}
-	return 0, fmt.Errorf("unknown input kind %q (valid: random, exact)", s)
+	return 0, fmt.Errorf("unknown input kind %q (valid: random, exact, special)", s)
 }
 
 // Order is the reduction order an implementation declares. It decides

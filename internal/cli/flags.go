@@ -273,7 +273,7 @@ func newFlagSet(o *Options) *flag.FlagSet {
 	fs.BoolVar(&o.Quick, "quick", false, "a small matrix that finishes in seconds")
 	fs.BoolVar(&o.List, "list", false, "print the selected case IDs and exit")
 	fs.BoolVar(&o.ListVariants, "list-variants", false, "print the name of every variant, one per line (the built-in ones, then each --plugin's), and exit")
-	fs.StringVar(&o.Input, "input", "random", "input kind: random (full mantissa) or exact (small integers)")
+	fs.StringVar(&o.Input, "input", "random", "input kind of every case: random (full mantissa), exact (small integers) or special (signed zeros, subnormals, Inf, NaN, the largest values); the default matrix adds special cases whatever it says")
 	fs.Uint64Var(&o.Seed, "seed", 1, "input generator seed")
 	fs.IntVar(&o.Warmup, "warmup", 5, "untimed calls before timing (host backend default: 1)")
 	fs.IntVar(&o.Iters, "iters", 20, "calls per timed repetition, 0: check only (host backend default: 3)")
@@ -460,7 +460,8 @@ func Parse(args []string) (*Options, error) {
 	case o.set["stress-set"] && o.Stress == 0:
 		return nil, exitcode.Usagef("--stress-set %s needs --stress N: it picks the stress matrix's cases", o.StressSet)
 	}
-	sel := cases.Selection{Variants: o.Variants, ModeWords: o.Modes, IDs: o.CaseIDs, Quick: o.Quick, Stress: o.Stress > 0, StressFull: o.StressSet == "full"}
+	sel := cases.Selection{Variants: o.Variants, ModeWords: o.Modes, IDs: o.CaseIDs, Quick: o.Quick, Stress: o.Stress > 0, StressFull: o.StressSet == "full",
+		Input: o.input}
 	for _, d := range o.DTypes {
 		dt, err := reference.ParseDType(d)
 		if err != nil {

@@ -137,7 +137,7 @@ func (o *Options) runConfig(e Env, backendName string, info backend.Info, cs []c
 	}
 	ranks := e.Comm.Size()
 	cfg := &runner.Config{
-		Variants: o.variantSet, Cases: cs, Seed: o.Seed, Input: o.input,
+		Variants: o.variantSet, Cases: cs, Seed: o.Seed,
 		Warmup: o.Warmup, Iters: o.Iters, Reps: o.Reps, Stress: o.Stress,
 		Timeout: o.timeout, DeviceTimeout: o.deviceTimeout, Inject: o.inject, Schedules: o.sched, Check: o.Check,
 		Blocks: o.Blocks, Threads: o.Threads, Params: o.params,

@@ -11,9 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/artest/artest/cases"
 	"github.com/artest/artest/internal/exitcode"
 	"github.com/artest/artest/internal/report"
 	"github.com/artest/artest/internal/repro"
+	"github.com/artest/artest/reference"
 )
 
 // bundleIgnoredFlags are flags a bundle's args may hold but a rerun never
@@ -205,7 +207,11 @@ func (o *Options) rerunArgs(id, backendName string) []string {
 		if (name == "stress" || name == "schedule") && o.Stress == 0 {
 			continue
 		}
-		args = append(args, "--"+name, rerunEffective[name](o, backendName))
+		value := rerunEffective[name](o, backendName)
+		if name == "input" && cases.NamesSpecialInput(id) {
+			value = reference.Special.String() // what the case ran with, whatever --input said
+		}
+		args = append(args, "--"+name, value)
 	}
 	if o.Bench && !o.set["bench"] {
 		args = append(args, "--bench") // given as the word bench

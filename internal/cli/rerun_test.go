@@ -87,3 +87,16 @@ func TestRerunArgsReplaceTheSelectionAndFixTheEffectiveValues(t *testing.T) {
 		require.Contains(t, got, strings.Join(tc.want, " "), tc.args)
 	}
 }
+
+// A special case's rerun line says --input special, the inputs it ran
+// with, whatever --input the run had; the other cases keep the run's.
+func TestRerunArgsNameASpecialCasesInput(t *testing.T) {
+	for _, input := range []string{"random", "exact"} {
+		o, err := Parse([]string{"--input", input})
+		require.NoError(t, err)
+		got := strings.Join(o.rerunArgs("oneshot/f32/sum/4100B/oop-reg-plain/special/np2", "host"), " ")
+		require.Contains(t, got, "--case oneshot/f32/sum/4100B/oop-reg-plain/special/np2 --seed 1 --input special ")
+		got = strings.Join(o.rerunArgs("oneshot/f32/sum/4100B/oop-reg-plain/np2", "host"), " ")
+		require.Contains(t, got, "--input "+input+" ")
+	}
+}

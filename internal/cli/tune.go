@@ -19,7 +19,7 @@ import (
 func (o *Options) planOptions(ranks int) tune.PlanOptions {
 	return tune.PlanOptions{
 		Ranks: ranks, DTypes: o.sel.DTypes, Sizes: o.sel.Sizes, Launches: o.Tune.launches,
-		Variants: o.Tune.variants, NCCL: o.Tune.nccl, Overrides: o.Tune.over,
+		Variants: o.Tune.variants, NCCL: o.Tune.nccl, Overrides: o.Tune.over, Input: o.input,
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/artest/artest/reference"
 )
 
 // failureReason is the one-line reason a failed case reports: its Reason,
@@ -64,8 +66,7 @@ func rankFailureLine(f *RankFailure) string {
 // mismatchLine shows value and bits of got and want: a NaN or a poison
 // pattern is only recognisable from its bits.
 func mismatchLine(m *Mismatch, dtype string) string {
-	s := fmt.Sprintf("index %d: got %s (%s) want %s (%s)",
-		m.Index, formatFloat(m.Got), formatBits(m.GotBits, dtype), formatFloat(m.Want), formatBits(m.WantBits, dtype))
+	s := fmt.Sprintf("index %d: %s", m.Index, gotWant(m, dtype))
 	if m.ULP != 0 {
 		s += fmt.Sprintf(", %s ulp", formatFloat(m.ULP))
 	}
@@ -73,6 +74,22 @@ func mismatchLine(m *Mismatch, dtype string) string {
 		s += fmt.Sprintf(", stress iteration %d", m.Iter)
 	}
 	return s
+}
+
+// gotWant is "got V (BITS) want V (BITS)"; for special inputs, with zeros
+// signed, what else was right, and the element's inputs on every rank:
+// "got +0 (0x0000) want -0 (0x8000); inputs: rank 0 -0 (0x8000), rank 1 -0 (0x8000)".
+func gotWant(m *Mismatch, dtype string) string {
+	d, err := reference.ParseDType(dtype)
+	if m.Inputs == nil || err != nil {
+		return fmt.Sprintf("got %s (%s) want %s (%s)",
+			formatFloat(m.Got), formatBits(m.GotBits, dtype), formatFloat(m.Want), formatBits(m.WantBits, dtype))
+	}
+	want := m.Accept
+	if want == "" {
+		want = d.Describe(m.WantBits)
+	}
+	return fmt.Sprintf("got %s want %s; inputs: %s", d.Describe(m.GotBits), want, reference.DescribeInputs(d, m.Inputs))
 }
 
 // formatBits prints an element's bits at the width of its dtype.

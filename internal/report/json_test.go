@@ -69,6 +69,31 @@ func TestWriteJSONRounding(t *testing.T) {
 	}
 }
 
+// A special case's input kind and its mismatches' inputs and accepted
+// results survive the JSON report; the other cases write none of them.
+func TestJSONSpecialFields(t *testing.T) {
+	c := Case{ID: "v/bf16/max/4100B/oop-reg-plain/special/np2", Verdict: Fail, Input: "special", Failures: []RankFailure{{
+		Kind: "mismatch", Mismatches: []Mismatch{{Index: 3, GotBits: 0x3f80, WantBits: 0x0000, Accept: "+0 (0x0000) or -0 (0x8000)",
+			Inputs: []uint32{0x8000, 0x0000}}},
+	}}}
+	var buf bytes.Buffer
+	require.NoError(t, WriteJSON(&buf, &Report{Cases: []Case{c}}))
+	for _, key := range []string{`"input": "special"`, `"accept": "+0 (0x0000) or -0 (0x8000)"`, `"inputs": [`} {
+		require.Contains(t, buf.String(), key)
+	}
+	got, err := ReadJSON(&buf)
+	require.NoError(t, err)
+	require.Equal(t, c.Input, got.Cases[0].Input)
+	require.Equal(t, c.Failures[0].Mismatches, got.Cases[0].Failures[0].Mismatches)
+
+	buf.Reset()
+	require.NoError(t, WriteJSON(&buf, &Report{Cases: []Case{{ID: "v/bf16/max/4100B/oop-reg-plain/np2", Verdict: Fail,
+		Failures: []RankFailure{{Kind: "mismatch", Mismatches: []Mismatch{{Index: 3}}}}}}}))
+	for _, key := range []string{`"input": "special"`, `"accept"`, `"inputs"`} {
+		require.NotContains(t, buf.String(), key)
+	}
+}
+
 func TestJSONNonFiniteMismatchValues(t *testing.T) {
 	tests := []struct {
 		name string

@@ -36,7 +36,7 @@ type Header struct {
 	Ranks       int       `json:"ranks"`
 	Backend     string    `json:"backend"`
 	Seed        uint64    `json:"seed"`
-	Input       string    `json:"input"` // random | exact
+	Input       string    `json:"input"` // random | exact | special
 	Iters       int       `json:"iters"`
 	Warmup      int       `json:"warmup"`
 	Stress      int       `json:"stress,omitempty"`
@@ -115,6 +115,12 @@ type Mismatch struct {
 	WantBits uint32  `json:"want_bits"`
 	ULP      float64 `json:"ulp"`
 	Iter     int     `json:"iter,omitempty"` // stress iteration
+	// Special inputs: Accept says what was right when more than WantBits
+	// was ("a NaN (any sign and payload)", "+0 (0x0000) or -0 (0x8000)"),
+	// and Inputs are every rank's input of the element, dtype bits in rank
+	// order.
+	Accept string   `json:"accept,omitempty"`
+	Inputs []uint32 `json:"inputs,omitempty"`
 }
 
 // RankFailure is what one rank found wrong in a case.
@@ -131,14 +137,18 @@ type RankFailure struct {
 
 // Case is the merged result of one case over all ranks.
 type Case struct {
-	ID      string  `json:"id"`
-	Variant string  `json:"variant"`
-	DType   string  `json:"dtype"`
-	Op      string  `json:"op"`
-	Bytes   int64   `json:"bytes"`
-	Count   int64   `json:"count"`
-	Mode    string  `json:"mode"`
-	Ranks   int     `json:"ranks"`
+	ID      string `json:"id"`
+	Variant string `json:"variant"`
+	DType   string `json:"dtype"`
+	Op      string `json:"op"`
+	Bytes   int64  `json:"bytes"`
+	Count   int64  `json:"count"`
+	Mode    string `json:"mode"`
+	Ranks   int    `json:"ranks"`
+	// Input is "special" for a case of special inputs (signed zeros,
+	// subnormals, Inf, NaN); empty for a case of the run's --input
+	// (Header.Input).
+	Input   string  `json:"input,omitempty"`
 	Verdict Verdict `json:"verdict"`
 	// Reason: why skipped, or a one-line summary of the failure.
 	Reason   string        `json:"reason,omitempty"`

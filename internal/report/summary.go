@@ -219,19 +219,20 @@ func stressEvidence(c *Case) (first, reading string) {
 	if sched == "" {
 		sched = "none"
 	}
-	first = fmt.Sprintf("iteration %d, rank %d, element [%d]: got %s (%s) want %s (%s); schedules on: %s",
-		m.Iter, rank, m.Index, formatFloat(m.Got), formatBits(m.GotBits, c.DType), formatFloat(m.Want), formatBits(m.WantBits, c.DType),
-		strings.ReplaceAll(sched, ",", ", "))
-	return first, poisonReading(c.DType, m.GotBits, strings.Contains(","+c.Schedule+",", ",poison-after-return,"))
+	first = fmt.Sprintf("iteration %d, rank %d, element [%d]: %s; schedules on: %s",
+		m.Iter, rank, m.Index, gotWant(m, c.DType), strings.ReplaceAll(sched, ",", ", "))
+	return first, poisonReading(c.DType, m.GotBits, strings.Contains(","+c.Schedule+",", ",poison-after-return,"), c.Input != "")
 }
 
 // poisonReading says what got's bits show about where it came from, or ""
 // when they show nothing certain. artest's poison is a signalling NaN with
 // a payload (reference.PoisonBits), written into outputs before each call
 // and, under the poison-after-return schedule, into a rank's input once its
-// call returned; inputs are never NaN, and arithmetic on a signalling NaN
-// gives it back quiet, with its payload.
-func poisonReading(dtype string, got uint32, poisonAfterReturn bool) string {
+// call returned; no input is that NaN, and arithmetic on a signalling NaN
+// gives it back quiet, with its payload. Special inputs (special) hold
+// NaNs, and arithmetic that combines a NaN's bits with a number's can
+// yield the quiet poison too: for them only the poison itself is read.
+func poisonReading(dtype string, got uint32, poisonAfterReturn, special bool) string {
 	d, err := reference.ParseDType(dtype)
 	if err != nil {
 		return ""
@@ -244,6 +245,8 @@ func poisonReading(dtype string, got uint32, poisonAfterReturn bool) string {
 	case got == poison:
 		return "got is the poison pattern, which no arithmetic yields: the output was never written, or a poisoned input " +
 			"(poison-after-return writes it into a rank's input when its call returns) was copied into it unchanged"
+	case special:
+		return ""
 	case got == poison|quiet && poisonAfterReturn:
 		return "got is the poison pattern made quiet, as arithmetic on it gives: it was computed from poison, either a peer's input " +
 			"read after that peer's call had returned (poison-after-return writes the poison there then: a missing or early end barrier) " +

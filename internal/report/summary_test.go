@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -138,4 +139,37 @@ func TestWriteSummaryExplainsStressFailures(t *testing.T) {
 		Failures: []RankFailure{{Kind: "mismatch", Detail: "1 of 1 wrong", Mismatches: []Mismatch{{GotBits: 0x7fbadbad}}}}}}}
 	out := string(render(t, func(b *bytes.Buffer) error { return WriteSummary(b, r) }))
 	require.NotContains(t, out, "first wrong")
+}
+
+// A special case's mismatch reads with signed zeros, what else was right
+// and the element's inputs, in the stress summary, the table and JUnit.
+func TestSpecialMismatchNamesItsInputs(t *testing.T) {
+	m := Mismatch{Index: 16, GotBits: 0x0000, WantBits: 0x8000, Got: 0, Want: math.Copysign(0, -1), Iter: 4, Inputs: []uint32{0x8000, 0x8000}}
+	line := "got +0 (0x0000) want -0 (0x8000); inputs: rank 0 -0 (0x8000), rank 1 -0 (0x8000)"
+	require.Equal(t, "index 16: "+line+", stress iteration 4", mismatchLine(&m, "bf16"))
+	c := Case{ID: "p:v/bf16/sum/4100B/oop-reg-plain/special/np2", Variant: "p:v", DType: "bf16", Mode: "oop-reg-plain", Input: "special",
+		Verdict: Fail, Failures: []RankFailure{
+			{Rank: 0, Kind: "mismatch", Detail: "3 of 50 stress iterations wrong"},
+			{Rank: 0, Kind: "mismatch", Detail: "iteration 4: 1 of 2050 wrong", Mismatches: []Mismatch{m}},
+		}}
+	r := &Report{Header: Header{Tool: "artest", Ranks: 2, Backend: "host"}, Cases: []Case{c}}
+	out := string(render(t, func(b *bytes.Buffer) error { return WriteSummary(b, r) }))
+	require.Contains(t, out, "#   first wrong: iteration 4, rank 0, element [16]: "+line+"; schedules on: none\n")
+
+	// Special inputs hold NaNs whose bits may combine into the quiet
+	// poison: only the poison itself is read.
+	c.Failures[1].Mismatches[0].GotBits = 0x7fed
+	out = string(render(t, func(b *bytes.Buffer) error { return WriteSummary(b, r) }))
+	require.NotContains(t, out, "#   reading: ")
+	c.Failures[1].Mismatches[0].GotBits = 0x7fad
+	out = string(render(t, func(b *bytes.Buffer) error { return WriteSummary(b, r) }))
+	require.Contains(t, out, "#   reading: got is the output's poison pattern")
+
+	nan := Mismatch{Index: 2, GotBits: 0x7fad, WantBits: 0x7fc0, Got: math.NaN(), Want: math.NaN(), Accept: "a NaN (any sign and payload)",
+		Inputs: []uint32{0x7f80, 0xff80}}
+	require.Equal(t, "index 2: got sNaN (0x7fad) want a NaN (any sign and payload); inputs: rank 0 +Inf (0x7f80), rank 1 -Inf (0xff80)",
+		mismatchLine(&nan, "bf16"))
+	// Without inputs (the other kinds), the line is as it was.
+	plain := Mismatch{Index: 2, GotBits: 0x3fc0, WantBits: 0x3fa0, Got: 1.5, Want: 1.25}
+	require.Equal(t, "index 2: got 1.5 (0x3fc0) want 1.25 (0x3fa0)", mismatchLine(&plain, "bf16"))
 }

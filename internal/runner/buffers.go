@@ -99,7 +99,7 @@ func (r *run) writeInputs(s *caseState, iter int) error {
 }
 
 func (r *run) genFor(s *caseState) reference.Gen {
-	return reference.Gen{Seed: r.cfg.Seed, Kind: r.cfg.Input, DType: s.c.DType}
+	return reference.Gen{Seed: r.cfg.Seed, Kind: s.c.Input, DType: s.c.DType}
 }
 
 func (r *run) free(s *caseState) {

@@ -1,12 +1,14 @@
 package runner
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
 	"math"
 	"strings"
 	"time"
 
+	"github.com/artest/artest/cases"
 	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/internal/comm"
 	"github.com/artest/artest/internal/report"
@@ -53,6 +55,24 @@ func (r *run) resolveChecker() (dc backend.DeviceChecker, note string, err error
 	if mode == CheckHost {
 		return nil, "", nil
 	}
+	// The device checker has no model of special inputs: their cases are
+	// checked on the host (checksOnDevice).
+	special, specials := "", 0
+	for _, c := range r.cfg.Cases {
+		if c.Input == reference.Special {
+			special = cmp.Or(special, c.ID())
+			specials++
+		}
+	}
+	if mode == CheckDevice && special != "" {
+		return nil, "", fmt.Errorf("--check device: case %s has special inputs, which the device checker has no model of (kernels/check.cuh): use --check auto (those cases on the host) or --check host", special)
+	}
+	if specials == len(r.cfg.Cases) {
+		if _, ok := r.b.(backend.DeviceChecker); !ok {
+			return nil, "", nil // as below: the host backend checks on the host by design
+		}
+		return nil, "device checker off: every case has special inputs, which it has no model of", nil
+	}
 	reason := ""
 	d, ok := r.b.(backend.DeviceChecker)
 	if !ok {
@@ -65,6 +85,9 @@ func (r *run) resolveChecker() (dc backend.DeviceChecker, note string, err error
 		return nil, "", fmt.Errorf("agree on the checker: %w", err)
 	}
 	if agreed == "" {
+		if special != "" {
+			return d, "the special-input cases are checked on the host: the device checker has no model of special inputs", nil
+		}
 		return d, "", nil
 	}
 	if mode == CheckDevice {
@@ -75,6 +98,12 @@ func (r *run) resolveChecker() (dc backend.DeviceChecker, note string, err error
 		return nil, "", nil
 	}
 	return nil, "device checker off: " + agreed, nil
+}
+
+// checksOnDevice reports whether the device checker checks case c's stress
+// iterations: where the run has one and the inputs are not special.
+func (r *run) checksOnDevice(c cases.Case) bool {
+	return r.devCheck != nil && c.Input != reference.Special
 }
 
 // checkStats is how one rank checked one stress case.

@@ -36,7 +36,6 @@ type Config struct {
 	Variants *registry.Set
 	Cases    []cases.Case
 	Seed     uint64
-	Input    reference.InputKind
 	Warmup   int
 	Iters    int
 	Reps     int
@@ -424,10 +423,24 @@ func (r *run) gather(c cases.Case, res rankResult) (report.Case, string, error) 
 	return merged, fatal, nil
 }
 
+// specialHang is what a hang of a case of special inputs adds: what such
+// inputs do to a kernel that waits on its data.
+const specialHang = "the case's inputs are special values (signed zeros, subnormals, Inf, NaN): a kernel that polls its data " +
+	"for a sentinel (-0.0 or +0.0 taken for \"not yet written\") waits forever where a real input equals it"
+
+// caseInput is report.Case.Input: "special" for a case of special inputs,
+// "" for one of the run's --input (the header's Input).
+func caseInput(c cases.Case) string {
+	if c.Input == reference.Special {
+		return c.Input.String()
+	}
+	return ""
+}
+
 func merge(c cases.Case, rs []rankResult, cfg *Config, modes []timingMode) report.Case {
 	out := report.Case{
 		ID: c.ID(), Variant: c.Variant.Name, DType: c.DType.String(), Op: c.Op.String(),
-		Bytes: c.Bytes, Count: c.Count(), Mode: c.Mode.String(), Ranks: c.Ranks,
+		Bytes: c.Bytes, Count: c.Count(), Mode: c.Mode.String(), Ranks: c.Ranks, Input: caseInput(c),
 		Verdict: report.Pass, Iters: cfg.Iters, Stress: cfg.Stress, Schedule: cfg.Header.Schedules,
 	}
 	for i, res := range rs {
@@ -530,19 +543,19 @@ func (r *run) writeReports() error {
 }
 
 // attachNCCL puts the nccl variant's time beside every other variant's case
-// with the same dtype, op, size and mode, with the speed-up; and beside
+// with the same dtype, op, size, mode and input, with the speed-up; and beside
 // every case of a variant that is no NCCL baseline, NCCL's best mode there
 // (the fastest of report.NCCLBaselines that passed), its time and the
 // speed-up over it.
 func attachNCCL(cs []report.Case) {
 	type key struct {
-		dtype, op, mode string
-		bytes           int64
+		dtype, op, mode, input string
+		bytes                  int64
 	}
 	baselines := map[key]map[string]float64{}
 	for _, c := range cs {
 		if report.IsNCCLBaseline(c.Variant) && c.Verdict == report.Pass && c.TimeUS > 0 {
-			k := key{c.DType, c.Op, c.Mode, c.Bytes}
+			k := key{c.DType, c.Op, c.Mode, c.Input, c.Bytes}
 			if baselines[k] == nil {
 				baselines[k] = map[string]float64{}
 			}
@@ -554,7 +567,7 @@ func attachNCCL(cs []report.Case) {
 		if c.Variant == "nccl" || c.TimeUS <= 0 {
 			continue
 		}
-		times := baselines[key{c.DType, c.Op, c.Mode, c.Bytes}]
+		times := baselines[key{c.DType, c.Op, c.Mode, c.Input, c.Bytes}]
 		if t := times["nccl"]; t > 0 {
 			c.NCCLTimeUS = t
 			c.Speedup = t / c.TimeUS
@@ -613,6 +626,9 @@ func (r *run) hang(c cases.Case, what string, blocks int, gaveUp bool) {
 	if gaveUp {
 		msg = r.gaveUpMessage(c, what, diag)
 	}
+	if c.Input == reference.Special {
+		msg += "\n" + indent(specialHang)
+	}
 	if r.c.Rank() != 0 {
 		// Give rank 0 the first word: it writes the reports and the same
 		// diagnosis, then aborts everyone.
@@ -623,7 +639,7 @@ func (r *run) hang(c cases.Case, what string, blocks int, gaveUp bool) {
 		// The hung case goes into every report under its own ID, beside
 		// the run-level error.
 		hung := report.Case{ID: c.ID(), Variant: c.Variant.Name, DType: c.DType.String(), Op: c.Op.String(),
-			Bytes: c.Bytes, Count: c.Count(), Mode: c.Mode.String(), Ranks: c.Ranks,
+			Bytes: c.Bytes, Count: c.Count(), Mode: c.Mode.String(), Ranks: c.Ranks, Input: caseInput(c),
 			Verdict: report.Hung, Reason: msg, Iters: r.cfg.Iters, Stress: r.cfg.Stress, Schedule: r.cfg.Header.Schedules,
 			Failures: []report.RankFailure{{Rank: r.c.Rank(), Kind: "hang", Detail: diag}}}
 		if r.cfg.OnFail != nil {

@@ -13,7 +13,8 @@ const maxStressFailures = 4
 
 // checkBatch collects the witness's stamps of iterations s0..s0+kk-1 and
 // checks every iteration's output, on the device where the run has a
-// device checker, else on the host, and records the failing ones. false
+// device checker for the case (checksOnDevice), else on the host, and
+// records the failing ones. false
 // stops the case (its failure recorded).
 func (st *stressCase) checkBatch(s0, kk int) bool {
 	r := st.r
@@ -27,7 +28,7 @@ func (st *stressCase) checkBatch(s0, kk int) bool {
 	results := make([]rankResult, kk)
 	oks := make([]bool, kk)
 	check := st.checkOnHost
-	if r.devCheck != nil {
+	if r.checksOnDevice(st.s.c) {
 		check = st.checkOnDevice
 	}
 	if !check(s0, kk, results, oks) {

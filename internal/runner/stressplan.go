@@ -88,7 +88,7 @@ func (r *run) planStress(s *caseState, res *rankResult) *stressCase {
 		stats: checkStats{Checker: CheckHost, Bytes: s.bytes}}
 	st.k = int(min(int64(st.n), stressMaxBatch, max(1, stressBudget/(2*st.slot))))
 	st.marker, _ = r.b.(backend.ProgressMarker)
-	if r.devCheck != nil {
+	if r.checksOnDevice(s.c) {
 		st.stats.Checker = CheckDevice
 	}
 	return st

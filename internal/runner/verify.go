@@ -51,6 +51,7 @@ func (r *run) checkImage(s *caseState, img []byte, iter int, res *rankResult, pr
 		for _, m := range cr.First {
 			f.Mismatches = append(f.Mismatches, report.Mismatch{
 				Index: m.Index, Got: m.Got, Want: m.Want, GotBits: m.GotBits, WantBits: m.WantBits, ULP: m.ULP, Iter: iter,
+				Accept: m.Accept, Inputs: m.Inputs,
 			})
 		}
 		res.Failures = append(res.Failures, f)

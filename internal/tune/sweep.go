@@ -21,6 +21,8 @@ type PlanOptions struct {
 	// variant).
 	NCCL      *kernels.Variant
 	Overrides Overrides
+	// Input is --input: the kind of every timed case's inputs.
+	Input reference.InputKind
 }
 
 // Job is one case to run: a candidate, or the bucket's NCCL baseline
@@ -57,7 +59,7 @@ func NewPlan(o PlanOptions) *Plan {
 				bi := len(p.Table.Buckets)
 				b := Bucket{Ranks: o.Ranks, DType: d.String(), Launch: launch, MinBytes: prev, Bytes: size}
 				prev = size
-				c := cases.Case{DType: d, Op: reference.Sum, Bytes: size, Mode: mode(launch), Ranks: o.Ranks}
+				c := cases.Case{DType: d, Op: reference.Sum, Bytes: size, Mode: mode(launch), Ranks: o.Ranks, Input: o.Input}
 				if o.NCCL != nil {
 					nc := c
 					nc.Variant = o.NCCL

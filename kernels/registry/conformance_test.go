@@ -202,6 +202,45 @@ func TestHostModelsMatchTheReference(t *testing.T) {
 	})
 }
 
+// Every host model's output of special inputs (signed zeros, subnormals,
+// infinities, NaNs, the largest values: reference.Special) is what IEEE
+// 754 says, for each dtype and op it declares, at 2, 3 and 8 ranks, out of
+// place and in place: no model drops a -0, flushes a subnormal or loses a
+// NaN or an overflow.
+func TestHostModelsPassSpecialInputs(t *testing.T) {
+	forEachHostModel(t, func(t *testing.T, v *kernels.Variant) {
+		ran := 0
+		for _, w := range []struct {
+			n       int
+			count   int64
+			inPlace bool
+		}{{2, 2050, false}, {3, 1031, true}, {8, 520, false}} {
+			for _, d := range reference.DTypes {
+				for _, op := range reference.Ops {
+					if !v.SupportsDType(d) || !v.SupportsOp(op) || v.RanksReason(w.n) != "" ||
+						v.TooBig != nil && v.TooBig(w.count*int64(d.Size())) != "" {
+						continue
+					}
+					ran++
+					name := fmt.Sprintf("np%d/%s/%s/%d/inplace=%v", w.n, d, op, w.count, w.inPlace)
+					world := hostmodeltest.NewWorldFor(v, w.n, d, w.count, w.inPlace)
+					world.Gen.Kind = reference.Special
+					world.Fill(1)
+					for r, err := range world.Launch(v, op, 0, 0) {
+						require.NoError(t, err, "%s rank %d", name, r)
+					}
+					for r := 0; r < w.n; r++ {
+						spec := reference.CheckSpec{Gen: world.Gen, Op: op, NRanks: w.n, Iter: 1, Order: v.Order}
+						cr := reference.Check(spec, world.Result(r))
+						require.Zero(t, cr.Wrong, "%s rank %d: %s", name, r, cr.String())
+					}
+				}
+			}
+		}
+		require.Positive(t, ran, "no world fits the variant")
+	})
+}
+
 // A peer that never launches: the first wait gives up after the launch's
 // deadline (--device-timeout), naming the peer.
 func TestHostModelsGiveUpAtTheDeadline(t *testing.T) {
