@@ -167,6 +167,8 @@ template <typename T> cudaError_t load_type(uint32_t n) {
 
 int setup(const artest_world *w) {
 	int n = (int)w->world_size;
+	if (w->backend != ARTEST_BACKEND_CUDA)
+		return fail("setup", "the cuda backend only (the kernels are CUDA's)");
 	if (!(n == 2 || n == 4 || n == 8))
 		return fail("setup", "the PCIe IPC allreduce runs 2, 4 or 8 ranks");
 	pi::WorkspaceLayout layout = pi::compute_workspace_layout(n, kMaxNumel, kElemSize, kMaxBlocks);

@@ -248,6 +248,8 @@ cudaError_t workspace_of(int w, uint32_t n, uint64_t slot) {
 
 int setup(const artest_world *w) {
 	uint32_t n = w->world_size;
+	if (w->backend != ARTEST_BACKEND_CUDA)
+		return fail("setup", "the cuda backend only (the kernels are CUDA's)");
 	if (!(n == 2 || n == 4 || n == 8 || n == 16))
 		return fail("setup", "the fusion allreduce runs 2, 4, 8 or 16 ranks");
 	uint64_t slot = n * kLamportMaxBytes;
