@@ -168,7 +168,7 @@ constexpr uint64_t kFlagBytes = (uint64_t)fu::details::kBarrierFlagCount * kMaxR
 constexpr uint64_t kWordsBytes = 64;
 constexpr uint64_t kWorkspaceControlBytes = kFlagBytes + kWordsBytes;
 constexpr uint64_t kControlBytes = 2 * kWorkspaceControlBytes;
-constexpr int kWordSlotBytes = 3; // LamportComm reads the slot size from word 3
+constexpr int kSlotSizeWord = 3; // LamportComm reads the slot size from word 3
 static_assert(kMaxRanks * kLamportMaxBytes <= (uint64_t)INT32_MAX, "the slot size is an int");
 static_assert(kControlBytes <= ARTEST_MAX_CONTROL_BYTES, "control region");
 
@@ -238,7 +238,7 @@ cudaError_t workspace_of(int w, uint32_t n, uint64_t slot) {
 	if (e == cudaSuccess)
 		e = cudaMemcpy(workspace[w], ptrs, (3 * n + 1) * sizeof(void *), cudaMemcpyHostToDevice);
 	if (e == cudaSuccess)
-		e = cudaMemcpy(words + kWordSlotBytes * sizeof(int), &slot_bytes, sizeof slot_bytes, cudaMemcpyHostToDevice);
+		e = cudaMemcpy(words + kSlotSizeWord * sizeof(int), &slot_bytes, sizeof slot_bytes, cudaMemcpyHostToDevice);
 	if (e == cudaSuccess) {
 		fill_words<<<256, 256>>>((uint32_t *)((char *)world.staging[world.rank] + lamport), 3 * slot / 4, sentinel);
 		e = cudaGetLastError();
