@@ -431,7 +431,7 @@ for np in $nps; do
 	# (trtllm-fusion:*: the Lamport one-shot and the two-shot, each with and
 	# without fp32 accumulation), and flashinfer's PCIe IPC allreduce
 	# (pcie-ipc:*, the variants of the world size: unstaged and staged at 2
-	# ranks, staged-ring from 4, flat-staged at 8). Compiled only so far, never
+	# ranks, staged-ring from 4, flat-staged at 8). Compiled only, never
 	# run on a GPU. Each step names its adapter's variants alone: their
 	# sentinel buffers keep state in the staging buffers between calls, which
 	# another variant's call would overwrite. The default matrix at 2, 4 and 8
