@@ -12,8 +12,9 @@
 #   make kernels  bin/artest.fatbin (nvcc: the CUDA toolkit's, else the
 #                 pinned wheels of ci/install-nvcc.sh)
 #   make plugins-host, plugins-check  the example plugin (plugin/plugin.mk)
-#   make plugins  the adapter plugins (bin/plugins/vllm.so: vLLM's custom
-#                 allreduce from the pinned flashinfer-python wheel's header)
+#   make plugins  the adapter plugins (bin/plugins/vllm.so, trtllm.so,
+#                 trtllm_fusion.so, pcie_ipc.so: allreduces from the pinned
+#                 flashinfer-python wheel's headers)
 #   make image    the OCI image (docker/Containerfile) with podman, from a
 #                 Debian base made here: no container registry
 #   make repro-image BUNDLE=path  the command that reruns a bundle in it

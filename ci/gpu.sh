@@ -130,6 +130,8 @@ plugin=$PWD/bin/plugins/cuda_oneshot.so
 step plugins 0 300 make --no-print-directory plugins
 vllm=$PWD/bin/plugins/vllm.so
 trtllm=$PWD/bin/plugins/trtllm.so
+trtllm_fusion=$PWD/bin/plugins/trtllm_fusion.so
+pcie_ipc=$PWD/bin/plugins/pcie_ipc.so
 # An experiment, run only when STEPS names it (it costs another 2 to 3
 # minutes of nvcc): TensorRT-LLM's adapter built against headers with
 # __syncthreads() at the start of block_barrier (plugin/plugin.mk).
@@ -424,6 +426,35 @@ for np in $nps; do
 		step "trtllm-matrix-np$np" 0 "${MATRIX_TIMEOUT_S:-420}" mpirun -np "$np" "$bin" --plugin "$trtllm" \
 			--variant trtllm:oneshot,trtllm:twoshot --progress --jsonl "$r/trtllm-matrix-np$np.jsonl" \
 			--json "$r/trtllm-matrix-np$np.json" --junit "$r/trtllm-matrix-np$np.xml"
+	fi
+	# TensorRT-LLM's fusion allreduce, its allreduce-only pattern
+	# (trtllm-fusion:*: the Lamport one-shot and the two-shot, each with and
+	# without fp32 accumulation), and flashinfer's PCIe IPC allreduce
+	# (pcie-ipc:*, the variants of the world size: unstaged and staged at 2
+	# ranks, staged-ring from 4, flat-staged at 8). Compiled only, never
+	# run on a GPU. Each step names its adapter's variants alone: their
+	# sentinel buffers keep state in the staging buffers between calls, which
+	# another variant's call would overwrite. The default matrix at 2, 4 and 8
+	# ranks (trtllm-fusion runs 16 too), the stress at 2.
+	fusion_vars=trtllm-fusion:oneshot,trtllm-fusion:oneshot-fp32acc,trtllm-fusion:twoshot,trtllm-fusion:twoshot-fp32acc
+	pcie_vars=pcie-ipc:unstaged,pcie-ipc:staged
+	((np >= 4)) && pcie_vars+=,pcie-ipc:staged-ring
+	((np == 8)) && pcie_vars+=,pcie-ipc:flat-staged
+	if ((np == 2 || np == 4 || np == 8)); then
+		step "trtllm-fusion-matrix-np$np" 0 "${MATRIX_TIMEOUT_S:-420}" mpirun -np "$np" "$bin" --plugin "$trtllm_fusion" \
+			--variant "$fusion_vars" --progress --jsonl "$r/trtllm-fusion-matrix-np$np.jsonl" \
+			--json "$r/trtllm-fusion-matrix-np$np.json" --junit "$r/trtllm-fusion-matrix-np$np.xml"
+		step "pcie-ipc-matrix-np$np" 0 "${MATRIX_TIMEOUT_S:-420}" mpirun -np "$np" "$bin" --plugin "$pcie_ipc" \
+			--variant "$pcie_vars" --progress --jsonl "$r/pcie-ipc-matrix-np$np.jsonl" \
+			--json "$r/pcie-ipc-matrix-np$np.json" --junit "$r/pcie-ipc-matrix-np$np.xml"
+	fi
+	if ((np == 2)); then
+		step "trtllm-fusion-stress-np$np" 0 "${STRESS_TIMEOUT_S:-420}" mpirun -np "$np" "$bin" --plugin "$trtllm_fusion" \
+			--variant "$fusion_vars" --stress "${PLUGIN_STRESS:-2000}" --progress \
+			--jsonl "$r/trtllm-fusion-stress-np$np.jsonl" --json "$r/trtllm-fusion-stress-np$np.json"
+		step "pcie-ipc-stress-np$np" 0 "${STRESS_TIMEOUT_S:-420}" mpirun -np "$np" "$bin" --plugin "$pcie_ipc" \
+			--variant "$pcie_vars" --stress "${PLUGIN_STRESS:-2000}" --progress \
+			--jsonl "$r/pcie-ipc-stress-np$np.jsonl" --json "$r/pcie-ipc-stress-np$np.json"
 	fi
 	# Every plugin beside oneshot, twoshot and NCCL. Sharing GPUs, the times
 	# mean nothing (--allow-shared-timing: the table says so; NCCL is

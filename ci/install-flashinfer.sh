@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Downloads one pinned flashinfer-python wheel into ./.tools/flashinfer and
 # unpacks its CUDA headers, for the adapter plugins (plugin/adapters): they
-# #include vLLM's custom allreduce (and TensorRT-LLM's) as the wheel ships
-# them; nothing of the wheel is copied into the repository. The wheel is
+# #include vLLM's custom allreduce, TensorRT-LLM's (plain and fusion) and
+# flashinfer's PCIe IPC allreduce as the wheel ships them; nothing of the wheel is copied into the repository. The wheel is
 # pure Python plus headers (py3-none-any), so no GPU, CUDA or torch is needed
 # to fetch it. Idempotent: a prefix that already holds this version is reused.
 #
 #   ci/install-flashinfer.sh [PREFIX]     (default: .tools/flashinfer under the repo root)
 #
 # Afterwards the headers are under PREFIX/flashinfer/data/include (the
-# adapters include <flashinfer/comm/vllm_custom_all_reduce.cuh> and
-# <flashinfer/comm/trtllm_allreduce.cuh>) and PREFIX/flashinfer/data/spdlog/include. Exit 4,
+# adapters include <flashinfer/comm/vllm_custom_all_reduce.cuh>,
+# trtllm_allreduce.cuh, trtllm_allreduce_fusion.cuh and pcie_ipc_all_reduce.cuh
+# there) and PREFIX/flashinfer/data/spdlog/include. Exit 4,
 # with one line saying why, when pip or unzip is missing or the download fails.
 set -euo pipefail
 

@@ -49,16 +49,19 @@ plugins-cuda: $(PLUGIN_DIR)/example/cuda_oneshot.cu $(PLUGIN_DIR)/artest_plugin.
 # copied into the repo). Included with -isystem: their warnings are not ours.
 # --expt-relaxed-constexpr as flashinfer's own build: trtllm_allreduce.cuh
 # calls std::min in device code. trtllm.cu takes about 2 minutes of one core
-# (customAllReduce instantiates every fusion and push-mode kernel).
+# (customAllReduce instantiates every fusion and push-mode kernel);
+# trtllm_fusion.cu about 20 seconds (the allreduce-only pattern), pcie_ipc.cu
+# a few.
 #
-#   make plugins                 bin/plugins/vllm.so and trtllm.so, with the
+#   make plugins                 bin/plugins/vllm.so, trtllm.so,
+#                                trtllm_fusion.so and pcie_ipc.so, with the
 #                                toolkit's nvcc (NVCC) or the pinned wheels';
 #                                ci/gpu.sh runs them
 #   make plugins-adapters-check  compile only, sm_90, with the pinned nvcc
 #                                wheels when no nvcc exists (not in make test)
 FLASHINFER_INCLUDE := .tools/flashinfer/flashinfer/data/include
 FLASHINFER_SPDLOG := .tools/flashinfer/flashinfer/data/spdlog/include
-ADAPTERS := vllm trtllm
+ADAPTERS := vllm trtllm trtllm_fusion pcie_ipc
 ADAPTER_FLAGS = -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -Werror all-warnings -Xcompiler -fPIC,-Wall,-Wextra,-Werror \
 	-I$(PLUGIN_DIR) -isystem $(FLASHINFER_INCLUDE) -isystem $(FLASHINFER_SPDLOG)
 
