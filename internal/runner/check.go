@@ -171,11 +171,12 @@ func spotted(key uint64, iter, n int, bytes int64) bool {
 // device check could not run.
 func (r *run) checkBatchOnDevice(s *caseState, dc backend.DeviceChecker, region backend.Ptr, slot int64, s0, kk int,
 	failedSoFar int, results []rankResult, oks []bool, st *checkStats) error {
-	spec := reference.CheckSpec{Gen: r.genFor(s), Op: s.c.Op, NRanks: r.w.Size, Iter: s0, Order: s.v.Order}
+	spec := r.checkSpec(s, s0)
+	spec.First = s.c.Coll.OutputFirst(s.c.Count(), r.w.Size, r.w.Rank)
 	start := time.Now()
 	verdicts, err := dc.CheckOnDevice(backend.DeviceCheck{
-		Spec: spec, Region: region, SlotBytes: slot, Lead: s.lead, GuardAfter: s.region - s.lead - s.bytes,
-		Count: uint64(s.c.Count()), Slots: kk, Guard: guardByte,
+		Spec: spec, Region: region, SlotBytes: slot, Lead: s.lead, GuardAfter: s.region - s.lead - s.outBytes,
+		Count: uint64(s.outBytes / s.elem), Slots: kk, Guard: guardByte,
 	}, r.cfg.Timeout)
 	st.DeviceSec += time.Since(start).Seconds()
 	if err != nil {
@@ -185,7 +186,7 @@ func (r *run) checkBatchOnDevice(s *caseState, dc backend.DeviceChecker, region 
 	onHost := map[int]bool{}
 	key := spotKey(r.cfg.Seed, s.c.ID())
 	for j := 0; j < kk; j++ {
-		if spotted(key, s0+j, r.cfg.Stress, s.bytes) {
+		if spotted(key, s0+j, r.cfg.Stress, s.outBytes) {
 			onHost[j] = true
 		}
 	}
@@ -214,7 +215,7 @@ func (r *run) checkBatchOnDevice(s *caseState, dc backend.DeviceChecker, region 
 		st.HostIters++
 		var host rankResult
 		hostOK := r.checkImage(s, img, iter, &host, prefix)
-		hostGuard := guardDamage(img, s.lead, s.lead+s.bytes) != ""
+		hostGuard := s.fenceDamage(img) != ""
 		results[j] = host
 		if hostOK != oks[j] || host.Wrong != v.Wrong || hostGuard != (v.GuardBad != 0) {
 			guards := "intact guards"
@@ -231,6 +232,22 @@ func (r *run) checkBatchOnDevice(s *caseState, dc backend.DeviceChecker, region 
 	}
 	st.HostSec += time.Since(start).Seconds()
 	return nil
+}
+
+// deviceCheckable reports whether the device checker can check case s's
+// outputs: it compares elements with the allreduce at an index (an
+// allreduce's output, a reduce-scatter's chunk of it) between guard bytes.
+// An all-gather's output is the inputs themselves, and in place a
+// reduce-scatter's output sits beside the input: both are checked on the
+// host.
+func deviceCheckable(s *caseState) bool {
+	switch s.c.Coll {
+	case reference.AllReduce:
+		return true
+	case reference.ReduceScatter:
+		return !s.c.Mode.InPlace
+	}
+	return false
 }
 
 // deviceFailure describes a wrong iteration from the device's verdict

@@ -27,7 +27,7 @@ func (st *stressCase) checkBatch(s0, kk int) bool {
 	results := make([]rankResult, kk)
 	oks := make([]bool, kk)
 	check := st.checkOnHost
-	if r.devCheck != nil {
+	if r.devCheck != nil && deviceCheckable(st.s) {
 		check = st.checkOnDevice
 	}
 	if !check(s0, kk, results, oks) {
