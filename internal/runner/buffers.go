@@ -121,9 +121,10 @@ func (s *caseState) regionBytes(msg []byte) []byte {
 // poison is an out-of-place output region's image: poison where the
 // output goes, guards around it.
 func (s *caseState) poison() []byte {
-	p := make([]byte, s.outAt+s.outBytes)
-	reference.FillPoison(p[s.outAt:], s.c.DType)
-	return s.regionBytes(p)
+	img := s.regionBytes(nil)
+	at := s.lead + s.outAt
+	reference.FillPoison(img[at:at+s.outBytes], s.c.DType)
+	return img
 }
 
 // input is this rank's input of iteration iter (inBytes).
