@@ -13,19 +13,28 @@ import (
 func (s *caseState) msg(region backend.Ptr) backend.Ptr { return region + backend.Ptr(s.lead) }
 
 // inOf and outOf are where this rank's input and output lie in a region
-// (caseState.inAt, outAt).
+// of its own (caseState.inAt, outAt).
 func (s *caseState) inOf(region backend.Ptr) backend.Ptr { return s.msg(region) + backend.Ptr(s.inAt) }
 func (s *caseState) outOf(region backend.Ptr) backend.Ptr {
 	return s.msg(region) + backend.Ptr(s.outAt)
 }
 
-// peerInAt is where peer p's input lies in its IPC input region's
-// message: p's chunk of an all-gather in place, else the start.
+// peerInAt is where peer p's input lies in p's registered input region's
+// message: registered and in place, an all-gather's input is p's chunk of
+// that region (its output); everywhere else the input starts the message
+// (a staged in-place all-gather's chunk is copied there, its output being
+// private).
 func (s *caseState) peerInAt(p int) int64 {
-	if s.c.Coll == reference.AllGather && s.c.Mode.InPlace {
+	if s.c.Coll == reference.AllGather && s.c.Mode.InPlace && s.c.Mode.Registered {
 		return int64(p) * s.chunk
 	}
 	return 0
+}
+
+// regIn is where this rank's input lies in its registered input region
+// (what the kernels read: caseState.in).
+func (s *caseState) regIn(region backend.Ptr, rank int) backend.Ptr {
+	return s.msg(region) + backend.Ptr(s.peerInAt(rank))
 }
 
 // layout sets the collective's buffer sizes and offsets (caseState.inAt).
@@ -73,7 +82,7 @@ func (r *run) prepare(c cases.Case, v *kernels.Variant) (*caseState, error) {
 	rank := r.w.Rank
 	s.layout(rank, r.w.Size)
 	s.inRegion = r.w.Input[rank]
-	s.in = s.inOf(s.inRegion)
+	s.in = s.regIn(s.inRegion, rank)
 	alloc := func() (backend.Ptr, error) {
 		p, err := r.b.Alloc(s.region)
 		if err == nil {

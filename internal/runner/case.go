@@ -36,7 +36,7 @@ type caseState struct {
 	inBytes, outBytes int64
 	inAt, outAt       int64
 	chunk             int64       // bytes of one rank's chunk (bytes / ranks); 0 for an allreduce
-	in                backend.Ptr // this rank's input as the kernels read it: inRegion's message + inAt
+	in                backend.Ptr // this rank's input as the kernels read it: in inRegion (regIn)
 	inRegion          backend.Ptr // this rank's IPC input region (its start)
 	src               backend.Ptr // staged input region (private), 0 when registered
 	out               backend.Ptr // output region (private, or inRegion/src in place)

@@ -39,7 +39,10 @@ func TestAttachNCCLPerCollective(t *testing.T) {
 // Where each collective's input and output lie in their regions, and the
 // part of an output region the call may write (fence): out of place the
 // output; in place the whole buffer, input and output sharing one region
-// at NCCL's offsets.
+// at NCCL's offsets. Peers read an in-place all-gather's input where it
+// lies in the registered region, the rank's chunk, when the output is that
+// region; staged, the chunk is copied to the start of the registered
+// region.
 func TestCollBuffers(t *testing.T) {
 	pull, err := registry.Builtins().Lookup("pull")
 	require.NoError(t, err)
@@ -58,7 +61,7 @@ func TestCollBuffers(t *testing.T) {
 		{reference.AllGather, false, 1024, 4096, 0, 0, lead, lead + 4096, 0},
 		{reference.AllGather, true, 1024, 4096, 2048, 0, lead, lead + 4096, 1024},
 	} {
-		c := cases.Case{Variant: pull, Coll: tc.coll, DType: reference.F32, Bytes: 4096, Mode: cases.Mode{InPlace: tc.inPlace}, Ranks: ranks}
+		c := cases.Case{Variant: pull, Coll: tc.coll, DType: reference.F32, Bytes: 4096, Mode: cases.Mode{InPlace: tc.inPlace, Registered: true}, Ranks: ranks}
 		s := &caseState{c: c, elem: 4, bytes: 4096, lead: lead, region: lead + 4096 + guardBytes}
 		s.layout(rank, ranks)
 		name := c.ID()
@@ -70,6 +73,12 @@ func TestCollBuffers(t *testing.T) {
 		require.Equal(t, tc.fenceLo, lo, name)
 		require.Equal(t, tc.fenceHi, hi, name)
 		require.Equal(t, tc.peerInAt1, s.peerInAt(1), name)
+
+		c.Mode.Registered = false
+		staged := &caseState{c: c, elem: 4, bytes: 4096, lead: lead}
+		staged.layout(rank, ranks)
+		require.Zero(t, staged.peerInAt(1), "%s: staged, every input starts its registered region", c.ID())
+		require.Equal(t, s.inAt, staged.inAt, "%s: in a region of its own the input is where it is registered", c.ID())
 
 		img := s.poison()
 		for i := range img {

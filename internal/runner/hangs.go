@@ -111,7 +111,7 @@ func (r *run) reregister(s *caseState, g backend.Graph, one func() error) (backe
 	}
 	_ = g.Destroy()
 	s.inRegion = r.w.Input[owner]
-	s.in = s.inOf(s.inRegion)
+	s.in = s.regIn(s.inRegion, owner)
 	if s.c.Mode.InPlace && s.c.Mode.Registered {
 		s.out = s.inRegion
 	}
