@@ -34,8 +34,8 @@ func Registered() kernels.Variant {
 // Window is nccl-win's complete description: ncclAllReduce on a symmetric
 // window (ncclCommWindowRegister with NCCL_WIN_COLL_SYMMETRIC, NCCL 2.27
 // and later), which lets NCCL pick its symmetric low-latency kernels;
-// nccl-tests' -R 2. The allreduce alone: the cuda backend runs no window
-// yet (its skip reason), so no other collective of it has been seen run.
+// nccl-tests' -R 2. The allreduce alone: the cuda backend allocates no
+// window (its skip reason), so no other collective of it runs.
 func Window() kernels.Variant {
 	return baseline("nccl-win", "ncclAllReduce on a symmetric window, NCCL_WIN_COLL_SYMMETRIC (nccl-tests -R 2)", kernels.NCCLWindow)
 }

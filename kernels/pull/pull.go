@@ -30,7 +30,7 @@ func Variant() kernels.Variant {
 		Order:  reference.OrderRankAscendingF32,
 		Custom: true,
 		Kernel: "pull",
-		// twoshot's launch, whose halves these are; unmeasured on a GPU.
+		// twoshot's launch, whose halves these are.
 		Blocks: 36, Threads: 512,
 		HostBlocks: 4,
 		GridFunc:   Grid,
