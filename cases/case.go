@@ -110,28 +110,89 @@ const MaxOffset = 64
 // and the backends take it from here and look nothing up again.
 type Case struct {
 	Variant *kernels.Variant
-	DType   reference.DType
-	Op      reference.Op
-	Bytes   int64
-	Mode    Mode
-	Ranks   int
+	// Coll is the collective; Bytes is its full buffer (the allreduce's
+	// message, the reduce-scatter's input, the all-gather's output), and
+	// each rank's part of the other two is Bytes/Ranks.
+	Coll  reference.Coll
+	DType reference.DType
+	// Op is the reduction; an all-gather has none and keeps reference.Sum
+	// here (OpName writes "-").
+	Op    reference.Op
+	Bytes int64
+	Mode  Mode
+	Ranks int
 	// Input is the kind of the case's inputs: the run's --input (random or
 	// exact, which the ID does not name), or special, which it does.
 	Input reference.InputKind
 }
 
-// Count is the number of elements.
+// Count is the number of elements of the full buffer.
 func (c Case) Count() int64 { return c.Bytes / int64(c.DType.Size()) }
 
-// ID is the stable name of the case: variant/dtype/op/size/mode/npN,
-// e.g. "oneshot/bf16/sum/1MiB/oop-reg-plain/np4"; a case of special inputs
-// names them before the world size, "oneshot/bf16/sum/4100B/oop-reg-plain/special/np4".
+// NoOp is the op segment of an all-gather's ID: it reduces nothing.
+const NoOp = "-"
+
+// OpName is the op as the ID writes it: NoOp for an all-gather.
+func (c Case) OpName() string {
+	if !c.Coll.Reduces() {
+		return NoOp
+	}
+	return c.Op.String()
+}
+
+// CollName is the collective as reports name it: "" for the allreduce
+// (the IDs and reports of allreduce cases do not name it), else its name.
+func (c Case) CollName() string {
+	if c.Coll == reference.AllReduce {
+		return ""
+	}
+	return c.Coll.String()
+}
+
+// ID is the stable name of the case: variant/dtype/op/size/mode/npN, e.g.
+// "oneshot/bf16/sum/1MiB/oop-reg-plain/np4"; a collective other than the
+// allreduce heads it, "reduce-scatter:nccl/bf16/sum/1MiB/oop-reg-plain/np4",
+// and an all-gather's op is NoOp: "all-gather:nccl/bf16/-/1MiB/..."; a case
+// of special inputs names them before the world size,
+// "oneshot/bf16/sum/4100B/oop-reg-plain/special/np4".
 func (c Case) ID() string {
 	input := ""
 	if c.Input == reference.Special {
 		input = c.Input.String() + "/"
 	}
-	return fmt.Sprintf("%s/%s/%s/%s/%s/%snp%d", c.Variant.Name, c.DType, c.Op, FormatSize(c.Bytes), c.Mode, input, c.Ranks)
+	return fmt.Sprintf("%s/%s/%s/%s/%s/%snp%d", c.Label(), c.DType, c.OpName(), FormatSize(c.Bytes), c.Mode, input, c.Ranks)
+}
+
+// Label is the ID's first segment: the variant's name, headed by the
+// collective where it is not the allreduce ("reduce-scatter:nccl"). Reports
+// name a case's variant so, so that each collective of a variant gets its
+// own block and rows.
+func (c Case) Label() string {
+	if n := c.CollName(); n != "" {
+		return n + ":" + c.Variant.Name
+	}
+	return c.Variant.Name
+}
+
+// splitColl splits an ID's first segment into the collective and the
+// variant's name: a head "reduce-scatter:" or "all-gather:" names the
+// collective (a plugin's variant names also hold a colon, so only these
+// two words count), anything else is an allreduce.
+func splitColl(head string) (reference.Coll, string) {
+	for _, c := range []reference.Coll{reference.ReduceScatter, reference.AllGather} {
+		if name, ok := strings.CutPrefix(head, c.String()+":"); ok {
+			return c, name
+		}
+	}
+	return reference.AllReduce, head
+}
+
+// VariantOfID is the variant name an ID names (its first segment without
+// the collective), or the whole ID when it has no segment.
+func VariantOfID(id string) string {
+	head, _, _ := strings.Cut(id, "/")
+	_, name := splitColl(head)
+	return name
 }
 
 // ParseID reads an ID back into a case of a variant of vs (a repro
@@ -140,7 +201,7 @@ func (c Case) ID() string {
 // supports the case is the matrix's business.
 func ParseID(id string, vs *registry.Set) (Case, error) {
 	parts := strings.Split(id, "/")
-	bad := fmt.Errorf("bad case ID %q: want variant/dtype/op/size/mode/npN or variant/dtype/op/size/mode/special/npN, e.g. oneshot/bf16/sum/1MiB/oop-reg-plain/np4", id)
+	bad := fmt.Errorf("bad case ID %q: want [collective:]variant/dtype/op/size/mode/npN or [collective:]variant/dtype/op/size/mode/special/npN, e.g. oneshot/bf16/sum/1MiB/oop-reg-plain/np4", id)
 	var c Case
 	switch {
 	case len(parts) == 7 && parts[5] == reference.Special.String():
@@ -152,11 +213,18 @@ func ParseID(id string, vs *registry.Set) (Case, error) {
 		return Case{}, bad
 	}
 	var err error
+	var name string
+	c.Coll, name = splitColl(parts[0])
 	if c.DType, err = reference.ParseDType(parts[1]); err != nil {
 		return Case{}, fmt.Errorf("case ID %q: %w", id, err)
 	}
-	if c.Op, err = reference.ParseOp(parts[2]); err != nil {
-		return Case{}, fmt.Errorf("case ID %q: %w", id, err)
+	switch {
+	case !c.Coll.Reduces() && parts[2] != NoOp:
+		return Case{}, fmt.Errorf("case ID %q: an all-gather has no op: its op segment is %q", id, NoOp)
+	case c.Coll.Reduces():
+		if c.Op, err = reference.ParseOp(parts[2]); err != nil {
+			return Case{}, fmt.Errorf("case ID %q: %w", id, err)
+		}
 	}
 	if c.Bytes, err = ParseSize(parts[3]); err != nil {
 		return Case{}, fmt.Errorf("case ID %q: %w", id, err)
@@ -171,7 +239,7 @@ func ParseID(id string, vs *registry.Set) (Case, error) {
 	if err := c.fits(); err != nil {
 		return Case{}, fmt.Errorf("case ID %q: %w", id, err)
 	}
-	if c.Variant, err = vs.Lookup(parts[0]); err != nil {
+	if c.Variant, err = vs.Lookup(name); err != nil {
 		return Case{}, fmt.Errorf("case %s: %w", id, err)
 	}
 	return c, nil

@@ -14,9 +14,12 @@ import (
 // Selection is what the flags ask for. Empty fields mean "the matrix's own".
 type Selection struct {
 	Variants []string
-	DTypes   []reference.DType
-	Ops      []reference.Op
-	Sizes    []int64
+	// Colls are the collectives (empty: the allreduce alone). A variant
+	// gets the cases of those it implements (kernels.Variant.Colls).
+	Colls  []reference.Coll
+	DTypes []reference.DType
+	Ops    []reference.Op
+	Sizes  []int64
 	// ModeWords filter modes: ip, oop, reg, stg, plain, graph, off. Words of
 	// one axis are alternatives; words of different axes must all hold.
 	ModeWords []string
@@ -117,7 +120,8 @@ func usage(format string, args ...any) error {
 }
 
 // Build expands a selection of the variants of vs into the cases to run on
-// a world of ranks ranks, in report order (variant, dtype, op, mode, size).
+// a world of ranks ranks, in report order (variant, collective, dtype, op,
+// mode, size).
 func Build(vs *registry.Set, sel Selection, ranks int) ([]Case, error) {
 	if ranks < 1 {
 		return nil, usage("world size %d: need at least one rank", ranks)
@@ -192,36 +196,51 @@ func Build(vs *registry.Set, sel Selection, ranks int) ([]Case, error) {
 			tiers[i].ops = sel.Ops
 		}
 	}
+	colls := sel.Colls
+	if len(colls) == 0 {
+		colls = []reference.Coll{reference.AllReduce}
+	}
+	if err := checkVariantsImplement(variants, sel.Variants, colls); err != nil {
+		return nil, err
+	}
 	seen := map[string]bool{}
 	var out []Case
 	for _, v := range variants {
-		for _, t := range tiers {
-			for _, d := range dtypes {
-				if len(sel.DTypes) == 0 && t.dtypes != nil && !slices.Contains(t.dtypes, d) {
-					continue
-				}
-				for _, o := range t.ops {
-					if !containsOp(ops, o) {
+		for _, coll := range colls {
+			if !v.Implements(coll) {
+				continue
+			}
+			for _, t := range tiers {
+				for _, d := range dtypes {
+					if len(sel.DTypes) == 0 && t.dtypes != nil && !slices.Contains(t.dtypes, d) {
 						continue
 					}
-					for _, m := range t.modes {
-						if !modeSelected(modes, m) {
+					for _, o := range collOps(coll, t.ops) {
+						if coll.Reduces() && !containsOp(ops, o) {
 							continue
 						}
-						for _, b := range t.sizes {
-							if len(sel.Sizes) == 0 && sel.MaxBytes > 0 && b > sel.MaxBytes {
+						for _, m := range t.modes {
+							if !modeSelected(modes, m) {
 								continue
 							}
-							c := Case{Variant: v, DType: d, Op: o, Bytes: b, Mode: m, Ranks: ranks, Input: sel.Input}
-							if t.special {
-								c.Input = reference.Special
-							}
-							if c.fits() != nil {
-								continue
-							}
-							if id := c.ID(); !seen[id] {
-								seen[id] = true
-								out = append(out, c)
+							for _, b := range t.sizes {
+								if len(sel.Sizes) == 0 && sel.MaxBytes > 0 && b > sel.MaxBytes {
+									continue
+								}
+								c := Case{Variant: v, Coll: coll, DType: d, Op: o, Bytes: b, Mode: m, Ranks: ranks, Input: sel.Input}
+								if t.special {
+									c.Input = reference.Special
+								}
+								if c.fits() != nil {
+									continue
+								}
+								if c.Bytes = chunkBytes(c); c.Bytes == 0 {
+									continue
+								}
+								if id := c.ID(); !seen[id] {
+									seen[id] = true
+									out = append(out, c)
+								}
 							}
 						}
 					}
@@ -241,16 +260,24 @@ func Build(vs *registry.Set, sel Selection, ranks int) ([]Case, error) {
 }
 
 // SkipReason says why the registry rules a case out ("" if it does not):
-// the variant lacks the dtype or op, or the world size is outside its range.
-// Backends add their own reasons (no GPU, no NCCL, no P2P).
+// the variant lacks the collective, dtype or op, the world size is outside
+// its range, or a reduce-scatter's or all-gather's count does not cut into
+// one chunk per rank. Backends add their own reasons (no GPU, no NCCL, no
+// P2P).
 func SkipReason(v *kernels.Variant, c Case) string {
+	if !v.Implements(c.Coll) {
+		return fmt.Sprintf("%s does not implement %s", v.Name, c.Coll)
+	}
 	if !v.SupportsDType(c.DType) {
 		return fmt.Sprintf("%s has no %s kernel", v.Name, c.DType)
 	}
-	if !v.SupportsOp(c.Op) {
+	if c.Coll.Reduces() && !v.SupportsOp(c.Op) {
 		return fmt.Sprintf("%s has no %s kernel", v.Name, c.Op)
 	}
 	if r := v.RanksReason(c.Ranks); r != "" {
+		return r
+	}
+	if r := c.Coll.DividesReason(c.Count(), c.Ranks); r != "" {
 		return r
 	}
 	if v.TooBig != nil {
@@ -262,6 +289,55 @@ func SkipReason(v *kernels.Variant, c Case) string {
 		return fmt.Sprintf("%s needs messages and addresses aligned to %d bytes", v.Name, a)
 	}
 	return ""
+}
+
+// collOps are the ops of coll's cases in a tier of ops: the tier's for a
+// collective that reduces, one (reference.Sum, written NoOp) for the
+// all-gather, whatever --op says.
+func collOps(coll reference.Coll, ops []reference.Op) []reference.Op {
+	if !coll.Reduces() {
+		return []reference.Op{reference.Sum}
+	}
+	return ops
+}
+
+// chunkBytes is c's size as the matrix builds it: a reduce-scatter's or
+// all-gather's count rounded down to a multiple of the world size, as
+// nccl-tests rounds its counts, so that every rank's chunk is whole (0:
+// not one element per rank); the allreduce's as it is.
+func chunkBytes(c Case) int64 {
+	if c.Coll == reference.AllReduce {
+		return c.Bytes
+	}
+	n, elem := int64(c.Ranks), int64(c.DType.Size())
+	return c.Bytes / elem / n * n * elem
+}
+
+// checkVariantsImplement: when the variants named with --variant implement
+// none of the selected collectives, the selection is a usage error that
+// says what they implement, not an empty match. A named variant that
+// implements none while another does simply has no cases (a list of every
+// custom variant keeps working whatever --coll says).
+func checkVariantsImplement(vs []*kernels.Variant, named []string, colls []reference.Coll) error {
+	if len(named) == 0 {
+		return nil
+	}
+	var has []string
+	for _, v := range vs {
+		var its []string
+		for _, c := range v.Collectives() {
+			if slices.Contains(colls, c) {
+				return nil
+			}
+			its = append(its, c.String())
+		}
+		has = append(has, fmt.Sprintf("%s implements %s", v.Name, strings.Join(its, ", ")))
+	}
+	var want []string
+	for _, c := range colls {
+		want = append(want, c.String())
+	}
+	return usage("--coll %s: %s (select with --coll)", strings.Join(want, ","), strings.Join(has, "; "))
 }
 
 func pickVariants(set *registry.Set, names []string, ranks int) ([]*kernels.Variant, error) {
@@ -410,6 +486,9 @@ func stressOrder(vs *registry.Set, cs []Case) {
 		if ai, bi := vs.Index(a.Variant.Name), vs.Index(b.Variant.Name); ai != bi {
 			return ai < bi
 		}
+		if a.Coll != b.Coll {
+			return a.Coll < b.Coll
+		}
 		return a.Op < b.Op
 	})
 }
@@ -419,6 +498,9 @@ func sortCases(vs *registry.Set, cs []Case) {
 		a, b := cs[i], cs[j]
 		if ai, bi := vs.Index(a.Variant.Name), vs.Index(b.Variant.Name); ai != bi {
 			return ai < bi
+		}
+		if a.Coll != b.Coll {
+			return a.Coll < b.Coll
 		}
 		if a.DType != b.DType {
 			return a.DType < b.DType

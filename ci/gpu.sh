@@ -142,7 +142,7 @@ trtllm_syncfix=$PWD/bin/plugins/trtllm_syncfix.so
 # Kernels with a protection deleted from the source and the fault hooks
 # compiled out (ci/mutant.sh), for the catch step; a fatbin already there
 # (built beforehand on a machine with nvcc and carried) is kept.
-step mutants 0 300 bash -c 'for m in oneshot-no-end-barrier twoshot-no-mid-barrier; do
+step mutants 0 300 bash -c 'for m in oneshot-no-end-barrier twoshot-no-mid-barrier pull-no-end-barrier; do
 	[[ -f bin/mutants/$m.fatbin ]] || ci/mutant.sh $m bin/mutants/$m.fatbin || exit 1; done'
 # Compile-only: the multimem kernels hold LDGMC (multimem.ld_reduce) in SASS
 # and multimem.st in PTX. (grep -i multimem on SASS finds nothing: ptxas
@@ -219,6 +219,19 @@ for np in $nps; do
 		--inject no-end-barrier --inject "delay:rank=$((np - 1)),us=200" --json "$r/fault-np$np.json"
 	# Exit 1 alone could be a launch error: the failure must be wrong data.
 	step "why-no-end-barrier-np$np" 0 5 grep -q "stress iterations wrong" "$out/fault-no-end-barrier-np$np.log"
+	# The other collectives (--coll): pull's reduce-scatter and all-gather
+	# beside NCCL's, checked, then stressed; without pull's end barrier
+	# (the switch with no delay hook, then the mutant with no switch at
+	# all) plain stress must fail them.
+	step "colls-np$np" 0 300 mpirun -np "$np" "$bin" --coll reduce-scatter,all-gather --variant pull,nccl,nccl-reg --quick \
+		--json "$r/colls-np$np.json"
+	step "colls-stress-np$np" 0 300 mpirun -np "$np" "$bin" --coll reduce-scatter,all-gather --variant pull --stress 2000 \
+		--json "$r/colls-stress-np$np.json"
+	step "fault-pull-no-end-barrier-np$np" 1 180 mpirun -np "$np" "$bin" --coll reduce-scatter,all-gather --variant pull \
+		--stress 2000 --inject no-end-barrier --json "$r/fault-pull-np$np.json"
+	step "why-pull-no-end-barrier-np$np" 0 5 grep -q "stress iterations wrong" "$out/fault-pull-no-end-barrier-np$np.log"
+	step "catch-pull-np$np" 1 300 mpirun -np "$np" "$bin" --coll reduce-scatter,all-gather --variant pull --stress 2000 \
+		--fatbin bin/mutants/pull-no-end-barrier.fatbin --json "$r/catch-pull-np$np.json"
 	# Without the ring's credit wait, and with the last rank slow to start,
 	# its left neighbour overwrites slots it has not read. Small rings make
 	# thousands of pieces wrap around; 4 slots, not 2: a producer can run

@@ -11,6 +11,8 @@
 # Mutations:
 #   oneshot-no-end-barrier   oneshot's end barrier (out of place) deleted
 #   twoshot-no-mid-barrier   twoshot's mid barrier deleted (pull and push)
+#   pull-no-end-barrier      pull's end barrier deleted (reduce-scatter and
+#                            all-gather: run with --coll reduce-scatter,all-gather)
 #   none                     no deletion: the hooks-off build alone, to show
 #                            it passes where the mutants fail
 #
@@ -61,9 +63,10 @@ delete() {
 case $mutation in
 oneshot-no-end-barrier) delete oneshot/oneshot.cu 'barrier<Sync::k[A-Za-z]+>\(a, SIG_PHASE_END, e\);' 1 ;;
 twoshot-no-mid-barrier) delete twoshot/twoshot.cu 'barrier<Sync::k[A-Za-z]+>\(a, SIG_PHASE_MID, e\);' 2 ;;
+pull-no-end-barrier) delete pull/pull.cu 'barrier<Sync::k[A-Za-z]+>\(a, SIG_PHASE_END, e\);' 2 ;;
 none) ;;
 *)
-	echo "mutant: unknown mutation $mutation (valid: oneshot-no-end-barrier, twoshot-no-mid-barrier, none)" >&2
+	echo "mutant: unknown mutation $mutation (valid: oneshot-no-end-barrier, twoshot-no-mid-barrier, pull-no-end-barrier, none)" >&2
 	exit 2
 	;;
 esac

@@ -1,6 +1,9 @@
 package kernels
 
-import "github.com/artest/artest/sigblock"
+import (
+	"github.com/artest/artest/reference"
+	"github.com/artest/artest/sigblock"
+)
 
 // Args is the one parameter every custom kernel takes, by value. Its layout is
 // the C struct ArtestArgs in kernels/device/abi.cuh; abi_test.go checks sizes and
@@ -16,7 +19,10 @@ type Args struct {
 	PeerStage  [sigblock.MaxRanks]uint64
 	PeerSignal [sigblock.MaxRanks]uint64
 	Out        uint64 // this rank's output (may equal PeerIn[Rank]: in-place)
-	Count      uint64 // elements
+	// Count is the elements of the collective's full buffer: the message of
+	// an allreduce, a reduce-scatter's input, an all-gather's output; the
+	// other buffer of the latter two is Count/NRanks elements (Coll).
+	Count      uint64
 	Rank       uint32
 	NRanks     uint32
 	Inject     uint32 // Inject* bits
@@ -53,8 +59,45 @@ type Args struct {
 
 // Flags bits.
 const (
-	FlagInPlace uint32 = 1 << 0 // Out == PeerIn[Rank]
+	FlagInPlace uint32 = 1 << 0 // the output lies in this rank's registered input buffer
+	// The collective, when not an allreduce: the kernel of a variant that
+	// implements several (Variant.Colls) is chosen by name, and the bits
+	// put the collective into the launch tag (CallHash) and tell the host
+	// models which one they play.
+	FlagReduceScatter uint32 = 1 << 1
+	FlagAllGather     uint32 = 1 << 2
 )
+
+// collFlags are the flags that name the collective.
+const collFlags = FlagReduceScatter | FlagAllGather
+
+// Coll is the collective a launch makes (its flags).
+func (a *Args) Coll() reference.Coll {
+	switch a.Flags & collFlags {
+	case FlagReduceScatter:
+		return reference.ReduceScatter
+	case FlagAllGather:
+		return reference.AllGather
+	}
+	return reference.AllReduce
+}
+
+// SetColl makes a's flags name collective c.
+func (a *Args) SetColl(c reference.Coll) {
+	a.Flags &^= collFlags
+	switch c {
+	case reference.ReduceScatter:
+		a.Flags |= FlagReduceScatter
+	case reference.AllGather:
+		a.Flags |= FlagAllGather
+	}
+}
+
+// OutCount is the elements of this rank's output: Count, or a
+// reduce-scatter's chunk.
+func (a *Args) OutCount() uint64 {
+	return uint64(a.Coll().OutCount(int64(a.Count), int(a.NRanks)))
+}
 
 // Inject bits: faults compiled into every kernel and every host model as
 // runtime switches, so the suite can prove that each protection matters.

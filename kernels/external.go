@@ -39,14 +39,19 @@ type ExternalWorld struct {
 	ControlBytes          int64
 }
 
-// ExternalCall is one allreduce call of an External variant.
+// ExternalCall is one call of an External variant: an allreduce, or
+// another collective it declares (Variant.Colls).
 type ExternalCall struct {
-	Variant    *Variant
-	DType      reference.DType
-	Op         reference.Op
-	Count      uint64
-	Offset     uint64  // bytes from every rank's registered input buffer to the message
-	In, Out    uintptr // this rank's input and output, as real pointers
+	Variant *Variant
+	Coll    reference.Coll
+	DType   reference.DType
+	Op      reference.Op
+	// Count is the collective's full buffer (Args.Count).
+	Count   uint64
+	Offset  uint64  // bytes from every rank's registered input buffer to the message
+	In, Out uintptr // this rank's input and output, as real pointers
+	// InPlace: input and output share one buffer at NCCL's offsets (the
+	// allreduce's are one address).
 	InPlace    bool
 	Registered bool   // In is this rank's registered buffer at Offset
 	Stream     uint64 // the CUDA stream; 0 on the host backend

@@ -66,11 +66,11 @@ SELFTEST_RANKS ?= 8
 # The mutants of ci/mutant.sh (a protection deleted from a variant's source,
 # the fault hooks compiled out) still apply: the script fails when the lines
 # it deletes moved or a fault-bit read it cannot rewrite appears. Edits
-# only (compiling both takes half a minute of the 2 cores, and the edits
+# only (compiling them takes half a minute of the 2 cores, and the edits
 # only remove code from kernels kernels-check compiles); ci/gpu.sh's
 # mutants step builds and its catch step runs them.
 kernels-mutants-check:
-	@for m in oneshot-no-end-barrier twoshot-no-mid-barrier; do \
+	@for m in oneshot-no-end-barrier twoshot-no-mid-barrier pull-no-end-barrier; do \
 	  $(KERNELS_ROOT)/ci/mutant.sh --check $$m || exit 1; \
 	done
 

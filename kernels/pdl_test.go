@@ -37,16 +37,18 @@ func TestPdlFillArgsMatchesC(t *testing.T) {
 	require.Regexp(t, `extern "C" __global__ void __launch_bounds__\(ARTEST_PDL_FILL_THREADS\)\s+`+PdlFillKernel+`\(`, src)
 }
 
-// Every family's run() waits for the producer first: pdl_wait(a) is its
-// first statement (after type aliases), in every kernel source there is,
-// so a new family cannot forget it. The harness's own kernels (harness/:
+// Every family's run() (run_<collective>() where a family implements
+// several) waits for the producer first: pdl_wait(a) is its first
+// statement (after type aliases), in every kernel source there is, so a
+// new family cannot forget it. The harness's own kernels (harness/:
 // the producer, the stress checker, skew's delay, the straggler's load,
 // bench --overlap's compute load, the timer stamp) are no allreduce
 // families: they take no ArtestArgs.
 func TestEveryKernelCallsPdlWaitFirst(t *testing.T) {
 	files, err := filepath.Glob("*/*.cu") // the variants' folders and harness/
 	require.NoError(t, err)
-	first := regexp.MustCompile(`void run\(const ArtestArgs& a\) \{\n(?:\s+using [^;]+;\n)*\s+pdl_wait\(a\);`)
+	entry := regexp.MustCompile(`void run\w*\(const ArtestArgs& a\) \{`)
+	first := regexp.MustCompile(`void run\w*\(const ArtestArgs& a\) \{\n(?:\s+using [^;]+;\n)*\s+pdl_wait\(a\);`)
 	families := 0
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.cu") || filepath.Dir(f) == "harness" {
@@ -54,7 +56,10 @@ func TestEveryKernelCallsPdlWaitFirst(t *testing.T) {
 		}
 		families++
 		t.Run(f, func(t *testing.T) {
-			require.Regexp(t, first, readFile(t, f))
+			src := readFile(t, f)
+			entries := len(entry.FindAllString(src, -1))
+			require.Positive(t, entries, "no run() in %s", f)
+			require.Len(t, first.FindAllString(src, -1), entries, "a run of %s does not call pdl_wait first", f)
 		})
 	}
 	require.GreaterOrEqual(t, families, 5, "oneshot, twoshot, oneshot_cpasync, ring, multimem at least")

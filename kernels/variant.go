@@ -51,11 +51,18 @@ const (
 	NCCLWindow                     // a symmetric window, NCCL_WIN_COLL_SYMMETRIC (nccl-tests -R 2)
 )
 
-// Variant is one allreduce implementation under test.
+// Variant is one implementation under test of an allreduce, or of the
+// other collectives it declares (Colls).
 type Variant struct {
 	Name    string
 	ID      uint32 // written into the trace word by every launch; 0: writes none (nccl, a plugin's without the device helpers)
 	Summary string
+
+	// Colls are the collectives the variant implements; nil: the
+	// allreduce alone. A case is built for each (variant, collective) pair
+	// the variant declares, so a variant that declares none keeps exactly
+	// its allreduce cases.
+	Colls []reference.Coll
 
 	DTypes   []reference.DType
 	Ops      []reference.Op
@@ -73,8 +80,10 @@ type Variant struct {
 	// word; nccl does not.
 	Custom bool
 
-	// Kernel is the CUDA symbol stem: the function for dtype d and op o is
-	// "artest_<Kernel>_<d>_<o>" (KernelName).
+	// Kernel is the CUDA symbol stem: the function of the allreduce for
+	// dtype d and op o is "artest_<Kernel>_<d>_<o>" (KernelName), of the
+	// other collectives "artest_<Kernel>_rs_<d>_<o>" and
+	// "artest_<Kernel>_ag_<d>" (CollKernelName).
 	Kernel string
 	// Launch defaults on the cuda backend. Blocks is an upper bound: a launch
 	// uses fewer when the message has fewer 16-byte vectors than Blocks *
@@ -224,6 +233,39 @@ func (v *Variant) Param(name string) (Param, bool) {
 // KernelName is the CUDA function that implements v for one dtype and op.
 func (v *Variant) KernelName(d reference.DType, o reference.Op) string {
 	return fmt.Sprintf("artest_%s_%s_%s", v.Kernel, d, o)
+}
+
+// CollKernelName is the CUDA function that implements collective c of v
+// for one dtype and op: KernelName's for the allreduce; a reduce-scatter's
+// name has "rs" before the dtype, an all-gather's "ag" and no op (it
+// reduces nothing).
+func (v *Variant) CollKernelName(c reference.Coll, d reference.DType, o reference.Op) string {
+	switch c {
+	case reference.ReduceScatter:
+		return fmt.Sprintf("artest_%s_rs_%s_%s", v.Kernel, d, o)
+	case reference.AllGather:
+		return fmt.Sprintf("artest_%s_ag_%s", v.Kernel, d)
+	}
+	return v.KernelName(d, o)
+}
+
+// Collectives is what v implements: Colls, or the allreduce alone when it
+// declares none.
+func (v *Variant) Collectives() []reference.Coll {
+	if len(v.Colls) == 0 {
+		return []reference.Coll{reference.AllReduce}
+	}
+	return v.Colls
+}
+
+// Implements reports whether v implements collective c.
+func (v *Variant) Implements(c reference.Coll) bool {
+	for _, x := range v.Collectives() {
+		if x == c {
+			return true
+		}
+	}
+	return false
 }
 
 // SupportsDType reports whether v implements dtype d.

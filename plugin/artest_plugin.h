@@ -29,6 +29,13 @@
  * only grew at its end (artest allocates it, so an older plugin reads the
  * prefix it knows), and the new fields are valid only when the call's
  * flags hold ARTEST_CALL_DEVICE, which an older artest never sets.
+ *
+ * Optional collectives: a variant implements the allreduce unless the
+ * plugin exports artest_collectives_v1 (below), which may declare it a
+ * reduce-scatter or an all-gather as well or instead. Version 1 grew for it
+ * the same way: its calls reach the same allreduce entry point with
+ * ARTEST_CALL_COLL in flags and the collective in artest_call.coll, a field
+ * at the end that is valid only under that flag.
  */
 #ifndef ARTEST_PLUGIN_H
 #define ARTEST_PLUGIN_H
@@ -110,9 +117,23 @@ typedef struct artest_world {
 	void *control[ARTEST_MAX_RANKS];
 } artest_world;
 
-#define ARTEST_CALL_IN_PLACE (1u << 0)   /* output == input */
+#define ARTEST_CALL_IN_PLACE (1u << 0)   /* output == input (other collectives: NCCL's offsets, below) */
 #define ARTEST_CALL_REGISTERED (1u << 1) /* input == world.input[rank] + offset */
 #define ARTEST_CALL_DEVICE (1u << 2)     /* artest_call.device is filled */
+#define ARTEST_CALL_COLL (1u << 3)       /* artest_call.coll is filled (artest_collectives_v1) */
+
+/* Collectives (artest_collectives_v1, artest_call.coll), numbered as
+ * artest's own. count is always the full buffer: the allreduce's message,
+ * the reduce-scatter's input, the all-gather's output; the other buffer of
+ * the latter two is one rank's chunk, count / world_size elements (count
+ * is a multiple of world_size), laid out as NCCL's ncclReduceScatter and
+ * ncclAllGather lay them out. In place (ARTEST_CALL_IN_PLACE): a
+ * reduce-scatter's output is chunk rank of its input, an all-gather's
+ * input chunk rank of its output. Peer r's all-gather input is at
+ * (char *)world.input[r] + offset, plus r * chunk bytes when the call is in
+ * place and registered (the output is then the registered buffer itself);
+ * a staged call copies its input to world.input[rank] + offset. */
+enum { ARTEST_ALLREDUCE = 0, ARTEST_REDUCE_SCATTER = 1, ARTEST_ALL_GATHER = 2 };
 
 /* What a call of a variant that uses the device helpers gives its kernels
  * (artest_device.h; pass it to the kernel by value). The addresses are this
@@ -149,7 +170,19 @@ typedef struct artest_call {
 	 * artest_device.h reads it so). New fields are only ever added here,
 	 * at the end. */
 	artest_device device;
+	/* ARTEST_ALLREDUCE, ARTEST_REDUCE_SCATTER or ARTEST_ALL_GATHER; valid
+	 * only when flags has ARTEST_CALL_COLL (read it with artest_coll_of),
+	 * which artest sets only for a variant artest_collectives_v1 declares.
+	 * An all-gather's op means nothing. */
+	uint32_t coll;
+	uint32_t reserved_coll;
 } artest_call;
+
+/* The collective of a call: ARTEST_ALLREDUCE unless ARTEST_CALL_COLL says
+ * otherwise (an artest without collectives leaves coll out). */
+static inline uint32_t artest_coll_of(const artest_call *c) {
+	return (c->flags & ARTEST_CALL_COLL) ? c->coll : (uint32_t)ARTEST_ALLREDUCE;
+}
 
 typedef struct artest_plugin {
 	uint32_t abi_version; /* ARTEST_PLUGIN_ABI_VERSION */
@@ -207,6 +240,29 @@ typedef struct artest_device_info {
 
 /* The optional symbol. */
 const artest_device_info *artest_device_info_v1(void);
+
+/* Optional: the collectives of each variant. A plugin whose variants are
+ * reduce-scatters or all-gathers (or allreduces as well) exports
+ *
+ *     const artest_collectives *artest_collectives_v1(void);
+ *
+ * and artest builds each variant's cases for the collectives its mask
+ * names; a plugin without the symbol implements the allreduce alone, as
+ * before. Every call of every collective reaches artest_plugin.allreduce,
+ * with ARTEST_CALL_COLL and artest_call.coll set for the ones that are not
+ * an allreduce. */
+#define ARTEST_COLLECTIVES_VERSION 1u
+#define ARTEST_COLLECTIVES_ENTRY "artest_collectives_v1"
+
+typedef struct artest_collectives {
+	uint32_t version;      /* ARTEST_COLLECTIVES_VERSION */
+	uint32_t nvariants;    /* artest_plugin.nvariants */
+	const uint32_t *colls; /* per variant, in artest_plugin.variants' order:
+	                          ARTEST_BIT(ARTEST_REDUCE_SCATTER) | ...; not 0 */
+} artest_collectives;
+
+/* The optional symbol. */
+const artest_collectives *artest_collectives_v1(void);
 
 #ifdef __cplusplus
 }

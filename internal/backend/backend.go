@@ -43,7 +43,8 @@ type World struct {
 	Gen []uint32
 }
 
-// Launch is one allreduce call.
+// Launch is one call of a collective: an allreduce, or the collective its
+// Args name (kernels.Args.Coll).
 type Launch struct {
 	Variant *kernels.Variant
 	DType   reference.DType
@@ -74,6 +75,12 @@ func (l *Launch) Unresolved() string {
 		return fmt.Sprintf("launch of %s with %d blocks of %d threads: the runner resolves every launch", l.Variant.Name, l.Blocks, l.Threads)
 	}
 	return ""
+}
+
+// KernelName is the CUDA function of l's variant for its collective,
+// dtype and op (kernels.Variant.CollKernelName).
+func (l *Launch) KernelName() string {
+	return l.Variant.CollKernelName(l.Args.Coll(), l.DType, l.Op)
 }
 
 // GridBlocks is the blocks kernels.Grid gives l's message under the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/reference"
 	"github.com/artest/artest/sigblock"
 )
 
@@ -20,8 +21,13 @@ func ExternalCall(l *Launch, w *World, real func(Ptr) (uintptr, error)) (*kernel
 		return nil, fmt.Errorf("%s: input %#x is not in the registered buffer", l.Variant.Name, in)
 	}
 	c := &kernels.ExternalCall{
-		Variant: l.Variant, DType: l.DType, Op: l.Op, Count: a.Count,
+		Variant: l.Variant, Coll: a.Coll(), DType: l.DType, Op: l.Op, Count: a.Count,
 		Offset: uint64(in - w.Input[rank]), Registered: l.Src == 0,
+	}
+	if c.Coll == reference.AllGather && a.Flags&kernels.FlagInPlace != 0 {
+		// In place the input is this rank's chunk of the output; the
+		// offset is the message's, where every rank's chunk 0 starts.
+		c.Offset -= uint64(rank) * chunkBytes(l)
 	}
 	if l.Src != 0 {
 		in = l.Src
@@ -33,7 +39,14 @@ func ExternalCall(l *Launch, w *World, real func(Ptr) (uintptr, error)) (*kernel
 	if c.Out, err = real(Ptr(a.Out)); err != nil {
 		return nil, err
 	}
-	c.InPlace = c.In == c.Out
+	switch c.Coll {
+	case reference.ReduceScatter:
+		c.InPlace = c.Out == c.In+uintptr(uint64(rank)*chunkBytes(l))
+	case reference.AllGather:
+		c.InPlace = c.In == c.Out+uintptr(uint64(rank)*chunkBytes(l))
+	default:
+		c.InPlace = c.In == c.Out
+	}
 	for _, p := range l.Variant.Params {
 		if p.Slot >= 0 && p.Slot < len(c.Params) {
 			c.Params[p.Slot] = *a.ParamSlot(p.Slot)
@@ -45,6 +58,11 @@ func ExternalCall(l *Launch, w *World, real func(Ptr) (uintptr, error)) (*kernel
 		}
 	}
 	return c, nil
+}
+
+// chunkBytes is one rank's chunk of l's collective.
+func chunkBytes(l *Launch) uint64 {
+	return uint64(reference.Chunk(int64(l.Args.Count), int(l.Args.NRanks)) * int64(l.DType.Size()))
 }
 
 // externalDevice is what the kernels of a variant that uses the device

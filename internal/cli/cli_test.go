@@ -13,11 +13,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/artest/artest/cases"
 	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/internal/comm"
 	"github.com/artest/artest/internal/report"
 	"github.com/artest/artest/internal/repro"
 	"github.com/artest/artest/kernels/registry"
+	"github.com/artest/artest/reference"
 )
 
 type result struct {
@@ -421,8 +423,17 @@ func TestStressSchedulesCleanVariantsPass(t *testing.T) {
 		if v.Host == nil {
 			continue
 		}
-		for _, m := range []string{"oop-reg-plain", "ip-stg-graph"} {
-			ids = append(ids, v.Name+"/bf16/sum/4100B/"+m+"/np4")
+		for _, c := range v.Collectives() {
+			// A reduce-scatter's and an all-gather's 4 chunks: 513 elements each.
+			size := int64(4100)
+			if c != reference.AllReduce {
+				size = 4104
+			}
+			for _, m := range []string{"oop-reg-plain", "ip-stg-graph"} {
+				mode, err := cases.ParseMode(m)
+				require.NoError(t, err)
+				ids = append(ids, cases.Case{Variant: &v, Coll: c, DType: reference.BF16, Bytes: size, Mode: mode, Ranks: 4}.ID())
+			}
 		}
 	}
 	res := runWorld(t, 4, same("--backend", "host", "--case", strings.Join(ids, ","), "--stress", "20", "--json", js))

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 type Options struct {
 	Backend  string   `json:"backend"`
 	Variants []string `json:"variants,omitempty"`
+	Colls    []string `json:"colls,omitempty"`
 	DTypes   []string `json:"dtypes,omitempty"`
 	Ops      []string `json:"ops,omitempty"`
 	Sizes    string   `json:"sizes,omitempty"`
@@ -153,7 +155,7 @@ const (
 )
 
 // selectionFlags narrow the matrix; --case names exact cases instead.
-var selectionFlags = []string{"variant", "dtype", "op", "size", "mode", "quick", "stress-set"}
+var selectionFlags = []string{"variant", "coll", "dtype", "op", "size", "mode", "quick", "stress-set"}
 
 // nonEmptyFlags are string flags whose empty value would silently mean
 // their default.
@@ -265,11 +267,12 @@ func newFlagSet(o *Options) *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&o.Backend, "backend", "auto", "cuda, host, or auto (cuda where a CUDA driver and a GPU exist, else host)")
 	fs.Var(listFlag{&o.Variants}, "variant", "variants to run, comma-separated (default: all): "+strings.Join(registry.Builtins().Names(), ", "))
+	fs.Var(listFlag{&o.Colls}, "coll", "collectives: allreduce, reduce-scatter, all-gather (default: allreduce); each variant runs those it implements, and a size is the full buffer (the reduce-scatter's input, the all-gather's output), rounded down to a whole chunk per rank")
 	fs.Var(listFlag{&o.DTypes}, "dtype", "element types: f32, f16, bf16 (default: all)")
 	fs.Var(listFlag{&o.Ops}, "op", "reductions: sum, max, min (default: all)")
 	fs.StringVar(&o.Sizes, "size", "", "message sizes in bytes: list and ranges, e.g. 4,1K:256M:x4,1M:2M:+256K (default: the matrix's)")
 	fs.Var(modeFlag{&o.Modes}, "mode", "mode words: words of one axis are alternatives (oop,ip: both), words of different axes must all hold (oop,reg: out of place and registered); axes ip|oop, reg|stg, plain|graph, off|aligned; also dash-joined as case IDs print them (oop-reg-plain)")
-	fs.Var(listFlag{&o.CaseIDs}, "case", "run exactly these case IDs (variant/dtype/op/size/mode/npN)")
+	fs.Var(listFlag{&o.CaseIDs}, "case", "run exactly these case IDs ([collective:]variant/dtype/op/size/mode/npN)")
 	fs.BoolVar(&o.Quick, "quick", false, "a small matrix that finishes in seconds")
 	fs.BoolVar(&o.List, "list", false, "print the selected case IDs and exit")
 	fs.BoolVar(&o.ListVariants, "list-variants", false, "print the name of every variant, one per line (the built-in ones, then each --plugin's), and exit")
@@ -462,6 +465,15 @@ func Parse(args []string) (*Options, error) {
 	}
 	sel := cases.Selection{Variants: o.Variants, ModeWords: o.Modes, IDs: o.CaseIDs, Quick: o.Quick, Stress: o.Stress > 0, StressFull: o.StressSet == "full",
 		Input: o.input}
+	for _, name := range dedup(o.Colls) {
+		c, err := reference.ParseColl(name)
+		if err != nil {
+			return nil, exitcode.Usagef("--coll: %v", err)
+		}
+		if !slices.Contains(sel.Colls, c) {
+			sel.Colls = append(sel.Colls, c)
+		}
+	}
 	for _, d := range o.DTypes {
 		dt, err := reference.ParseDType(d)
 		if err != nil {

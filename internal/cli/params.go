@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/artest/artest/cases"
 	"github.com/artest/artest/internal/exitcode"
 	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/kernels/registry"
@@ -69,8 +70,7 @@ func (o *Options) selectedVariants() []string {
 	}
 	var names []string
 	for _, id := range o.CaseIDs {
-		v, _, _ := strings.Cut(id, "/")
-		names = append(names, v)
+		names = append(names, cases.VariantOfID(id))
 	}
 	return dedup(names)
 }

@@ -191,7 +191,7 @@ var rerunEffectiveOrder = []string{"backend", "seed", "input", "warmup", "iters"
 var rerunLeftOut = map[string]bool{
 	"json": true, "junit": true, "jsonl": true, "plot": true, "progress": true, "list": true, "list-variants": true, "table": true, "gobench": true,
 	"repro": true, "repro-dir": true, "help": true, "version": true,
-	"case": true, "variant": true, "dtype": true, "op": true, "size": true, "mode": true, "quick": true, "stress-set": true,
+	"case": true, "variant": true, "coll": true, "dtype": true, "op": true, "size": true, "mode": true, "quick": true, "stress-set": true,
 	"b": true, "e": true, "f": true, "minbytes": true, "maxbytes": true, "stepfactor": true, "host-max-size": true,
 	"tune-blocks": true, "tune-threads": true, "tune-param": true, "launch": true, "budget": true,
 	"header": true, "go": true, "merge": true,

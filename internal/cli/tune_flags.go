@@ -121,6 +121,11 @@ func (o *Options) applyTune() error {
 			return exitcode.Usagef("tune measures sum (what inference calls), not %s", op)
 		}
 	}
+	for _, c := range o.sel.Colls {
+		if c != reference.AllReduce {
+			return exitcode.Usagef("tune tunes the allreduce, not %s: the tuning table holds allreduce launches", c)
+		}
+	}
 	switch t.Launch {
 	case "graph", "plain":
 		t.launches = []string{t.Launch}
@@ -145,7 +150,10 @@ func (o *Options) applyTune() error {
 		if err != nil {
 			return exitcode.Usagef("--variant: %v", err)
 		}
-		if v.Custom {
+		switch {
+		case v.Custom && !v.Implements(reference.AllReduce) && len(o.Variants) > 0:
+			return exitcode.Usagef("tune tunes the allreduce, which %s does not implement", v.Name)
+		case v.Custom && v.Implements(reference.AllReduce):
 			t.variants = append(t.variants, v)
 		}
 	}

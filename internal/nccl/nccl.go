@@ -30,6 +30,7 @@ type Lib struct {
 	version Version
 
 	getVersion, getUniqueID, commInitRank, allReduce symbol
+	reduceScatter, allGather                         symbol
 	commFinalize, commDestroy, commAbort, asyncError symbol
 	getErrorString, getLastError                     symbol
 
@@ -82,6 +83,8 @@ func (l *Lib) resolve() error {
 		{&l.getUniqueID, "ncclGetUniqueId", false},
 		{&l.commInitRank, "ncclCommInitRank", false},
 		{&l.allReduce, "ncclAllReduce", false},
+		{&l.reduceScatter, "ncclReduceScatter", false},
+		{&l.allGather, "ncclAllGather", false},
 		{&l.commFinalize, "ncclCommFinalize", true}, // NCCL 2.14
 		{&l.commDestroy, "ncclCommDestroy", false},
 		{&l.commAbort, "ncclCommAbort", false},
@@ -174,6 +177,22 @@ func (l *Lib) CommInitRank(nranks int, id UniqueID, rank int) (Comm, error) {
 func (l *Lib) AllReduce(send, recv cudadrv.DevicePtr, count uint64, dt DataType, op RedOp, comm Comm, stream cudadrv.Stream) error {
 	return l.check(&l.allReduce, comm, C.art_ncclAllReduce(l.allReduce.ptr, C.uintptr_t(send), C.uintptr_t(recv),
 		C.size_t(count), C.int(dt), C.int(op), C.uintptr_t(comm), C.uintptr_t(stream)))
+}
+
+// ReduceScatter queues a reduce-scatter: recvcount elements into recv on
+// every rank, from send's recvcount*nranks (recv = send +
+// rank*recvcount elements for in place) on stream.
+func (l *Lib) ReduceScatter(send, recv cudadrv.DevicePtr, recvcount uint64, dt DataType, op RedOp, comm Comm, stream cudadrv.Stream) error {
+	return l.check(&l.reduceScatter, comm, C.art_ncclReduceScatter(l.reduceScatter.ptr, C.uintptr_t(send), C.uintptr_t(recv),
+		C.size_t(recvcount), C.int(dt), C.int(op), C.uintptr_t(comm), C.uintptr_t(stream)))
+}
+
+// AllGather queues an all-gather: sendcount elements from send on every
+// rank into recv's sendcount*nranks (send = recv + rank*sendcount
+// elements for in place) on stream.
+func (l *Lib) AllGather(send, recv cudadrv.DevicePtr, sendcount uint64, dt DataType, comm Comm, stream cudadrv.Stream) error {
+	return l.check(&l.allGather, comm, C.art_ncclAllGather(l.allGather.ptr, C.uintptr_t(send), C.uintptr_t(recv),
+		C.size_t(sendcount), C.int(dt), C.uintptr_t(comm), C.uintptr_t(stream)))
 }
 
 // CommFinalize flushes comm's outstanding work and resources (NCCL 2.14+);

@@ -172,6 +172,12 @@ func TestFakeCommunicator(t *testing.T) {
 	require.NoError(t, l.AllReduce(0x1000, 0x2000, 12345, Bfloat16, Max, comm, 0x4001))
 	require.Equal(t, "allreduce send=0x1000 recv=0x2000 count=12345 type=9 op=2 comm=0x7012 stream=0x4001", l.LastError(comm))
 
+	// The other collectives take one rank's chunk as their count.
+	require.NoError(t, l.ReduceScatter(0x1000, 0x2000, 777, Float16, Min, comm, 0x4002))
+	require.Equal(t, "reducescatter send=0x1000 recv=0x2000 recvcount=777 type=6 op=3 comm=0x7012 stream=0x4002", l.LastError(comm))
+	require.NoError(t, l.AllGather(0x1000, 0x2000, 555, Float32, comm, 0x4003))
+	require.Equal(t, "allgather send=0x1000 recv=0x2000 sendcount=555 type=7 comm=0x7012 stream=0x4003", l.LastError(comm))
+
 	err = l.AllReduce(0x1000, 0x1000, 1, DataType(99), Sum, comm, 0)
 	require.ErrorIs(t, err, ErrInvalidArgument)
 	require.ErrorContains(t, err, "ncclAllReduce: ncclInvalidArgument (4)")

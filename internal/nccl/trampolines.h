@@ -38,6 +38,21 @@ static inline ncclResult_t art_ncclAllReduce(void *f, uintptr_t send, uintptr_t 
 	return ((ncclAllReduce_t)f)((const void *)send, (void *)recv, count, datatype, op, (void *)comm, (void *)stream);
 }
 
+// ncclReduceScatter(sendbuff, recvbuff, recvcount, datatype, op, comm, stream)
+// and ncclAllGather(sendbuff, recvbuff, sendcount, datatype, comm, stream),
+// as declared in nccl.h of 2.28.9.
+typedef ncclResult_t (*ncclReduceScatter_t)(const void *, void *, size_t, int, int, void *, void *);
+static inline ncclResult_t art_ncclReduceScatter(void *f, uintptr_t send, uintptr_t recv, size_t recvcount,
+                                                 int datatype, int op, uintptr_t comm, uintptr_t stream) {
+	return ((ncclReduceScatter_t)f)((const void *)send, (void *)recv, recvcount, datatype, op, (void *)comm, (void *)stream);
+}
+
+typedef ncclResult_t (*ncclAllGather_t)(const void *, void *, size_t, int, void *, void *);
+static inline ncclResult_t art_ncclAllGather(void *f, uintptr_t send, uintptr_t recv, size_t sendcount,
+                                             int datatype, uintptr_t comm, uintptr_t stream) {
+	return ((ncclAllGather_t)f)((const void *)send, (void *)recv, sendcount, datatype, (void *)comm, (void *)stream);
+}
+
 typedef ncclResult_t (*ncclCommOp_t)(void *);
 static inline ncclResult_t art_ncclCommFinalize(void *f, uintptr_t comm) {
 	return ((ncclCommOp_t)f)((void *)comm);

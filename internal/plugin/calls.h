@@ -110,6 +110,19 @@ static const artest_device_info *art_device_entry(void *fn, const char *where) {
 	return d;
 }
 
+static const artest_collectives *art_colls_entry(void *fn, const char *where) {
+	art_where = where;
+	const artest_collectives *d = ((const artest_collectives *(*)(void))fn)();
+	art_where = NULL;
+	return d;
+}
+static uint32_t art_colls_mask(const artest_collectives *d, uint32_t i) { return d->colls[i]; }
+
+static void art_call_coll(artest_call *c, uint32_t coll) {
+	c->flags |= ARTEST_CALL_COLL;
+	c->coll = coll;
+}
+
 // Addresses arrive from Go as integers (device addresses, or host mappings
 // outside the Go heap) and become the header's void pointers here.
 static void art_world_set(artest_world *w, int r, uintptr_t in, uintptr_t st, uintptr_t ctl) {

@@ -46,6 +46,13 @@ const (
 	callDevice     = C.ARTEST_CALL_DEVICE
 )
 
+// CollsEntrySymbol is the optional function of a plugin whose variants
+// declare their collectives (artest_collectives_v1).
+const CollsEntrySymbol = C.ARTEST_COLLECTIVES_ENTRY
+
+// CollsVersion is the artest_collectives version this artest speaks.
+const CollsVersion = C.ARTEST_COLLECTIVES_VERSION
+
 // DeviceEntrySymbol is the optional function of a plugin whose kernels use
 // the device helpers (plugin/artest_device.h).
 const DeviceEntrySymbol = C.ARTEST_DEVICE_ENTRY
@@ -175,6 +182,11 @@ func (p *Plugin) describe() error {
 		return errors.New("the plugin's name must be 1 to 32 of [a-z0-9_-]")
 	}
 	p.Name = C.GoString(d.name)
+	if _, err := reference.ParseColl(p.Name); err == nil {
+		// A case ID names a collective at its head the way a plugin's
+		// variant names its plugin (reduce-scatter:VARIANT).
+		return fmt.Errorf("the plugin's name %s is a collective's: choose another", p.Name)
+	}
 	if d.nvariants < 1 || d.nvariants > 64 || d.variants == nil {
 		return fmt.Errorf("plugin %s declares %d variants, want 1 to 64", p.Name, uint32(d.nvariants))
 	}
@@ -200,7 +212,51 @@ func (p *Plugin) describe() error {
 		p.Variants = append(p.Variants, v)
 		p.cCalls = append(p.cCalls, C.CString(fmt.Sprintf("%s: allreduce of %s", owner, v.Name)))
 	}
+	if err := p.describeColls(); err != nil {
+		return err
+	}
 	return p.describeDevice()
+}
+
+// describeColls reads the optional artest_collectives_v1: the collectives
+// of each variant (kernels.Variant.Colls). A plugin without the symbol
+// implements the allreduce alone.
+func (p *Plugin) describeColls() error {
+	fn, err := p.lib.Sym(CollsEntrySymbol)
+	if err != nil {
+		return nil // optional
+	}
+	where := C.CString(fmt.Sprintf("plugin %s: %s()", p.Path, CollsEntrySymbol))
+	defer C.free(unsafe.Pointer(where))
+	d := C.art_colls_entry(fn, where)
+	switch {
+	case d == nil:
+		return fmt.Errorf("plugin %s: %s returned NULL", p.Name, CollsEntrySymbol)
+	case d.version != CollsVersion:
+		return fmt.Errorf("plugin %s: %s: collectives version %d, this artest speaks version %d (rebuild the plugin against its plugin/artest_plugin.h)",
+			p.Name, CollsEntrySymbol, uint32(d.version), CollsVersion)
+	case int(d.nvariants) != len(p.Variants) || d.colls == nil:
+		return fmt.Errorf("plugin %s: %s describes %d variants, the plugin has %d", p.Name, CollsEntrySymbol, uint32(d.nvariants), len(p.Variants))
+	}
+	var known uint32
+	for _, c := range reference.Colls {
+		known |= 1 << c
+	}
+	for i := range p.Variants {
+		v := &p.Variants[i]
+		mask := uint32(C.art_colls_mask(d, C.uint32_t(i)))
+		if mask == 0 || mask&^known != 0 {
+			return fmt.Errorf("plugin %s: %s: %s: collectives mask %#x, want a non-empty set of ARTEST_BIT(ARTEST_ALLREDUCE), ARTEST_BIT(ARTEST_REDUCE_SCATTER), ARTEST_BIT(ARTEST_ALL_GATHER)",
+				p.Name, CollsEntrySymbol, v.Name, mask)
+		}
+		v.Colls = nil
+		for _, c := range reference.Colls {
+			if mask&(1<<c) != 0 {
+				v.Colls = append(v.Colls, c)
+			}
+		}
+	}
+	return nil
 }
 
 // describeDevice reads the optional artest_device_info_v1: each variant
@@ -410,7 +466,16 @@ func (p *Plugin) allreduce(idx int, c *kernels.ExternalCall) error {
 	if d := c.Device; d != nil {
 		C.art_call_device(&cc, C.uintptr_t(d.Trace), C.uintptr_t(d.Diag), C.uint64_t(d.TimeoutNs), C.uint32_t(d.TraceID), C.uint32_t(d.Rank))
 	}
-	msg := fmt.Sprintf("%s: allreduce of %s (%s %s, %d elements) has not returned", p.Owner(), c.Variant.Name, c.DType, c.Op, c.Count)
+	what := fmt.Sprintf("%s %s", c.DType, c.Op)
+	if c.Coll != reference.AllReduce {
+		// Only a variant that declared it (artest_collectives_v1) gets it.
+		C.art_call_coll(&cc, C.uint32_t(c.Coll))
+		what = fmt.Sprintf("%s %s", c.Coll, c.DType)
+		if c.Coll.Reduces() {
+			what += " " + c.Op.String()
+		}
+	}
+	msg := fmt.Sprintf("%s: allreduce of %s (%s, %d elements) has not returned", p.Owner(), c.Variant.Name, what, c.Count)
 	p.busy.Store(&msg)
 	rc := C.art_allreduce(p.desc, &cc, p.cCalls[idx])
 	p.busy.Store(nil)

@@ -47,6 +47,8 @@ func TestLoadRefusesBadPlugins(t *testing.T) {
 		{"wrong ABI version", func(t *testing.T) string { return build(t, "testdata/bad.c", "-DABI=2") }, "ABI version 2, this artest speaks version 1"},
 		{"no dtype", func(t *testing.T) string { return build(t, "testdata/bad.c", "-DNO_DTYPES") }, "copy: dtypes mask 0"},
 		{"one name twice", func(t *testing.T) string { return build(t, "testdata/bad.c", "-DDUP_NAME") }, "declares the variant name bad:copy twice (variants 0 and 1)"},
+		{"a collective's name", func(t *testing.T) string { return build(t, "testdata/bad.c", `-DNAME="all-gather"`) },
+			"the plugin's name all-gather is a collective's: choose another"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := tc.path(t)

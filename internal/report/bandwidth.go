@@ -24,3 +24,20 @@ func Busbw(algbw float64, ranks int) float64 {
 	n := float64(ranks)
 	return algbw * 2 * (n - 1) / n
 }
+
+// BusbwColl is the bus bandwidth of collective coll (as report.Case.Coll
+// names it: "" or "allreduce", "reduce-scatter", "all-gather") over ranks
+// ranks, with nccl-tests' factors: the allreduce's 2(n-1)/n (Busbw), and
+// (n-1)/n for the reduce-scatter and the all-gather, whose algbw is of
+// the full buffer (n chunks), as nccl-tests sizes them.
+func BusbwColl(coll string, algbw float64, ranks int) float64 {
+	switch coll {
+	case "reduce-scatter", "all-gather":
+		if ranks <= 1 {
+			return 0
+		}
+		n := float64(ranks)
+		return algbw * (n - 1) / n
+	}
+	return Busbw(algbw, ranks)
+}

@@ -43,3 +43,21 @@ func TestBusbw(t *testing.T) {
 		require.InDelta(t, tt.want, Busbw(100, tt.ranks), 1e-12, "ranks %d", tt.ranks)
 	}
 }
+
+// nccl-tests' factors by collective: 2(n-1)/n for the allreduce, (n-1)/n
+// for the reduce-scatter and the all-gather.
+func TestBusbwColl(t *testing.T) {
+	for _, tt := range []struct {
+		coll  string
+		ranks int
+		want  float64 // for algbw 100
+	}{
+		{"", 4, 150},
+		{"allreduce", 4, 150},
+		{"reduce-scatter", 4, 75},
+		{"all-gather", 8, 87.5},
+		{"all-gather", 1, 0},
+	} {
+		require.InDelta(t, tt.want, BusbwColl(tt.coll, 100, tt.ranks), 1e-12, "%s ranks %d", tt.coll, tt.ranks)
+	}
+}

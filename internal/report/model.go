@@ -137,14 +137,22 @@ type RankFailure struct {
 
 // Case is the merged result of one case over all ranks.
 type Case struct {
-	ID      string `json:"id"`
+	ID string `json:"id"`
+	// Variant is the variant's name, headed by the collective where that
+	// is not the allreduce ("reduce-scatter:nccl", as the ID's first
+	// segment), so each collective of a variant is a block of its own.
 	Variant string `json:"variant"`
-	DType   string `json:"dtype"`
-	Op      string `json:"op"`
-	Bytes   int64  `json:"bytes"`
-	Count   int64  `json:"count"`
-	Mode    string `json:"mode"`
-	Ranks   int    `json:"ranks"`
+	// Coll is the collective, "" for the allreduce: "reduce-scatter" or
+	// "all-gather". Bytes and Count are its full buffer (the
+	// reduce-scatter's input, the all-gather's output), each rank's part
+	// of the other buffer Count/Ranks elements; an all-gather's Op is "-".
+	Coll  string `json:"coll,omitempty"`
+	DType string `json:"dtype"`
+	Op    string `json:"op"`
+	Bytes int64  `json:"bytes"`
+	Count int64  `json:"count"`
+	Mode  string `json:"mode"`
+	Ranks int    `json:"ranks"`
 	// Input is "special" for a case of special inputs (signed zeros,
 	// subnormals, Inf, NaN); empty for a case of the run's --input
 	// (Header.Input).
@@ -160,7 +168,7 @@ type Case struct {
 	// failed before timing, stress runs).
 	TimeUS float64 `json:"time_us,omitempty"`
 	AlgBW  float64 `json:"algbw_gbps,omitempty"` // bytes / time
-	BusBW  float64 `json:"busbw_gbps,omitempty"` // algbw * 2(n-1)/n
+	BusBW  float64 `json:"busbw_gbps,omitempty"` // algbw * 2(n-1)/n; (n-1)/n for reduce-scatter and all-gather
 	// The nccl variant's time for the same dtype, op, size and mode, when it
 	// ran in this job, and this case's speed-up over it.
 	NCCLTimeUS float64 `json:"nccl_time_us,omitempty"`

@@ -12,13 +12,67 @@ import (
 
 func (s *caseState) msg(region backend.Ptr) backend.Ptr { return region + backend.Ptr(s.lead) }
 
+// inOf and outOf are where this rank's input and output lie in a region
+// of its own (caseState.inAt, outAt).
+func (s *caseState) inOf(region backend.Ptr) backend.Ptr { return s.msg(region) + backend.Ptr(s.inAt) }
+func (s *caseState) outOf(region backend.Ptr) backend.Ptr {
+	return s.msg(region) + backend.Ptr(s.outAt)
+}
+
+// peerInAt is where peer p's input lies in p's registered input region's
+// message: registered and in place, an all-gather's input is p's chunk of
+// that region (its output); everywhere else the input starts the message
+// (a staged in-place all-gather's chunk is copied there, its output being
+// private).
+func (s *caseState) peerInAt(p int) int64 {
+	if s.c.Coll == reference.AllGather && s.c.Mode.InPlace && s.c.Mode.Registered {
+		return int64(p) * s.chunk
+	}
+	return 0
+}
+
+// regIn is where this rank's input lies in its registered input region
+// (what the kernels read: caseState.in).
+func (s *caseState) regIn(region backend.Ptr, rank int) backend.Ptr {
+	return s.msg(region) + backend.Ptr(s.peerInAt(rank))
+}
+
+// layout sets the collective's buffer sizes and offsets (caseState.inAt).
+func (s *caseState) layout(rank, ranks int) {
+	coll, count := s.c.Coll, s.c.Count()
+	s.inBytes = coll.InCount(count, ranks) * s.elem
+	s.outBytes = coll.OutCount(count, ranks) * s.elem
+	if coll != reference.AllReduce {
+		s.chunk = reference.Chunk(count, ranks) * s.elem
+	}
+	if s.c.Mode.InPlace {
+		switch coll {
+		case reference.AllGather:
+			s.inAt = int64(rank) * s.chunk
+		case reference.ReduceScatter:
+			s.outAt = int64(rank) * s.chunk
+		}
+	}
+}
+
+// fence is the part [lo, hi) of an output region's image that the call
+// may write: the output out of place; in place the whole message, whose
+// bytes outside the output are the input's. Every byte outside it must
+// still be the guard byte.
+func (s *caseState) fence() (lo, hi int64) {
+	if s.c.Mode.InPlace {
+		return s.lead, s.lead + s.bytes
+	}
+	return s.lead + s.outAt, s.lead + s.outAt + s.outBytes
+}
+
 // prepare allocates the case's buffers and writes inputs, guards and
 // poison; the launch is resolved after every rank is ready
 // (resolveLaunch).
 func (r *run) prepare(c cases.Case, v *kernels.Variant) (*caseState, error) {
 	s := &caseState{c: c, v: v, launchV: v, elem: int64(c.DType.Size()), bytes: c.Bytes}
 	if r.cfg.Inject.WrongKernel && v.Custom {
-		s.launchV = wrongKernel(r.cfg.Variants, v)
+		s.launchV = wrongKernel(r.cfg.Variants, v, c.Coll)
 	}
 	s.lead = guardBytes + int64(c.Mode.Offset)*s.elem
 	s.region = s.lead + s.bytes + guardBytes
@@ -26,8 +80,9 @@ func (r *run) prepare(c cases.Case, v *kernels.Variant) (*caseState, error) {
 		return s, fmt.Errorf("case needs %d bytes of shared buffer, world has %d", s.region, r.w.Capacity)
 	}
 	rank := r.w.Rank
+	s.layout(rank, r.w.Size)
 	s.inRegion = r.w.Input[rank]
-	s.in = s.msg(s.inRegion)
+	s.in = s.regIn(s.inRegion, rank)
 	alloc := func() (backend.Ptr, error) {
 		p, err := r.b.Alloc(s.region)
 		if err == nil {
@@ -72,22 +127,44 @@ func (s *caseState) regionBytes(msg []byte) []byte {
 	return img
 }
 
+// poison is an out-of-place output region's image: poison where the
+// output goes, guards around it.
 func (s *caseState) poison() []byte {
-	p := make([]byte, s.bytes)
-	reference.FillPoison(p, s.c.DType)
-	return s.regionBytes(p)
+	img := s.regionBytes(nil)
+	at := s.lead + s.outAt
+	reference.FillPoison(img[at:at+s.outBytes], s.c.DType)
+	return img
+}
+
+// input is this rank's input of iteration iter (inBytes).
+func (r *run) input(s *caseState, iter int) []byte {
+	in := make([]byte, s.inBytes)
+	first := s.c.Coll.InputFirst(s.c.Count(), r.w.Size, r.w.Rank)
+	r.genFor(s).Fill(in, r.w.Rank, iter, first)
+	return in
+}
+
+// inputMessage is an input region's message for iteration iter: the input
+// at inAt; in place, an all-gather's other chunks are its output's, and
+// poisoned.
+func (r *run) inputMessage(s *caseState, iter int) []byte {
+	if !s.c.Mode.InPlace || s.inBytes == s.bytes {
+		return r.input(s, iter)
+	}
+	msg := make([]byte, s.bytes)
+	reference.FillPoison(msg, s.c.DType)
+	copy(msg[s.inAt:], r.input(s, iter))
+	return msg
 }
 
 // writeInputs writes the inputs of iteration iter where the mode wants them
 // and poisons an out-of-place output.
 func (r *run) writeInputs(s *caseState, iter int) error {
-	in := make([]byte, s.bytes)
-	r.genFor(s).Fill(in, r.w.Rank, iter, 0)
 	dst := s.inRegion
 	if !s.c.Mode.Registered {
 		dst = s.src
 	}
-	if err := r.b.Upload(dst, s.regionBytes(in)); err != nil {
+	if err := r.b.Upload(dst, s.regionBytes(r.inputMessage(s, iter))); err != nil {
 		return fmt.Errorf("upload input: %w", err)
 	}
 	if !s.c.Mode.InPlace {

@@ -10,6 +10,7 @@ import (
 	"github.com/artest/artest/internal/comm"
 	"github.com/artest/artest/internal/report"
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/reference"
 )
 
 // caseState is one rank's buffers and launch for one case.
@@ -18,18 +19,28 @@ import (
 // [guard][offset gap][message][guard]; the guards and the gap are filled
 // with guardByte and must still hold it after the kernel ran.
 type caseState struct {
-	c        cases.Case
-	v        *kernels.Variant // what the case names
-	launchV  *kernels.Variant // what the dispatcher launches (differs under wrong-kernel)
-	elem     int64
-	bytes    int64
-	lead     int64 // guard + offset gap before the message in every region
-	region   int64 // bytes of one region
-	in       backend.Ptr
-	inRegion backend.Ptr // this rank's IPC input region (its start)
-	src      backend.Ptr // staged input region (private), 0 when registered
-	out      backend.Ptr // output region (private, or inRegion/src in place)
-	owned    []backend.Ptr
+	c       cases.Case
+	v       *kernels.Variant // what the case names
+	launchV *kernels.Variant // what the dispatcher launches (differs under wrong-kernel)
+	elem    int64
+	bytes   int64
+	lead    int64 // guard + offset gap before the message in every region
+	region  int64 // bytes of one region
+	// The collective's buffers (Case.Coll). Every region's message has
+	// room for the full buffer (bytes); this rank's input is inBytes at
+	// inAt bytes into an input region's message, its output outBytes at
+	// outAt into an output region's. Out of place both are at 0. In place
+	// input and output share one region, at NCCL's offsets: an
+	// all-gather's input is this rank's chunk of its output, a
+	// reduce-scatter's output this rank's chunk of its input.
+	inBytes, outBytes int64
+	inAt, outAt       int64
+	chunk             int64       // bytes of one rank's chunk (bytes / ranks); 0 for an allreduce
+	in                backend.Ptr // this rank's input as the kernels read it: in inRegion (regIn)
+	inRegion          backend.Ptr // this rank's IPC input region (its start)
+	src               backend.Ptr // staged input region (private), 0 when registered
+	out               backend.Ptr // output region (private, or inRegion/src in place)
+	owned             []backend.Ptr
 	// plan is how every launch of the case is made (resolveLaunch), and
 	// launch the case's own call built from it.
 	plan   caseLaunch
@@ -60,8 +71,11 @@ func (r *run) runCase(c cases.Case) (res rankResult) {
 		// clean and pass, which would read as the fault going unnoticed.
 		reason = fmt.Sprintf("--inject %s: a switch in artest's own kernels, which a plugin's kernel does not have", strings.Join(r.cfg.Inject.specs, ","))
 	}
-	if reason == "" && r.cfg.Inject.WrongKernel && v.Custom && wrongKernel(r.cfg.Variants, v) == nil {
+	if reason == "" && r.cfg.Inject.WrongKernel && v.Custom && wrongKernel(r.cfg.Variants, v, c.Coll) == nil {
 		reason = "wrong-kernel injection needs a second custom variant"
+		if c.Coll != reference.AllReduce {
+			reason += " of " + c.Coll.String()
+		}
 	}
 	agreed, err := comm.AgreeReason(r.c, reason)
 	if err != nil {

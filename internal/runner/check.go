@@ -101,9 +101,10 @@ func (r *run) resolveChecker() (dc backend.DeviceChecker, note string, err error
 }
 
 // checksOnDevice reports whether the device checker checks case c's stress
-// iterations: where the run has one and the inputs are not special.
+// iterations: where the run has one, the inputs are not special and the
+// collective's output is one the checker reads (deviceCheckable).
 func (r *run) checksOnDevice(c cases.Case) bool {
-	return r.devCheck != nil && c.Input != reference.Special
+	return r.devCheck != nil && c.Input != reference.Special && deviceCheckable(c)
 }
 
 // checkStats is how one rank checked one stress case.
@@ -200,11 +201,12 @@ func spotted(key uint64, iter, n int, bytes int64) bool {
 // device check could not run.
 func (r *run) checkBatchOnDevice(s *caseState, dc backend.DeviceChecker, region backend.Ptr, slot int64, s0, kk int,
 	failedSoFar int, results []rankResult, oks []bool, st *checkStats) error {
-	spec := reference.CheckSpec{Gen: r.genFor(s), Op: s.c.Op, NRanks: r.w.Size, Iter: s0, Order: s.v.Order}
+	spec := r.checkSpec(s, s0)
+	spec.First = s.c.Coll.OutputFirst(s.c.Count(), r.w.Size, r.w.Rank)
 	start := time.Now()
 	verdicts, err := dc.CheckOnDevice(backend.DeviceCheck{
-		Spec: spec, Region: region, SlotBytes: slot, Lead: s.lead, GuardAfter: s.region - s.lead - s.bytes,
-		Count: uint64(s.c.Count()), Slots: kk, Guard: guardByte,
+		Spec: spec, Region: region, SlotBytes: slot, Lead: s.lead, GuardAfter: s.region - s.lead - s.outBytes,
+		Count: uint64(s.outBytes / s.elem), Slots: kk, Guard: guardByte,
 	}, r.cfg.Timeout)
 	st.DeviceSec += time.Since(start).Seconds()
 	if err != nil {
@@ -214,7 +216,7 @@ func (r *run) checkBatchOnDevice(s *caseState, dc backend.DeviceChecker, region 
 	onHost := map[int]bool{}
 	key := spotKey(r.cfg.Seed, s.c.ID())
 	for j := 0; j < kk; j++ {
-		if spotted(key, s0+j, r.cfg.Stress, s.bytes) {
+		if spotted(key, s0+j, r.cfg.Stress, s.outBytes) {
 			onHost[j] = true
 		}
 	}
@@ -243,7 +245,7 @@ func (r *run) checkBatchOnDevice(s *caseState, dc backend.DeviceChecker, region 
 		st.HostIters++
 		var host rankResult
 		hostOK := r.checkImage(s, img, iter, &host, prefix)
-		hostGuard := guardDamage(img, s.lead, s.lead+s.bytes) != ""
+		hostGuard := s.fenceDamage(img) != ""
 		results[j] = host
 		if hostOK != oks[j] || host.Wrong != v.Wrong || hostGuard != (v.GuardBad != 0) {
 			guards := "intact guards"
@@ -260,6 +262,22 @@ func (r *run) checkBatchOnDevice(s *caseState, dc backend.DeviceChecker, region 
 	}
 	st.HostSec += time.Since(start).Seconds()
 	return nil
+}
+
+// deviceCheckable reports whether the device checker can check case c's
+// outputs: it compares elements with the allreduce at an index (an
+// allreduce's output, a reduce-scatter's chunk of it) between guard bytes.
+// An all-gather's output is the inputs themselves, and in place a
+// reduce-scatter's output sits beside the input: both are checked on the
+// host.
+func deviceCheckable(c cases.Case) bool {
+	switch c.Coll {
+	case reference.AllReduce:
+		return true
+	case reference.ReduceScatter:
+		return !c.Mode.InPlace
+	}
+	return false
 }
 
 // deviceFailure describes a wrong iteration from the device's verdict

@@ -111,14 +111,14 @@ func (r *run) reregister(s *caseState, g backend.Graph, one func() error) (backe
 	}
 	_ = g.Destroy()
 	s.inRegion = r.w.Input[owner]
-	s.in = s.msg(s.inRegion)
+	s.in = s.regIn(s.inRegion, owner)
 	if s.c.Mode.InPlace && s.c.Mode.Registered {
 		s.out = s.inRegion
 	}
 	if err := r.writeInputs(s, 0); err != nil {
 		return nil, err
 	}
-	s.launch = r.newLaunch(s, s.msg(s.out))
+	s.launch = r.newLaunch(s, s.outOf(s.out))
 	ng, err := r.b.Capture(one)
 	if err != nil {
 		return nil, fmt.Errorf("capture again after re-registering: %w", err)

@@ -148,10 +148,10 @@ func (in *Inject) Specs() []string { return append([]string(nil), in.specs...) }
 func (in *Inject) Any() bool { return len(in.specs) > 0 }
 
 // wrongKernel is the variant of vs a broken dispatcher would pick instead
-// of v.
-func wrongKernel(vs *registry.Set, v *kernels.Variant) *kernels.Variant {
+// of v for collective c: another custom variant that implements c.
+func wrongKernel(vs *registry.Set, v *kernels.Variant, c reference.Coll) *kernels.Variant {
 	for _, o := range vs.All() {
-		if o.Custom && o.ID != 0 && o.ID != v.ID && o.External == nil && o.SupportsDType(reference.F32) {
+		if o.Custom && o.ID != 0 && o.ID != v.ID && o.External == nil && o.SupportsDType(reference.F32) && o.Implements(c) {
 			return o
 		}
 	}

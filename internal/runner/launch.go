@@ -7,6 +7,7 @@ import (
 	"github.com/artest/artest/internal/comm"
 	"github.com/artest/artest/internal/report"
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/reference"
 )
 
 // Where a case's launch parameters came from (report.Case.LaunchFrom).
@@ -60,7 +61,7 @@ func (r *run) resolveLaunch(s *caseState) (string, error) {
 	if err != nil || skip != "" {
 		return skip, err
 	}
-	s.launch = r.newLaunch(s, s.msg(s.out))
+	s.launch = r.newLaunch(s, s.outOf(s.out))
 	return "", nil
 }
 
@@ -79,6 +80,11 @@ func (r *run) launchFrom(s *caseState, v *kernels.Variant) (string, kernels.Tune
 			return LaunchFromFlags, kernels.TunedEntry{}
 		}
 	}
+	// The tuning table holds allreduce launches: another collective of the
+	// variant gets the registry's.
+	if s.c.Coll != reference.AllReduce {
+		return LaunchFromDefault, kernels.TunedEntry{}
+	}
 	if e, ok := r.cfg.Tuned.Lookup(v.Name, r.w.Size, s.c.DType.String(), s.c.Mode.Graph, s.bytes); ok {
 		return LaunchFromTuned, e
 	}
@@ -96,7 +102,7 @@ func (r *run) chooseLaunch(s *caseState) caseLaunch {
 	if !v.Custom {
 		return p
 	}
-	l := backend.Launch{Variant: v, DType: s.c.DType, Op: s.c.Op, Args: r.launchArgs(s, s.msg(s.out))}
+	l := backend.Launch{Variant: v, DType: s.c.DType, Op: s.c.Op, Args: r.launchArgs(s, s.outOf(s.out))}
 	if from == LaunchFromTuned {
 		p.set = e.Params
 		v.SetParams(&l.Args, p.set, s.elem)
@@ -139,7 +145,7 @@ func (r *run) capGrid(s *caseState) (string, error) {
 	if !ok || sh.RanksPerGPU() <= 1 || !s.launchV.Custom || s.launchV.External != nil {
 		return "", nil
 	}
-	l := r.newLaunch(s, s.msg(s.out))
+	l := r.newLaunch(s, s.outOf(s.out))
 	// Stress's skew and straggler start one rank late on purpose: its
 	// grid must find room beside its peers' spinning blocks
 	// (coresident.Limits.Late).
@@ -204,12 +210,13 @@ func (r *run) launchArgs(s *caseState, out backend.Ptr) kernels.Args {
 	}
 	a.WaitTimeoutNs = uint64(r.cfg.DeviceTimeout.Nanoseconds())
 	r.cfg.Inject.hangScenario(&a, s.elem)
+	a.SetColl(s.c.Coll)
 	for p := 0; p < w.Size; p++ {
-		a.PeerIn[p] = uint64(s.msg(w.Input[p]))
+		a.PeerIn[p] = uint64(s.msg(w.Input[p])) + uint64(s.peerInAt(p))
 		a.PeerStage[p] = uint64(s.msg(w.Staging[p]))
 		a.PeerSignal[p] = uint64(w.Signal[p])
 	}
-	if out == s.in {
+	if out == s.outOf(s.inRegion) {
 		a.Flags |= kernels.FlagInPlace
 	}
 	return a

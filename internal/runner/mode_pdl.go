@@ -94,7 +94,7 @@ func (pdlMode) src(s *caseState) backend.Ptr {
 	if s.c.Mode.Registered {
 		return s.pdl.src
 	}
-	return s.msg(s.src)
+	return s.inOf(s.src)
 }
 
 // enqueue enqueues one --pdl call, the allreduce launched with PDL.
@@ -125,16 +125,14 @@ func (r *run) preparePDL(s *caseState) error {
 		}
 		return p, nil
 	}
-	img := make([]byte, s.bytes)
+	img := make([]byte, s.inBytes)
 	reference.FillPoison(img, s.c.DType)
 	var err error
-	if s.pdl.poison, err = alloc(s.bytes, img, "pdl poison image"); err != nil {
+	if s.pdl.poison, err = alloc(s.inBytes, img, "pdl poison image"); err != nil {
 		return err
 	}
 	if s.c.Mode.Registered && r.cfg.Stress == 0 {
-		in := make([]byte, s.bytes)
-		r.genFor(s).Fill(in, r.w.Rank, 0, 0)
-		region, err := alloc(s.region, s.regionBytes(in), "pdl producer source")
+		region, err := alloc(s.region, s.regionBytes(r.input(s, 0)), "pdl producer source")
 		if err != nil {
 			return err
 		}
@@ -151,10 +149,10 @@ func (r *run) enqueuePDLCall(s *caseState, l *backend.Launch, src backend.Ptr, p
 	if src == 0 || s.pdl.poison == 0 {
 		return errors.New("pdl call without a producer source or poison image (runner bug)")
 	}
-	if err := r.b.Copy(s.in, s.pdl.poison, s.bytes); err != nil {
+	if err := r.b.Copy(s.in, s.pdl.poison, s.inBytes); err != nil {
 		return fmt.Errorf("poison input: %w", err)
 	}
-	if err := r.b.Produce(s.in, src, s.bytes); err != nil {
+	if err := r.b.Produce(s.in, src, s.inBytes); err != nil {
 		return fmt.Errorf("pdl producer: %w", err)
 	}
 	l.PDL = pdl

@@ -73,7 +73,7 @@ func (plainMode) src(s *caseState) backend.Ptr {
 	if s.c.Mode.Registered {
 		return 0
 	}
-	return s.msg(s.src)
+	return s.inOf(s.src)
 }
 
 // enqueue enqueues one allreduce call as a user makes it: a staged input
@@ -82,7 +82,7 @@ func (plainMode) enqueue(r *run, s *caseState, l *backend.Launch, src backend.Pt
 	if src != 0 && l.Variant.StagesOwnInput && !s.c.Mode.Registered {
 		l.Src = src // the variant copies its staged input itself
 	} else if src != 0 {
-		if err := r.b.Copy(s.in, src, s.bytes); err != nil {
+		if err := r.b.Copy(s.in, src, s.inBytes); err != nil {
 			return fmt.Errorf("stage input: %w", err)
 		}
 	}

@@ -439,7 +439,7 @@ func caseInput(c cases.Case) string {
 
 func merge(c cases.Case, rs []rankResult, cfg *Config, modes []timingMode) report.Case {
 	out := report.Case{
-		ID: c.ID(), Variant: c.Variant.Name, DType: c.DType.String(), Op: c.Op.String(),
+		ID: c.ID(), Variant: c.Label(), Coll: c.CollName(), DType: c.DType.String(), Op: c.OpName(),
 		Bytes: c.Bytes, Count: c.Count(), Mode: c.Mode.String(), Ranks: c.Ranks, Input: caseInput(c),
 		Verdict: report.Pass, Iters: cfg.Iters, Stress: cfg.Stress, Schedule: cfg.Header.Schedules,
 	}
@@ -473,7 +473,7 @@ func merge(c cases.Case, rs []rankResult, cfg *Config, modes []timingMode) repor
 	}
 	if out.TimeUS > 0 {
 		out.AlgBW = report.AlgbwGBps(out.Bytes, out.TimeUS)
-		out.BusBW = report.Busbw(out.AlgBW, out.Ranks)
+		out.BusBW = report.BusbwColl(out.Coll, out.AlgBW, out.Ranks)
 	}
 	return out
 }
@@ -549,30 +549,39 @@ func (r *run) writeReports() error {
 // speed-up over it.
 func attachNCCL(cs []report.Case) {
 	type key struct {
-		dtype, op, mode, input string
-		bytes                  int64
+		coll, dtype, op, mode, input string
+		bytes                        int64
+	}
+	// A case's variant without its collective's head: the baselines of a
+	// collective are NCCL's of the same collective.
+	name := func(c *report.Case) string {
+		if c.Coll == "" {
+			return c.Variant
+		}
+		return strings.TrimPrefix(c.Variant, c.Coll+":")
 	}
 	baselines := map[key]map[string]float64{}
-	for _, c := range cs {
-		if report.IsNCCLBaseline(c.Variant) && c.Verdict == report.Pass && c.TimeUS > 0 {
-			k := key{c.DType, c.Op, c.Mode, c.Input, c.Bytes}
+	for i := range cs {
+		c := &cs[i]
+		if report.IsNCCLBaseline(name(c)) && c.Verdict == report.Pass && c.TimeUS > 0 {
+			k := key{c.Coll, c.DType, c.Op, c.Mode, c.Input, c.Bytes}
 			if baselines[k] == nil {
 				baselines[k] = map[string]float64{}
 			}
-			baselines[k][c.Variant] = c.TimeUS
+			baselines[k][name(c)] = c.TimeUS
 		}
 	}
 	for i := range cs {
 		c := &cs[i]
-		if c.Variant == "nccl" || c.TimeUS <= 0 {
+		if name(c) == "nccl" || c.TimeUS <= 0 {
 			continue
 		}
-		times := baselines[key{c.DType, c.Op, c.Mode, c.Input, c.Bytes}]
+		times := baselines[key{c.Coll, c.DType, c.Op, c.Mode, c.Input, c.Bytes}]
 		if t := times["nccl"]; t > 0 {
 			c.NCCLTimeUS = t
 			c.Speedup = t / c.TimeUS
 		}
-		if report.IsNCCLBaseline(c.Variant) {
+		if report.IsNCCLBaseline(name(c)) {
 			continue
 		}
 		if best, t := report.BestNCCL(times); best != "" {
@@ -638,7 +647,7 @@ func (r *run) hang(c cases.Case, what string, blocks int, gaveUp bool) {
 	if r.c.Rank() == 0 {
 		// The hung case goes into every report under its own ID, beside
 		// the run-level error.
-		hung := report.Case{ID: c.ID(), Variant: c.Variant.Name, DType: c.DType.String(), Op: c.Op.String(),
+		hung := report.Case{ID: c.ID(), Variant: c.Label(), Coll: c.CollName(), DType: c.DType.String(), Op: c.OpName(),
 			Bytes: c.Bytes, Count: c.Count(), Mode: c.Mode.String(), Ranks: c.Ranks, Input: caseInput(c),
 			Verdict: report.Hung, Reason: msg, Iters: r.cfg.Iters, Stress: r.cfg.Stress, Schedule: r.cfg.Header.Schedules,
 			Failures: []report.RankFailure{{Rank: r.c.Rank(), Kind: "hang", Detail: diag}}}

@@ -22,9 +22,7 @@ func (st *stressCase) launchBatch(s0, kk int) bool {
 	outImg := make([]byte, int64(kk)*slot)
 	poison := s.poison()
 	parallel(kk, func(j int) {
-		in := make([]byte, s.bytes)
-		r.genFor(s).Fill(in, r.w.Rank, s0+j, 0)
-		copy(srcImg[int64(j)*slot:], s.regionBytes(in))
+		copy(srcImg[int64(j)*slot:], s.regionBytes(r.inputMessage(s, s0+j)))
 		copy(outImg[int64(j)*slot:], poison)
 	})
 	st.trace("batch %d: inputs made", s0)
@@ -106,11 +104,13 @@ func (st *stressCase) enqueueBatch(s0, kk int, mark bool) error {
 		// Each iteration's input goes into the registered buffer the
 		// moment the previous call returns: exactly what the end
 		// barrier must make safe.
-		if err := r.enqueueCall(s, &st.launches[j], s.msg(st.at(st.srcAll, j))); err != nil {
+		if err := r.enqueueCall(s, &st.launches[j], s.inOf(st.at(st.srcAll, j))); err != nil {
 			return err
 		}
 		if m.InPlace && m.Registered {
-			if err := r.b.Copy(s.msg(st.at(st.outAll, j)), s.in, s.bytes); err != nil {
+			// The whole message: in place the output is all of it (an
+			// all-gather's) or a chunk of it (a reduce-scatter's).
+			if err := r.b.Copy(s.msg(st.at(st.outAll, j)), s.msg(s.inRegion), s.bytes); err != nil {
 				return fmt.Errorf("copy result out: %w", err)
 			}
 		}
@@ -119,7 +119,7 @@ func (st *stressCase) enqueueBatch(s0, kk int, mark bool) error {
 			// caller's again, and a peer still reading it reads
 			// poison. A variant that stages its own input wrote it
 			// itself; this is the only other write of it.
-			if err := r.b.Copy(s.in, st.poisonBuf, s.bytes); err != nil {
+			if err := r.b.Copy(s.in, st.poisonBuf, s.inBytes); err != nil {
 				return fmt.Errorf("poison after return: %w", err)
 			}
 		}

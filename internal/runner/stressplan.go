@@ -48,9 +48,9 @@ func (r *run) announceStress() {
 	variants := map[string]bool{}
 	var order []string
 	for _, c := range r.cfg.Cases {
-		if !variants[c.Variant.Name] {
-			variants[c.Variant.Name] = true
-			order = append(order, c.Variant.Name)
+		if !variants[c.Label()] {
+			variants[c.Label()] = true
+			order = append(order, c.Label())
 		}
 	}
 	checker := r.cfg.Header.Checker
@@ -85,7 +85,7 @@ func (r *run) planStress(s *caseState, res *rankResult) *stressCase {
 	st := &stressCase{r: r, s: s, res: res, n: r.cfg.Stress, slot: s.region, sched: r.sched,
 		shared: isSharer && sh.RanksPerGPU() > 1,
 		way:    wayOf(s.c), units: map[int]callUnit{}, trace: stressTracer(r),
-		stats: checkStats{Checker: CheckHost, Bytes: s.bytes}}
+		stats: checkStats{Checker: CheckHost, Bytes: s.outBytes}}
 	st.k = int(min(int64(st.n), stressMaxBatch, max(1, stressBudget/(2*st.slot))))
 	st.marker, _ = r.b.(backend.ProgressMarker)
 	if r.checksOnDevice(s.c) {
@@ -108,10 +108,10 @@ func (st *stressCase) setup() error {
 		}
 	}
 	if st.sched.Poison {
-		if st.poisonBuf, err = r.b.Alloc(s.bytes); err != nil {
+		if st.poisonBuf, err = r.b.Alloc(s.inBytes); err != nil {
 			return fmt.Errorf("alloc the poison-after-return source: %w", err)
 		}
-		p := make([]byte, s.bytes)
+		p := make([]byte, s.inBytes)
 		reference.FillPoison(p, s.c.DType)
 		if err := r.b.Upload(st.poisonBuf, p); err != nil {
 			return fmt.Errorf("upload the poison-after-return source: %w", err)
@@ -135,13 +135,13 @@ func (st *stressCase) layout() {
 	for j := 0; j < st.k; j++ {
 		switch {
 		case m.InPlace && m.Registered: // result lands in the registered buffer, then is copied out
-			st.launches[j] = r.newLaunch(s, s.in)
+			st.launches[j] = r.newLaunch(s, s.outOf(s.inRegion))
 			st.check[j] = st.at(st.outAll, j)
 		case m.InPlace: // staged in place: the result overwrites the staged input
-			st.launches[j] = r.newLaunch(s, s.msg(st.at(st.srcAll, j)))
+			st.launches[j] = r.newLaunch(s, s.outOf(st.at(st.srcAll, j)))
 			st.check[j] = st.at(st.srcAll, j)
 		default:
-			st.launches[j] = r.newLaunch(s, s.msg(st.at(st.outAll, j)))
+			st.launches[j] = r.newLaunch(s, s.outOf(st.at(st.outAll, j)))
 			st.check[j] = st.at(st.outAll, j)
 		}
 	}

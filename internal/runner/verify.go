@@ -38,13 +38,13 @@ func (r *run) verify(s *caseState, region backend.Ptr, iter int, res *rankResult
 // checkImage checks one downloaded region: guards intact, values right.
 func (r *run) checkImage(s *caseState, img []byte, iter int, res *rankResult, prefix string) bool {
 	ok := true
-	if bad := guardDamage(img, s.lead, s.lead+s.bytes); bad != "" {
+	if bad := s.fenceDamage(img); bad != "" {
 		res.Failures = append(res.Failures, report.RankFailure{Kind: "guard", Detail: prefix + bad})
 		ok = false
 	}
-	got := img[s.lead : s.lead+s.bytes]
-	spec := reference.CheckSpec{Gen: r.genFor(s), Op: s.c.Op, NRanks: r.w.Size, Iter: iter, Order: s.v.Order}
-	cr := reference.Check(spec, got)
+	at := s.lead + s.outAt
+	got := img[at : at+s.outBytes]
+	cr := reference.CheckCollective(s.c.Coll, r.checkSpec(s, iter), r.w.Rank, s.c.Count(), got)
 	if cr.Wrong > 0 {
 		res.Wrong += cr.Wrong
 		f := report.RankFailure{Kind: "mismatch", Detail: prefix + cr.String(), Wrong: cr.Wrong, WorstULP: cr.WorstULP}
@@ -58,6 +58,19 @@ func (r *run) checkImage(s *caseState, img []byte, iter int, res *rankResult, pr
 		ok = false
 	}
 	return ok
+}
+
+// checkSpec is what produced an output of case s in iteration iter, for
+// the reference (reference.CheckCollective sets First).
+func (r *run) checkSpec(s *caseState, iter int) reference.CheckSpec {
+	return reference.CheckSpec{Gen: r.genFor(s), Op: s.c.Op, NRanks: r.w.Size, Iter: iter, Order: s.v.Order}
+}
+
+// fenceDamage describes the guard bytes of an output region's image that
+// the call overwrote (outside fence).
+func (s *caseState) fenceDamage(img []byte) string {
+	lo, hi := s.fence()
+	return guardDamage(img, lo, hi)
 }
 
 // guardDamage describes bytes outside [lo, hi) that are not guardByte.

@@ -20,20 +20,44 @@ func TestWrongKernelForCpasyncIsPlainOneshot(t *testing.T) {
 	set := registry.Builtins()
 	cp, err := set.Lookup("oneshot-cpasync")
 	require.NoError(t, err)
-	w := wrongKernel(set, cp)
+	w := wrongKernel(set, cp, reference.AllReduce)
 	require.NotNil(t, w)
 	require.Equal(t, oneshot.ID, w.ID)
 	require.Equal(t, cp.Order, w.Order, "same reduction order: only the trace word can tell them apart")
 
+	// Every custom variant's allreduce has another to be mistaken for; a
+	// collective that one variant alone implements has none (its cases
+	// skip the injection with the reason), and the pick implements the
+	// case's collective.
 	for _, v := range set.All() {
 		if !v.Custom {
 			continue
 		}
-		w := wrongKernel(set, v)
-		require.NotNil(t, w, v.Name)
-		require.NotEqual(t, v.ID, w.ID, v.Name)
-		require.True(t, w.Custom, v.Name)
+		for _, c := range v.Collectives() {
+			others := 0
+			for _, o := range set.All() {
+				if o.Custom && o.ID != v.ID && o.Implements(c) {
+					others++
+				}
+			}
+			w := wrongKernel(set, v, c)
+			if others == 0 {
+				require.Nil(t, w, "%s %s", v.Name, c)
+				continue
+			}
+			require.NotNil(t, w, "%s %s", v.Name, c)
+			require.NotEqual(t, v.ID, w.ID, v.Name)
+			require.True(t, w.Custom, v.Name)
+			require.True(t, w.Implements(c), "%s %s: picked %s", v.Name, c, w.Name)
+		}
 	}
+	allreduce := 0
+	for _, v := range set.All() {
+		if v.Custom && v.Implements(reference.AllReduce) {
+			allreduce++
+		}
+	}
+	require.Greater(t, allreduce, 1, "the allreduce has custom variants to be mistaken for each other")
 }
 
 // A plugin variant has a trace id once it uses the device helpers, but the
@@ -47,7 +71,7 @@ func TestWrongKernelIsNeverAPlugins(t *testing.T) {
 		if !v.Custom {
 			continue
 		}
-		w := wrongKernel(set, v)
+		w := wrongKernel(set, v, reference.AllReduce)
 		require.NotNil(t, w, v.Name)
 		require.Nil(t, w.External, "%s: %s is a plugin's", v.Name, w.Name)
 	}

@@ -27,7 +27,7 @@ struct ArtestArgs {
   uint64_t peer_stage[SIG_MAX_RANKS];   // rank r's staging buffer
   uint64_t peer_signal[SIG_MAX_RANKS];  // rank r's SignalBlock
   uint64_t out;                         // this rank's output (== peer_in[rank] in place)
-  uint64_t count;                       // elements
+  uint64_t count;                       // elements of the full buffer (see FLAG_REDUCE_SCATTER)
   uint32_t rank;
   uint32_t nranks;
   uint32_t inject;      // INJECT_* bits
@@ -55,7 +55,11 @@ struct ArtestArgs {
 static_assert(sizeof(ArtestArgs) == 536, "ArtestArgs changed: change kernels.Args with it");
 
 // Flags bits.
-constexpr uint32_t FLAG_IN_PLACE = 1u << 0;  // out == peer_in[rank]
+constexpr uint32_t FLAG_IN_PLACE = 1u << 0;  // out lies in this rank's registered input buffer
+// The collective when not an allreduce (kernels.Args.Coll); count is its
+// full buffer, each rank's part count / nranks elements.
+constexpr uint32_t FLAG_REDUCE_SCATTER = 1u << 1;
+constexpr uint32_t FLAG_ALL_GATHER = 1u << 2;
 
 // Fault switches, compiled into every kernel and flipped at run time, so the
 // suite can show that each protection is needed.

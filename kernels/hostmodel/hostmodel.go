@@ -74,6 +74,9 @@ func Run(mem Memory, l *Launch) error {
 	if !ok {
 		return fmt.Errorf("host backend has no model of variant %q", l.Variant.Name)
 	}
+	if c := a.Coll(); !l.Variant.Implements(c) {
+		return fmt.Errorf("host %s: the variant does not implement %s", l.Variant.Name, c)
+	}
 	errs := make([]error, l.Blocks)
 	gaveUp := make([]bool, l.Blocks)
 	var wg sync.WaitGroup
@@ -262,6 +265,26 @@ func (k *Kernel) ReduceInto(dst []byte, lo, hi int64) {
 	}
 }
 
+// ReduceSpan writes op over all ranks' inputs for input elements [lo, hi)
+// into dst at element index i-shift, as ReduceInto does at i: a
+// reduce-scatter reduces its chunk, which starts at input element shift,
+// into an output whose element 0 is that chunk's first.
+func (k *Kernel) ReduceSpan(dst []byte, shift, lo, hi int64) {
+	a := k.l.Args
+	d := k.l.DType
+	ins := make([][]byte, a.NRanks)
+	for r := range ins {
+		ins[r] = k.mem.Bytes(a.PeerIn[r], hi*k.elem)
+	}
+	for i := lo; i < hi; i++ {
+		acc := d.GetF32(ins[0], int(i))
+		for r := 1; r < len(ins); r++ {
+			acc = k.Combine(acc, d.GetF32(ins[r], int(i)))
+		}
+		d.SetF32(dst, int(i-shift), acc)
+	}
+}
+
 // Combine is the launch's op on two float32 values, as Op<OP>::apply in
 // kernels/device/elem.cuh.
 func (k *Kernel) Combine(acc, x float32) float32 {
@@ -275,18 +298,20 @@ func (k *Kernel) Combine(acc, x float32) float32 {
 }
 
 // OutEnd is where writing [lo, hi) of the output stops: one short of the
-// end under the planted skip-last bug.
+// end under the planted skip-last bug. Indices are the output's (a
+// reduce-scatter's output is its chunk: kernels.Args.OutCount).
 func (k *Kernel) OutEnd(hi int64) int64 {
-	if k.Injected(kernels.InjectSkipLast) && hi == int64(k.l.Args.Count) {
+	if k.Injected(kernels.InjectSkipLast) && hi == int64(k.l.Args.OutCount()) {
 		return hi - 1
 	}
 	return hi
 }
 
-// Overrun applies the planted overrun bug after [lo, hi) was written: the
-// block that owns the last element also writes one element past the end.
+// Overrun applies the planted overrun bug after [lo, hi) of the output was
+// written: the block that owns the last element also writes one element
+// past the end.
 func (k *Kernel) Overrun(lo, hi int64) {
-	count := int64(k.l.Args.Count)
+	count := int64(k.l.Args.OutCount())
 	if k.Injected(kernels.InjectOverrun) && hi == count && lo < hi {
 		past := k.mem.Bytes(k.l.Args.Out, (count+1)*k.elem)
 		copy(past[count*k.elem:], past[lo*k.elem:(lo+1)*k.elem])
@@ -294,9 +319,9 @@ func (k *Kernel) Overrun(lo, hi int64) {
 }
 
 // WriteOut copies elements [lo, hi) of src (element 0 of src is element 0
-// of the message) into the output, with the planted bugs.
+// of the output) into the output, with the planted bugs.
 func (k *Kernel) WriteOut(src []byte, lo, hi int64) {
-	out := k.mem.Bytes(k.l.Args.Out, int64(k.l.Args.Count)*k.elem)
+	out := k.mem.Bytes(k.l.Args.Out, int64(k.l.Args.OutCount())*k.elem)
 	if end := k.OutEnd(hi); end > lo {
 		copy(out[lo*k.elem:end*k.elem], src[lo*k.elem:end*k.elem])
 	}

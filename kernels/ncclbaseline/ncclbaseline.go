@@ -1,9 +1,11 @@
 // Package ncclbaseline is NCCL's own allreduce as three variants, the
 // baselines every custom variant is timed against and cross-checks of its
 // results: ncclAllReduce (internal/nccl) on the same buffers (nccl), on
-// registered buffers (nccl-reg) and on a symmetric window (nccl-win). None
-// has a kernel of artest's, a host model or a trace word; they differ only
-// in how the cuda backend hands NCCL the buffers (kernels.NCCLMode).
+// registered buffers (nccl-reg) and on a symmetric window (nccl-win). The
+// first two are also the reduce-scatter's and the all-gather's baselines
+// (ncclReduceScatter, ncclAllGather). None has a kernel of artest's, a host
+// model or a trace word; they differ only in how the cuda backend hands
+// NCCL the buffers (kernels.NCCLMode).
 package ncclbaseline
 
 import (
@@ -14,7 +16,9 @@ import (
 // Plain is nccl's complete description: ncclAllReduce on the case's own
 // buffers.
 func Plain() kernels.Variant {
-	return baseline("nccl", "ncclAllReduce on the same buffers: baseline and cross-check", kernels.NCCLPlain)
+	v := baseline("nccl", "ncclAllReduce (ncclReduceScatter, ncclAllGather) on the same buffers: baseline and cross-check", kernels.NCCLPlain)
+	v.Colls = append([]reference.Coll(nil), reference.Colls...)
+	return v
 }
 
 // Registered is nccl-reg's complete description: ncclAllReduce on buffers
@@ -22,13 +26,16 @@ func Plain() kernels.Variant {
 // The cuda backend registers each buffer's whole allocation once and
 // reuses the handle.
 func Registered() kernels.Variant {
-	return baseline("nccl-reg", "ncclAllReduce on buffers registered with ncclCommRegister (nccl-tests -R 1)", kernels.NCCLRegistered)
+	v := baseline("nccl-reg", "ncclAllReduce (ncclReduceScatter, ncclAllGather) on buffers registered with ncclCommRegister (nccl-tests -R 1)", kernels.NCCLRegistered)
+	v.Colls = append([]reference.Coll(nil), reference.Colls...)
+	return v
 }
 
 // Window is nccl-win's complete description: ncclAllReduce on a symmetric
 // window (ncclCommWindowRegister with NCCL_WIN_COLL_SYMMETRIC, NCCL 2.27
 // and later), which lets NCCL pick its symmetric low-latency kernels;
-// nccl-tests' -R 2.
+// nccl-tests' -R 2. The allreduce alone: the cuda backend allocates no
+// window (its skip reason), so no other collective of it runs.
 func Window() kernels.Variant {
 	return baseline("nccl-win", "ncclAllReduce on a symmetric window, NCCL_WIN_COLL_SYMMETRIC (nccl-tests -R 2)", kernels.NCCLWindow)
 }

@@ -152,53 +152,16 @@ func popcount(x uint32) int {
 }
 
 // Every host model computes what the order-aware reference says on every
-// rank, for each dtype and op it declares, out of place and in place, at
-// every world size it runs; two launches in a row (the second at epoch
-// 2), each writing the variant's trace id and the launch count. Without a
-// deadline nothing gives up.
+// rank, for each collective, dtype and op it declares, out of place and in
+// place, at every world size it runs (a reduce-scatter's and an
+// all-gather's count rounded down to a whole chunk per rank); two launches
+// in a row (the second at epoch 2), each writing the variant's trace id
+// and the launch count. Without a deadline nothing gives up.
 func TestHostModelsMatchTheReference(t *testing.T) {
 	forEachHostModel(t, func(t *testing.T, v *kernels.Variant) {
-		ran := 0
-		for _, tc := range []struct {
-			n       int
-			dtype   reference.DType
-			op      reference.Op
-			count   int64
-			inPlace bool
-		}{
-			{1, reference.F32, reference.Sum, 5, false},
-			{2, reference.BF16, reference.Sum, 1027, false},
-			{3, reference.F16, reference.Max, 4099, true},
-			{4, reference.F32, reference.Min, 777, true},
-			{3, reference.BF16, reference.Sum, 4096, true},
-			{8, reference.F32, reference.Sum, 1000, false},
-		} {
-			if !v.SupportsDType(tc.dtype) || !v.SupportsOp(tc.op) || v.RanksReason(tc.n) != "" ||
-				v.TooBig != nil && v.TooBig(tc.count*int64(tc.dtype.Size())) != "" {
-				continue
-			}
-			ran++
-			t.Run(fmt.Sprintf("np%d/%s/%s/%d/inplace=%v", tc.n, tc.dtype, tc.op, tc.count, tc.inPlace), func(t *testing.T) {
-				w := hostmodeltest.NewWorldFor(v, tc.n, tc.dtype, tc.count, tc.inPlace)
-				for launch := 1; launch <= 2; launch++ {
-					w.Fill(launch)
-					for r, err := range w.Launch(v, tc.op, 0, 0) {
-						require.NoError(t, err, "rank %d", r)
-					}
-					for r := 0; r < tc.n; r++ {
-						spec := reference.CheckSpec{Gen: w.Gen, Op: tc.op, NRanks: tc.n, Iter: launch, Order: v.Order}
-						cr := reference.Check(spec, w.Result(r))
-						require.Zero(t, cr.Wrong, "rank %d launch %d: %s", r, launch, cr.String())
-						id, count := w.Trace(r)
-						require.Equal(t, v.ID, id, "rank %d", r)
-						require.Equal(t, uint32(launch), count)
-						_, gaveUp := w.Snapshot(r).GiveUp()
-						require.False(t, gaveUp, "rank %d: no deadline, no give-up", r)
-					}
-				}
-			})
+		for _, coll := range v.Collectives() {
+			matchTheReference(t, v, coll)
 		}
-		require.GreaterOrEqual(t, ran, 2, "too few worlds fit the variant")
 	})
 }
 
@@ -210,35 +173,86 @@ func TestHostModelsMatchTheReference(t *testing.T) {
 func TestHostModelsPassSpecialInputs(t *testing.T) {
 	forEachHostModel(t, func(t *testing.T, v *kernels.Variant) {
 		ran := 0
-		for _, w := range []struct {
-			n       int
-			count   int64
-			inPlace bool
-		}{{2, 2050, false}, {3, 1031, true}, {8, 520, false}} {
-			for _, d := range reference.DTypes {
-				for _, op := range reference.Ops {
-					if !v.SupportsDType(d) || !v.SupportsOp(op) || v.RanksReason(w.n) != "" ||
-						v.TooBig != nil && v.TooBig(w.count*int64(d.Size())) != "" {
-						continue
-					}
-					ran++
-					name := fmt.Sprintf("np%d/%s/%s/%d/inplace=%v", w.n, d, op, w.count, w.inPlace)
-					world := hostmodeltest.NewWorldFor(v, w.n, d, w.count, w.inPlace)
-					world.Gen.Kind = reference.Special
-					world.Fill(1)
-					for r, err := range world.Launch(v, op, 0, 0) {
-						require.NoError(t, err, "%s rank %d", name, r)
-					}
-					for r := 0; r < w.n; r++ {
-						spec := reference.CheckSpec{Gen: world.Gen, Op: op, NRanks: w.n, Iter: 1, Order: v.Order}
-						cr := reference.Check(spec, world.Result(r))
-						require.Zero(t, cr.Wrong, "%s rank %d: %s", name, r, cr.String())
+		for _, coll := range v.Collectives() {
+			for _, w := range []struct {
+				n       int
+				count   int64
+				inPlace bool
+			}{{2, 2050, false}, {3, 1031, true}, {8, 520, false}} {
+				count := hostmodeltest.CollCount(coll, w.count, w.n)
+				for _, d := range reference.DTypes {
+					for _, op := range reference.Ops {
+						if !coll.Reduces() && op != reference.Sum {
+							continue // an all-gather has no op
+						}
+						if !v.SupportsDType(d) || !v.SupportsOp(op) || v.RanksReason(w.n) != "" ||
+							v.TooBig != nil && v.TooBig(count*int64(d.Size())) != "" {
+							continue
+						}
+						ran++
+						name := fmt.Sprintf("%s/np%d/%s/%s/%d/inplace=%v", coll, w.n, d, op, count, w.inPlace)
+						world := hostmodeltest.NewWorldFor(v, w.n, d, count, w.inPlace)
+						world.Coll = coll
+						world.Gen.Kind = reference.Special
+						world.Fill(1)
+						for r, err := range world.Launch(v, op, 0, 0) {
+							require.NoError(t, err, "%s rank %d", name, r)
+						}
+						for r := 0; r < w.n; r++ {
+							cr := world.Check(r, op, 1, v.Order)
+							require.Zero(t, cr.Wrong, "%s rank %d: %s", name, r, cr.String())
+						}
 					}
 				}
 			}
 		}
 		require.Positive(t, ran, "no world fits the variant")
 	})
+}
+
+func matchTheReference(t *testing.T, v *kernels.Variant, coll reference.Coll) {
+	ran := 0
+	for _, tc := range []struct {
+		n       int
+		dtype   reference.DType
+		op      reference.Op
+		count   int64
+		inPlace bool
+	}{
+		{1, reference.F32, reference.Sum, 5, false},
+		{2, reference.BF16, reference.Sum, 1027, false},
+		{3, reference.F16, reference.Max, 4099, true},
+		{4, reference.F32, reference.Min, 777, true},
+		{3, reference.BF16, reference.Sum, 4096, true},
+		{8, reference.F32, reference.Sum, 1000, false},
+	} {
+		count := hostmodeltest.CollCount(coll, tc.count, tc.n)
+		if !v.SupportsDType(tc.dtype) || !v.SupportsOp(tc.op) || v.RanksReason(tc.n) != "" ||
+			v.TooBig != nil && v.TooBig(count*int64(tc.dtype.Size())) != "" {
+			continue
+		}
+		ran++
+		t.Run(fmt.Sprintf("%s/np%d/%s/%s/%d/inplace=%v", coll, tc.n, tc.dtype, tc.op, count, tc.inPlace), func(t *testing.T) {
+			w := hostmodeltest.NewWorldFor(v, tc.n, tc.dtype, count, tc.inPlace)
+			w.Coll = coll
+			for launch := 1; launch <= 2; launch++ {
+				w.Fill(launch)
+				for r, err := range w.Launch(v, tc.op, 0, 0) {
+					require.NoError(t, err, "rank %d", r)
+				}
+				for r := 0; r < tc.n; r++ {
+					cr := w.Check(r, tc.op, launch, v.Order)
+					require.Zero(t, cr.Wrong, "rank %d launch %d: %s", r, launch, cr.String())
+					id, count := w.Trace(r)
+					require.Equal(t, v.ID, id, "rank %d", r)
+					require.Equal(t, uint32(launch), count)
+					_, gaveUp := w.Snapshot(r).GiveUp()
+					require.False(t, gaveUp, "rank %d: no deadline, no give-up", r)
+				}
+			}
+		})
+	}
+	require.GreaterOrEqual(t, ran, 2, "too few worlds fit the variant")
 }
 
 // A peer that never launches: the first wait gives up after the launch's
@@ -262,6 +276,7 @@ func TestHostModelsDiagnoseADifferentCall(t *testing.T) {
 			hostmodeltest.CheckTagMismatch(t, v)
 			return
 		}
+		require.Equal(t, []reference.Coll{reference.AllReduce}, v.Collectives(), "a variant without a start barrier and other collectives: test them here")
 		w := hostmodeltest.NewWorldFor(v, 3, reference.F32, 1024, false)
 		w.Fill(0)
 		errs, took := w.LaunchTagged(t, v, []int64{1024, 1020, 1024}, hostmodeltest.SameGens(3, 1, 1, 1), hostmodeltest.WaitTimeout)
@@ -280,59 +295,75 @@ func TestHostModelsDiagnoseADifferentCall(t *testing.T) {
 // advanced once per launch.
 func TestHostModelsPassMatchingTagsAndReleaseClaims(t *testing.T) {
 	forEachHostModel(t, func(t *testing.T, v *kernels.Variant) {
-		w := hostmodeltest.NewWorldFor(v, 3, reference.F32, 1024, false)
-		for iter := 0; iter < 3; iter++ {
-			w.Fill(iter)
-			errs, _ := w.LaunchTagged(t, v, []int64{1024, 1024, 1024}, hostmodeltest.SameGens(3, 1, 2, 1), 0)
-			for r := 0; r < 3; r++ {
-				require.NoError(t, errs[r])
-				_, ok := w.Snapshot(r).GiveUp()
-				require.False(t, ok)
+		for _, coll := range v.Collectives() {
+			count := hostmodeltest.CollCount(coll, 1024, 3)
+			w := hostmodeltest.NewWorldFor(v, 3, reference.F32, count, false)
+			w.Coll = coll
+			for iter := 0; iter < 3; iter++ {
+				w.Fill(iter)
+				errs, _ := w.LaunchTagged(t, v, []int64{count, count, count}, hostmodeltest.SameGens(3, 1, 2, 1), 0)
+				for r := 0; r < 3; r++ {
+					require.NoError(t, errs[r], coll)
+					_, ok := w.Snapshot(r).GiveUp()
+					require.False(t, ok, coll)
+				}
 			}
-		}
-		if !hasStartBarrier(v) {
-			return
-		}
-		for r := 0; r < 3; r++ {
-			for b := 0; b < w.Blocks(v); b++ {
-				require.Zero(t, w.Snapshot(r).Claim(b), "rank %d block %d", r, b)
-				require.Equal(t, uint32(3), w.Snapshot(r).Epoch(b), "rank %d block %d", r, b)
+			if !hasStartBarrier(v) {
+				continue
+			}
+			for r := 0; r < 3; r++ {
+				for b := 0; b < w.Blocks(v); b++ {
+					require.Zero(t, w.Snapshot(r).Claim(b), "%s rank %d block %d", coll, r, b)
+					require.Equal(t, uint32(3), w.Snapshot(r).Epoch(b), "%s rank %d block %d", coll, r, b)
+				}
 			}
 		}
 	})
 }
 
-// The shared planted bugs reach the output through every model:
-// overrun writes one element past the end (where the runner's guard bytes
-// sit), out of place and in place; skip-last leaves the last element
-// unwritten.
+// The shared planted bugs reach the output through every model, for each
+// collective it implements: overrun writes one element past the end of
+// the output (where the runner's guard bytes sit), out of place and in
+// place (the last rank's, which ends at the end of its buffer: a
+// reduce-scatter's in place overruns into the next rank's chunk of the
+// input elsewhere); skip-last leaves the last element unwritten.
 func TestHostModelsPlantedBugsReachTheOutput(t *testing.T) {
 	forEachHostModel(t, func(t *testing.T, v *kernels.Variant) {
-		const count = 100
-		for _, n := range []int{1, 2, 3} {
-			for _, inPlace := range []bool{false, true} {
-				w := hostmodeltest.NewWorldFor(v, n, reference.F32, count, inPlace)
-				w.Fill(0)
-				out := w.Mem.Bytes(w.Out[0], (count+1)*4)
-				if inPlace {
-					out = w.Mem.Bytes(w.In[0], (count+1)*4)
-				}
-				copy(out[count*4:], []byte{0xAB, 0xAB, 0xAB, 0xAB})
-				for _, err := range w.Launch(v, reference.Sum, 0, kernels.InjectOverrun) {
-					require.NoError(t, err)
-				}
-				require.NotEqual(t, []byte{0xAB, 0xAB, 0xAB, 0xAB}, out[count*4:], "np%d in place %v: overrun writes one element past the end", n, inPlace)
+		for _, coll := range v.Collectives() {
+			for _, n := range []int{1, 2, 3} {
+				plantedBugsReachTheOutput(t, v, coll, n)
 			}
-			w := hostmodeltest.NewWorldFor(v, n, reference.F32, count, false)
-			w.Fill(0)
-			last := w.Mem.Bytes(w.Out[0], count*4)[(count-1)*4:]
-			copy(last, []byte{1, 2, 3, 4})
-			for _, err := range w.Launch(v, reference.Sum, 0, kernels.InjectSkipLast) {
-				require.NoError(t, err)
-			}
-			require.Equal(t, []byte{1, 2, 3, 4}, last, "np%d: skip-last leaves the last element alone", n)
 		}
 	})
+}
+
+func plantedBugsReachTheOutput(t *testing.T, v *kernels.Variant, coll reference.Coll, n int) {
+	count := hostmodeltest.CollCount(coll, 100, n)
+	outCount := coll.OutCount(count, n)
+	last := n - 1
+	for _, inPlace := range []bool{false, true} {
+		if inPlace && coll == reference.ReduceScatter && n > 1 {
+			continue // the other ranks' overruns land in chunks their peers read: a race, not a probe
+		}
+		w := hostmodeltest.NewWorldFor(v, n, reference.F32, count, inPlace)
+		w.Coll = coll
+		w.Fill(0)
+		past := w.Mem.Bytes(w.OutPtr(last), (outCount+1)*4)[outCount*4:]
+		copy(past, []byte{0xAB, 0xAB, 0xAB, 0xAB})
+		for _, err := range w.Launch(v, reference.Sum, 0, kernels.InjectOverrun) {
+			require.NoError(t, err)
+		}
+		require.NotEqual(t, []byte{0xAB, 0xAB, 0xAB, 0xAB}, past, "%s np%d in place %v: overrun writes one element past the end", coll, n, inPlace)
+	}
+	w := hostmodeltest.NewWorldFor(v, n, reference.F32, count, false)
+	w.Coll = coll
+	w.Fill(0)
+	end := w.Mem.Bytes(w.OutPtr(0), outCount*4)[(outCount-1)*4:]
+	copy(end, []byte{1, 2, 3, 4})
+	for _, err := range w.Launch(v, reference.Sum, 0, kernels.InjectSkipLast) {
+		require.NoError(t, err)
+	}
+	require.Equal(t, []byte{1, 2, 3, 4}, end, "%s np%d: skip-last leaves the last element alone", coll, n)
 }
 
 // Every fault switch a variant declares (Variant.Faults, --inject NAME)

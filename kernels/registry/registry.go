@@ -16,6 +16,7 @@ import (
 	"github.com/artest/artest/kernels/oneshot"
 	"github.com/artest/artest/kernels/oneshotcpasync"
 	"github.com/artest/artest/kernels/oneshotll"
+	"github.com/artest/artest/kernels/pull"
 	"github.com/artest/artest/kernels/ring"
 	"github.com/artest/artest/kernels/twoshot"
 	"github.com/artest/artest/kernels/twoshotbulk"
@@ -31,6 +32,7 @@ var Builtin = []func() kernels.Variant{
 	oneshotll.Variant,
 	ring.Variant,
 	multimem.Variant,
+	pull.Variant,
 	ncclbaseline.Plain,
 	ncclbaseline.Registered,
 	ncclbaseline.Window,

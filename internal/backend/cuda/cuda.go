@@ -26,6 +26,7 @@ import (
 	"github.com/artest/artest/internal/nccl"
 	"github.com/artest/artest/internal/topo"
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/reference"
 	"github.com/artest/artest/sigblock"
 )
 
@@ -257,7 +258,7 @@ func (b *Backend) SkipReason(v *kernels.Variant, graph bool) string {
 		return b.p2pReason
 	}
 	if v.Custom {
-		if _, err := b.fn(v.KernelName(0, 0)); err != nil {
+		if _, err := b.fn(v.CollKernelName(v.Collectives()[0], 0, 0)); err != nil {
 			return fmt.Sprintf("the fatbin has no %s kernels (%s): rebuild with make kernels", v.Name, b.fatbin)
 		}
 	}
@@ -336,7 +337,7 @@ func (b *Backend) Allreduce(l *backend.Launch) error {
 // opt-in happens whenever dynamic memory is used, once per function and
 // size: the attribute is the largest dynamic size it may be launched with.
 func (b *Backend) kernel(l *backend.Launch) (cu.Function, int, error) {
-	name := l.Variant.KernelName(l.DType, l.Op)
+	name := l.KernelName()
 	f, err := b.fn(name)
 	if err != nil {
 		return 0, 0, fmt.Errorf("kernel %s: %w", name, err)
@@ -370,6 +371,17 @@ func (b *Backend) ncclAllreduce(l *backend.Launch) error {
 	send, recv := cu.DevicePtr(a.PeerIn[a.Rank]), cu.DevicePtr(a.Out)
 	if err := b.ncclBuffers(l.Variant, send, recv); err != nil {
 		return err
+	}
+	// Count is the full buffer; NCCL takes a reduce-scatter's recvcount
+	// and an all-gather's sendcount, one rank's chunk. In place the
+	// runner's pointers are NCCL's: recv = send + rank*chunk for the
+	// reduce-scatter, send = recv + rank*chunk for the all-gather.
+	chunk := uint64(reference.Chunk(int64(a.Count), int(a.NRanks)))
+	switch a.Coll() {
+	case reference.ReduceScatter:
+		return b.nccl.ReduceScatter(send, recv, chunk, dt, op, b.ncclComm, b.stream)
+	case reference.AllGather:
+		return b.nccl.AllGather(send, recv, chunk, dt, b.ncclComm, b.stream)
 	}
 	return b.nccl.AllReduce(send, recv, a.Count, dt, op, b.ncclComm, b.stream)
 }

@@ -115,3 +115,32 @@ func TestNCCLRegisteredBuffers(t *testing.T) {
 func osMkdirAll(dir, name string) error {
 	return os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755)
 }
+
+// The NCCL baselines' other collectives reach ncclReduceScatter and
+// ncclAllGather with one rank's chunk as the count (the launch's Count is
+// the full buffer), on the buffers the runner gave; the allreduce keeps
+// the whole count.
+func TestNCCLCollectives(t *testing.T) {
+	lib := fakeNCCL(t, false)
+	bs, ws := setupWorld(t, registry.Builtins(), 1, 1<<16)
+	b, w := bs[0], ws[0]
+	b.nccl, b.ncclComm, b.ncclReason = lib, nccl.Comm(0x7001), ""
+	out, err := b.Alloc(1 << 12)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		coll reference.Coll
+		want string
+	}{
+		{reference.AllReduce, fmt.Sprintf("allreduce send=%#x recv=%#x count=96 type=7 op=0", w.Input[0], out)},
+		{reference.ReduceScatter, fmt.Sprintf("reducescatter send=%#x recv=%#x recvcount=48 type=7 op=0", w.Input[0], out)},
+		{reference.AllGather, fmt.Sprintf("allgather send=%#x recv=%#x sendcount=48 type=7 comm=", w.Input[0], out)},
+	} {
+		l := launch(lookup(t, "nccl"), w, 0, 0, 96, false)
+		l.Args.Out = out
+		l.Args.NRanks = 2 // as rank 0 of 2 would call: 48 elements a rank
+		l.Args.SetColl(tc.coll)
+		l.DType, l.Op = reference.F32, reference.Sum
+		require.NoError(t, b.Allreduce(l), tc.coll)
+		require.Contains(t, lib.LastError(b.ncclComm), tc.want, tc.coll)
+	}
+}

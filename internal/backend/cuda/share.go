@@ -39,7 +39,7 @@ func (b *Backend) GridCap(l *backend.Launch, late bool) (int, string, error) {
 	if err != nil {
 		return 0, "", err
 	}
-	k := capKey{l.Variant.KernelName(l.DType, l.Op), l.Threads, shared, late}
+	k := capKey{l.KernelName(), l.Threads, shared, late}
 	if c, ok := b.caps[k]; ok {
 		return c.blocks, c.from, nil
 	}

@@ -55,6 +55,21 @@ ncclResult_t ncclAllReduce(const void *send, void *recv, size_t count, int datat
 	return ncclSuccess;
 }
 
+ncclResult_t ncclReduceScatter(const void *send, void *recv, size_t recvcount, int datatype, int op, void *comm,
+                               void *stream) {
+	snprintf(last, sizeof last, "reducescatter send=%#lx recv=%#lx recvcount=%zu type=%d op=%d comm=%#lx stream=%#lx",
+	         (unsigned long)(uintptr_t)send, (unsigned long)(uintptr_t)recv, recvcount, datatype, op,
+	         (unsigned long)(uintptr_t)comm, (unsigned long)(uintptr_t)stream);
+	return ncclSuccess;
+}
+
+ncclResult_t ncclAllGather(const void *send, void *recv, size_t sendcount, int datatype, void *comm, void *stream) {
+	snprintf(last, sizeof last, "allgather send=%#lx recv=%#lx sendcount=%zu type=%d comm=%#lx stream=%#lx",
+	         (unsigned long)(uintptr_t)send, (unsigned long)(uintptr_t)recv, sendcount, datatype,
+	         (unsigned long)(uintptr_t)comm, (unsigned long)(uintptr_t)stream);
+	return ncclSuccess;
+}
+
 static ncclResult_t commOp(const char *what, void *comm) {
 	if (comm == NULL) {
 		snprintf(last, sizeof last, "%s: NULL communicator", what);

@@ -8,6 +8,7 @@
  *   -DCALL_FAIL     allreduce returns status 9 with a message
  *   -DCRASH         allreduce dereferences NULL
  *   -DHANG          allreduce never returns
+ *   -DNAME=S        the plugin's name is S (a string literal)
  * Without any of them it is a valid plugin whose allreduce copies its input
  * to its output (right on one rank only).
  */
@@ -83,7 +84,11 @@ static const artest_variant variants[] = {{
 static const artest_plugin plugin = {
 	.abi_version = ABI,
 	.nvariants = sizeof variants / sizeof variants[0],
+#ifdef NAME
+	.name = NAME,
+#else
 	.name = "bad",
+#endif
 	.variants = variants,
 	.control_bytes = 4096,
 	.setup = setup,

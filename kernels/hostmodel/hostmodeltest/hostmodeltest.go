@@ -54,7 +54,8 @@ func (m *Memory) Bytes(p uint64, n int64) []byte {
 }
 
 // World is n ranks' buffers in one Memory: inputs (with one spare element
-// past the end, for the overrun bug), staging, outputs, signals.
+// past the end, for the overrun bug), staging, outputs, signals. Inputs
+// and outputs have room for Count elements whatever the collective.
 type World struct {
 	Mem            Memory
 	In, Stage, Out []uint64
@@ -64,6 +65,11 @@ type World struct {
 	DType          reference.DType
 	Gen            reference.Gen
 	InPlace        bool
+	// Coll is the collective the launches make (the allreduce unless set);
+	// Count is its full buffer, as in kernels.Args. In place, a
+	// reduce-scatter's output is rank r's chunk of In[r], an all-gather's
+	// input rank r's chunk of Out[r] (InPtr, OutPtr).
+	Coll reference.Coll
 	// StageBytes is the size of every rank's staging buffer.
 	StageBytes int64
 	// Multicast: the launches get a multicast delta and the memory models
@@ -172,17 +178,61 @@ func (w *World) blocks(v *kernels.Variant, a *kernels.Args) int {
 // Fill writes iteration iter's inputs.
 func (w *World) Fill(iter int) {
 	for r := 0; r < w.NRanks; r++ {
-		w.Gen.Fill(w.Mem.Bytes(w.In[r], w.Count*w.Elem), r, iter, 0)
+		w.FillRank(r, iter)
 	}
+}
+
+// FillRank writes rank r's input of iteration iter.
+func (w *World) FillRank(r, iter int) {
+	w.Gen.Fill(w.Input(r), r, iter, w.Coll.InputFirst(w.Count, w.NRanks, r))
+}
+
+// Input is rank r's input bytes, in place (not a copy).
+func (w *World) Input(r int) []byte {
+	return w.Mem.Bytes(w.InPtr(r), w.Coll.InCount(w.Count, w.NRanks)*w.Elem)
+}
+
+// chunkBytes is one rank's chunk of the collective's full buffer.
+func (w *World) chunkBytes() uint64 {
+	return uint64(reference.Chunk(w.Count, w.NRanks) * w.Elem)
+}
+
+// InPtr is rank r's input: In[r], or in place of an all-gather r's chunk
+// of Out[r].
+func (w *World) InPtr(r int) uint64 {
+	if w.InPlace && w.Coll == reference.AllGather {
+		return w.Out[r] + uint64(r)*w.chunkBytes()
+	}
+	return w.In[r]
+}
+
+// OutPtr is rank r's output: Out[r], or in place In[r] (an allreduce's),
+// r's chunk of In[r] (a reduce-scatter's) or Out[r] (an all-gather's,
+// whose input is in it).
+func (w *World) OutPtr(r int) uint64 {
+	if !w.InPlace {
+		return w.Out[r]
+	}
+	switch w.Coll {
+	case reference.ReduceScatter:
+		return w.In[r] + uint64(r)*w.chunkBytes()
+	case reference.AllGather:
+		return w.Out[r]
+	}
+	return w.In[r]
 }
 
 // args is rank r's arguments for a launch of v over the whole world.
 func (w *World) args(v *kernels.Variant, r int, count int64, inject uint32, timeout time.Duration) *kernels.Args {
 	a := &kernels.Args{Count: uint64(count), Rank: uint32(r), NRanks: uint32(w.NRanks), Inject: inject,
-		VariantID: v.ID, StageBytes: uint64(w.StageBytes), Out: w.Out[r], WaitTimeoutNs: uint64(timeout.Nanoseconds()),
+		VariantID: v.ID, StageBytes: uint64(w.StageBytes), Out: w.OutPtr(r), WaitTimeoutNs: uint64(timeout.Nanoseconds()),
 		DelayRank: uint32(w.DelayRank), DelayNs: uint64(w.Delay.Nanoseconds())}
+	if w.InPlace {
+		a.Flags = kernels.FlagInPlace
+	}
+	a.SetColl(w.Coll)
 	for p := 0; p < w.NRanks; p++ {
-		a.PeerIn[p], a.PeerStage[p], a.PeerSignal[p] = w.In[p], w.Stage[p], w.Sig[p]
+		a.PeerIn[p], a.PeerStage[p], a.PeerSignal[p] = w.InPtr(p), w.Stage[p], w.Sig[p]
 	}
 	if w.Multicast {
 		kernels.SetMulticastDelta(a, MulticastWindow-w.In[r])
@@ -194,13 +244,18 @@ func (w *World) args(v *kernels.Variant, r int, count int64, inject uint32, time
 // block count (blocks) and returns each rank's error. param0, when not 0,
 // replaces Args.Param0 after the variant's defaults were set.
 func (w *World) Launch(v *kernels.Variant, op reference.Op, param0 uint32, inject uint32) []error {
+	return w.LaunchHooked(v, op, param0, inject, nil, nil)
+}
+
+// LaunchHooked is Launch with each rank's goroutine calling before(r)
+// before its launch and after(r) once it returned (nil: nothing), as a
+// rank's host writes its input before its call and may overwrite it as
+// soon as the call returned.
+func (w *World) LaunchHooked(v *kernels.Variant, op reference.Op, param0 uint32, inject uint32, before, after func(r int)) []error {
 	errs := make([]error, w.NRanks)
 	var wg sync.WaitGroup
 	for r := 0; r < w.NRanks; r++ {
 		a := w.args(v, r, w.Count, inject, 0)
-		if w.InPlace {
-			a.Out, a.Flags = w.In[r], kernels.FlagInPlace
-		}
 		v.SetParams(a, w.Params, w.Elem)
 		if param0 != 0 {
 			a.Param0 = param0
@@ -211,7 +266,13 @@ func (w *World) Launch(v *kernels.Variant, op reference.Op, param0 uint32, injec
 		wg.Add(1)
 		go func(r int) {
 			defer wg.Done()
+			if before != nil {
+				before(r)
+			}
 			errs[r] = hostmodel.Run(w.memory(), &hostmodel.Launch{Variant: v, DType: w.DType, Op: op, Args: a, Blocks: w.blocks(v, a)})
+			if after != nil {
+				after(r)
+			}
 		}(r)
 	}
 	wg.Wait()
@@ -293,13 +354,25 @@ func SameGens(n int, gens ...uint32) [][]uint32 {
 	return out
 }
 
-// Result is rank r's output bytes (the message only).
+// Result is rank r's output bytes (the output only).
 func (w *World) Result(r int) []byte {
-	p := w.Out[r]
-	if w.InPlace {
-		p = w.In[r]
+	return append([]byte(nil), w.Mem.Bytes(w.OutPtr(r), w.Coll.OutCount(w.Count, w.NRanks)*w.Elem)...)
+}
+
+// Check compares rank r's output of iteration iter (op, in order) with
+// the reference for the world's collective.
+func (w *World) Check(r int, op reference.Op, iter int, order reference.Order) reference.Result {
+	spec := reference.CheckSpec{Gen: w.Gen, Op: op, NRanks: w.NRanks, Iter: iter, Order: order}
+	return reference.CheckCollective(w.Coll, spec, r, w.Count, w.Result(r))
+}
+
+// CollCount is count rounded down to a whole chunk per rank for
+// collective c on n ranks (at least one element each).
+func CollCount(c reference.Coll, count int64, n int) int64 {
+	if c == reference.AllReduce {
+		return count
 	}
-	return append([]byte(nil), w.Mem.Bytes(p, w.Count*w.Elem)...)
+	return max(int64(n), count/int64(n)*int64(n))
 }
 
 // Trace is rank r's trace word: the last launch's variant id and the
@@ -328,7 +401,15 @@ func CheckBarrierGivesUp(t *testing.T, v *kernels.Variant) {
 // gave up, wrote no trace.
 func CheckWaitGivesUp(t *testing.T, v *kernels.Variant, kind, where int) {
 	t.Helper()
-	w := NewWorldFor(v, 3, reference.F32, 1024, false)
+	for _, c := range v.Collectives() {
+		checkWaitGivesUp(t, v, c, kind, where)
+	}
+}
+
+func checkWaitGivesUp(t *testing.T, v *kernels.Variant, c reference.Coll, kind, where int) {
+	t.Helper()
+	w := NewWorldFor(v, 3, reference.F32, CollCount(c, 1024, 3), false)
+	w.Coll = c
 	w.Fill(0)
 	errs, took := w.LaunchSome(t, v, 0, 0, 1)
 	require.NoError(t, errs[0])
@@ -358,9 +439,18 @@ func CheckWaitGivesUp(t *testing.T, v *kernels.Variant, kind, where int) {
 // before the deadline, naming the barrier and the rank whose call differs.
 func CheckTagMismatch(t *testing.T, v *kernels.Variant) {
 	t.Helper()
-	w := NewWorldFor(v, 3, reference.F32, 1024, false)
+	for _, c := range v.Collectives() {
+		checkTagMismatch(t, v, c)
+	}
+}
+
+func checkTagMismatch(t *testing.T, v *kernels.Variant, c reference.Coll) {
+	t.Helper()
+	count := CollCount(c, 1024, 3)
+	w := NewWorldFor(v, 3, reference.F32, count, false)
+	w.Coll = c
 	w.Fill(0)
-	counts := []int64{1024, 1020, 1024} // rank 1: one 16-byte slot less
+	counts := []int64{count, count - 4, count} // rank 1: one 16-byte slot less
 	errs, took := w.LaunchTagged(t, v, counts, SameGens(3, 1, 1, 1), 30*time.Second)
 	for r := 0; r < 3; r++ {
 		require.NoError(t, errs[r])

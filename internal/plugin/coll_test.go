@@ -1,0 +1,57 @@
+package plugin
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/artest/artest/internal/exitcode"
+	"github.com/artest/artest/reference"
+)
+
+// artest_collectives_v1 declares each variant's collectives; without it
+// every variant is an allreduce, as plugins built before it are.
+func TestLoadDescribesCollectives(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		defines   []string
+		pull, all []reference.Coll
+	}{
+		{"declared", nil, []reference.Coll{reference.ReduceScatter, reference.AllGather}, reference.Colls},
+		{"no artest_collectives_v1", []string{"-DNO_COLLS"}, nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := Load(build(t, "testdata/coll.c", tc.defines...))
+			require.NoError(t, err)
+			require.Len(t, p.Variants, 2)
+			require.Equal(t, tc.pull, p.Variants[0].Colls)
+			require.Equal(t, tc.all, p.Variants[1].Colls)
+			if tc.pull == nil {
+				require.Equal(t, []reference.Coll{reference.AllReduce}, p.Variants[0].Collectives())
+			}
+		})
+	}
+}
+
+func TestLoadRefusesBadCollectives(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		define string
+		want   string
+	}{
+		{"NULL", "-DNULL_COLLS", "artest_collectives_v1 returned NULL"},
+		{"version", "-DCOLLS_VERSION=2", "collectives version 2, this artest speaks version 1"},
+		{"variant count", "-DCOLLS_VARIANTS=1", "artest_collectives_v1 describes 1 variants, the plugin has 2"},
+		{"empty mask", "-DPULL_MASK=0", "coll:pull: collectives mask 0"},
+		{"unknown collective", "-DPULL_MASK=8", "coll:pull: collectives mask 0x8"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := build(t, "testdata/coll.c", tc.define)
+			_, err := Load(path)
+			require.Error(t, err)
+			require.Contains(t, err.Error(), "--plugin "+path)
+			require.Contains(t, err.Error(), tc.want)
+			require.Equal(t, exitcode.Usage, exitcode.Of(err))
+		})
+	}
+}

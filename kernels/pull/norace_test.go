@@ -1,0 +1,5 @@
+//go:build !race
+
+package pull
+
+const raceDetector = false
