@@ -13,21 +13,23 @@ import (
 // --timeout bounds the wait for one step of the stream, not for a stress
 // batch: batches of 511 calls of 256 KiB that take seconds on the host
 // backend are no hang at --timeout 1s. The run is `--variant oneshot --size
-// 256K --stress 1000 --schedule none --timeout 1s` narrowed to one dtype and
-// op (every mode stays); the batches do not depend on either. The test
-// also requires that some case took at least three times the timeout, so
-// it cannot pass on a machine fast enough to finish every batch within it.
+// 256K --stress 4000 --schedule none --timeout 1s` narrowed to one dtype, one
+// op and the aligned registered modes out of place (plain launches and
+// graph replays, the two ways a batch reaches the stream); the batches do
+// not depend on the rest. The test also requires that some case took at
+// least three times the timeout, so it cannot pass on a machine fast
+// enough to finish every batch within it.
 // The timeout is 1s rather than the documented minimum of 100ms: a host
 // rank starved of a core for 100ms by other processes (2 cores, parallel
 // tests, other jobs) makes no progress either, which is a hang by that
 // timeout's measure. Not parallel: it runs before the parallel tests.
 func TestStressTimeoutMeasuresProgress(t *testing.T) {
 	const timeout = time.Second
-	o := mpirun(t, 2, 10*time.Minute, "--variant", "oneshot", "--size", "256K", "--stress", "1000", "--schedule", "none",
-		"--timeout", timeout.String(), "--dtype", "f32", "--op", "sum")
+	o := mpirun(t, 2, 10*time.Minute, "--variant", "oneshot", "--size", "256K", "--stress", "4000", "--schedule", "none",
+		"--timeout", timeout.String(), "--dtype", "f32", "--op", "sum", "--mode", "oop,reg,aligned")
 	require.Equal(t, 0, o.code, "%s\n%s", o.stdout, o.stderr)
-	require.Contains(t, o.stdout, "# pass 11, FAIL 0, skipped 0")
-	// The per-case progress lines on stderr: "# [1/11] ID pass 9.65s (...)".
+	require.Contains(t, o.stdout, "# pass 2, FAIL 0, skipped 0")
+	// The per-case progress lines on stderr: "# [1/2] ID pass 9.65s (...)".
 	var longest time.Duration
 	for _, m := range regexp.MustCompile(`(?m)^# \[\d+/\d+\] \S+ pass ([0-9.]+)s`).FindAllStringSubmatch(o.stderr, -1) {
 		d, err := time.ParseDuration(m[1] + "s")
