@@ -176,6 +176,24 @@ func (k *Kernel) OncePerLaunch(init func() any) any {
 	return k.onceVal
 }
 
+// PhaseBarrier is Barrier for phase ph (sigblock.PhaseStart, PhaseMid or
+// PhaseEnd) unless that phase's fault switch is on (--inject
+// no-start-barrier, no-mid-barrier, no-end-barrier): then the block goes
+// on without waiting, as the kernels' own switch makes theirs do.
+func (k *Kernel) PhaseBarrier(ph, b int, epoch uint32) error {
+	if k.Injected(phaseSwitch[ph]) {
+		return nil
+	}
+	return k.Barrier(ph, b, epoch)
+}
+
+// phaseSwitch is the fault switch that drops each phase's barrier.
+var phaseSwitch = map[int]uint32{
+	sigblock.PhaseStart: kernels.InjectNoStartBarrier,
+	sigblock.PhaseMid:   kernels.InjectNoMidBarrier,
+	sigblock.PhaseEnd:   kernels.InjectNoEndBarrier,
+}
+
 // Barrier is the host form of the kernels' barrier(): announce (the epoch
 // with this launch's tag, in one 64-bit store), then wait for every peer,
 // for one block and phase of this launch's epoch, checking that each

@@ -37,10 +37,8 @@ func ReduceScatterGather(k *Kernel, b int, other AfterStart) error {
 	n := int(a.NRanks)
 	count := int64(a.Count)
 	chunk := kernels.ChunkElems(count, n, k.Elem())
-	if !k.Injected(kernels.InjectNoStartBarrier) {
-		if err := k.Barrier(sigblock.PhaseStart, b, epoch); err != nil {
-			return err
-		}
+	if err := k.PhaseBarrier(sigblock.PhaseStart, b, epoch); err != nil {
+		return err
 	}
 	k.Delay()
 	lo, hi := k.ChunkSpan(count, chunk, int(a.Rank), b)
@@ -48,19 +46,15 @@ func ReduceScatterGather(k *Kernel, b int, other AfterStart) error {
 		return other(k, b, epoch, lo, hi)
 	}
 	k.ReduceInto(k.Bytes(a.PeerStage[a.Rank], count*k.Elem()), lo, hi)
-	if !k.Injected(kernels.InjectNoMidBarrier) {
-		if err := k.Barrier(sigblock.PhaseMid, b, epoch); err != nil {
-			return err
-		}
+	if err := k.PhaseBarrier(sigblock.PhaseMid, b, epoch); err != nil {
+		return err
 	}
 	for p := 0; p < n; p++ {
 		plo, phi := k.ChunkSpan(count, chunk, p, b)
 		k.WriteOut(k.Bytes(a.PeerStage[p], count*k.Elem()), plo, phi)
 	}
-	if !k.Injected(kernels.InjectNoEndBarrier) {
-		if err := k.Barrier(sigblock.PhaseEnd, b, epoch); err != nil {
-			return err
-		}
+	if err := k.PhaseBarrier(sigblock.PhaseEnd, b, epoch); err != nil {
+		return err
 	}
 	k.EpochEnd(b, epoch)
 	return nil

@@ -63,10 +63,8 @@ func Host(k *hostmodel.Kernel, b int) error {
 	if m.epoch, err = k.EpochBegin(b); err != nil {
 		return err
 	}
-	if !k.Injected(kernels.InjectNoStartBarrier) {
-		if err := k.Barrier(sigblock.PhaseStart, b, m.epoch); err != nil {
-			return err
-		}
+	if err := k.PhaseBarrier(sigblock.PhaseStart, b, m.epoch); err != nil {
+		return err
 	}
 	k.Delay()
 	if shots == TwoShot {
@@ -116,7 +114,9 @@ func (p plan) fast(base int64) bool { return base < p.fastEnd }
 // valid is how many elements of the slot at base exist.
 func (m *mcModel) valid(base int64) int64 { return min(m.w, m.count-base) }
 
-func (m *mcModel) barrier(ph int) error { return m.k.Barrier(ph, m.b, m.epoch) }
+// barrier is the phase's barrier, unless its fault switch is on
+// (hostmodel.Kernel.PhaseBarrier).
+func (m *mcModel) barrier(ph int) error { return m.k.PhaseBarrier(ph, m.b, m.epoch) }
 
 // replicas resolves the multicast address of a whole buffer (element 0 at
 // p) once per launch: every rank's copy of the message.
@@ -230,10 +230,8 @@ func (m *mcModel) twoShot(inPlace bool) error {
 		}
 	}
 	if !inPlace {
-		if !k.Injected(kernels.InjectNoMidBarrier) {
-			if err := m.barrier(sigblock.PhaseMid); err != nil {
-				return err
-			}
+		if err := m.barrier(sigblock.PhaseMid); err != nil {
+			return err
 		}
 		// The copy from our own staging: whole slots or element by element
 		// makes no difference on the host.
@@ -250,10 +248,7 @@ func (m *mcModel) twoShot(inPlace bool) error {
 			}
 		}
 	}
-	if !k.Injected(kernels.InjectNoEndBarrier) {
-		return m.barrier(sigblock.PhaseEnd)
-	}
-	return nil
+	return m.barrier(sigblock.PhaseEnd)
 }
 
 func (m *mcModel) oneShot(inPlace bool) error {
@@ -283,15 +278,10 @@ func (m *mcModel) oneShot(inPlace bool) error {
 		}
 	}
 	if !inPlace {
-		if !k.Injected(kernels.InjectNoEndBarrier) {
-			return m.barrier(sigblock.PhaseEnd)
-		}
-		return nil
+		return m.barrier(sigblock.PhaseEnd)
 	}
-	if !k.Injected(kernels.InjectNoMidBarrier) {
-		if err := m.barrier(sigblock.PhaseMid); err != nil {
-			return err
-		}
+	if err := m.barrier(sigblock.PhaseMid); err != nil {
+		return err
 	}
 	for s := lo; s < hi; s++ {
 		base := s * m.w

@@ -17,10 +17,8 @@ func Host(k *hostmodel.Kernel, b int) error {
 	if err != nil {
 		return err
 	}
-	if !k.Injected(kernels.InjectNoStartBarrier) {
-		if err := k.Barrier(sigblock.PhaseStart, b, epoch); err != nil {
-			return err
-		}
+	if err := k.PhaseBarrier(sigblock.PhaseStart, b, epoch); err != nil {
+		return err
 	}
 	k.Delay()
 	count := int64(a.Count)
@@ -28,19 +26,15 @@ func Host(k *hostmodel.Kernel, b int) error {
 	if a.Flags&kernels.FlagInPlace != 0 {
 		stage := k.Bytes(a.PeerStage[a.Rank], count*k.Elem())
 		k.ReduceInto(stage, lo, hi)
-		if !k.Injected(kernels.InjectNoMidBarrier) {
-			if err := k.Barrier(sigblock.PhaseMid, b, epoch); err != nil {
-				return err
-			}
+		if err := k.PhaseBarrier(sigblock.PhaseMid, b, epoch); err != nil {
+			return err
 		}
 		k.WriteOut(stage, lo, hi)
 	} else {
 		k.ReduceInto(k.Bytes(a.Out, count*k.Elem()), lo, k.OutEnd(hi))
 		k.Overrun(lo, hi)
-		if !k.Injected(kernels.InjectNoEndBarrier) {
-			if err := k.Barrier(sigblock.PhaseEnd, b, epoch); err != nil {
-				return err
-			}
+		if err := k.PhaseBarrier(sigblock.PhaseEnd, b, epoch); err != nil {
+			return err
 		}
 	}
 	k.EpochEnd(b, epoch)

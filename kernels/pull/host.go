@@ -1,7 +1,6 @@
 package pull
 
 import (
-	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/kernels/hostmodel"
 	"github.com/artest/artest/reference"
 	"github.com/artest/artest/sigblock"
@@ -22,10 +21,8 @@ func Host(k *hostmodel.Kernel, b int) error {
 	if err != nil {
 		return err
 	}
-	if !k.Injected(kernels.InjectNoStartBarrier) {
-		if err := k.Barrier(sigblock.PhaseStart, b, epoch); err != nil {
-			return err
-		}
+	if err := k.PhaseBarrier(sigblock.PhaseStart, b, epoch); err != nil {
+		return err
 	}
 	k.Delay()
 	n := int64(a.NRanks)
@@ -51,10 +48,8 @@ func Host(k *hostmodel.Kernel, b int) error {
 		}
 		k.Overrun((n-1)*chunk+lo, (n-1)*chunk+hi)
 	}
-	if !k.Injected(kernels.InjectNoEndBarrier) {
-		if err := k.Barrier(sigblock.PhaseEnd, b, epoch); err != nil {
-			return err
-		}
+	if err := k.PhaseBarrier(sigblock.PhaseEnd, b, epoch); err != nil {
+		return err
 	}
 	k.EpochEnd(b, epoch)
 	return nil

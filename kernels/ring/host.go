@@ -7,7 +7,6 @@ import (
 	"math"
 	"time"
 
-	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/kernels/hostmodel"
 	"github.com/artest/artest/reference"
 	"github.com/artest/artest/sigblock"
@@ -28,10 +27,8 @@ func Host(k *hostmodel.Kernel, b int) error {
 	if err != nil {
 		return err
 	}
-	if !k.Injected(kernels.InjectNoStartBarrier) {
-		if err := k.Barrier(sigblock.PhaseStart, b, epoch); err != nil {
-			return err
-		}
+	if err := k.PhaseBarrier(sigblock.PhaseStart, b, epoch); err != nil {
+		return err
 	}
 	n, rank := int64(a.NRanks), int64(a.Rank)
 	lanes, slotBytes, slots := int64(a.Param0), int64(a.Param1), int64(a.Param2)

@@ -36,10 +36,8 @@ func push(k *hostmodel.Kernel, b int, epoch uint32, lo, hi int64) error {
 		}
 	}
 	k.WriteOut(stage, lo, hi)
-	if !k.Injected(kernels.InjectNoMidBarrier) {
-		if err := k.Barrier(sigblock.PhaseMid, b, epoch); err != nil {
-			return err
-		}
+	if err := k.PhaseBarrier(sigblock.PhaseMid, b, epoch); err != nil {
+		return err
 	}
 	for p := 0; p < n; p++ {
 		if p != int(a.Rank) {
