@@ -190,6 +190,13 @@ for np in $nps; do
 		--jsonl "$r/matrix-np$np.jsonl" --json "$r/matrix-np$np.json" --junit "$r/matrix-np$np.xml"
 	step "stress-np$np" 0 "${STRESS_TIMEOUT_S:-420}" mpirun -np "$np" "$bin" --stress "$stress" ${STRESS_ARGS:-} --progress \
 		--jsonl "$r/stress-np$np.jsonl" --json "$r/stress-np$np.json" --junit "$r/stress-np$np.xml"
+	# Special inputs (signed zeros, subnormals, Inf, NaN, the largest
+	# values; reference/special.go) on every variant: exactly the default
+	# matrix's special cases (4100 B and 64 KiB, every dtype and op,
+	# out of place registered and in place staged), checked once, not timed.
+	step "special-np$np" 0 240 bash -c 'for m in oop,reg,plain,aligned ip,stg,plain,aligned; do
+		mpirun -np "$0" "$1" --input special --size 4100,64K --mode $m --iters 0 --json "$2/special-${m%%,*}-np$0.json" || exit 1
+		done' "$np" "$bin" "$r"
 	# The device checker (artest_check) against the Go reference: every
 	# iteration checked on the GPU, some on the host too; a disagreement
 	# fails the case as kind "checker". Random inputs (bit-exact and bound
@@ -468,6 +475,24 @@ for np in $nps; do
 		step "pcie-ipc-stress-np$np" 0 "${STRESS_TIMEOUT_S:-420}" mpirun -np "$np" "$bin" --plugin "$pcie_ipc" \
 			--variant "$pcie_vars" --stress "${PLUGIN_STRESS:-2000}" --progress \
 			--jsonl "$r/pcie-ipc-stress-np$np.jsonl" --json "$r/pcie-ipc-stress-np$np.json"
+	fi
+	# Each plugin alone on the default matrix's special cases (as the
+	# special step above): signed zeros against sentinel protocols
+	# (trtllm-fusion polls for -0.0, pcie-ipc for +0.0), NaN payloads,
+	# overflow. Both mode halves in one step; a failure is a finding.
+	special_plugin() {
+		local name=$1 so=$2 vars=$3
+		step "special-$name-np$np" 0 300 bash -c 'rc=0; for m in oop,reg,plain,aligned ip,stg,plain,aligned; do
+			mpirun -np "$0" "$1" --plugin "$2" --variant "$3" --input special --size 4100,64K --mode $m --iters 0 \
+				--json "$4/special-$5-${m%%,*}-np$0.json" || rc=1
+			done; exit $rc' "$np" "$bin" "$so" "$vars" "$r" "$name"
+	}
+	special_plugin example "$plugin" example:oneshot
+	((np % 2 == 0 && np <= 8)) && special_plugin vllm "$vllm" vllm:custom
+	if ((np == 2 || np == 4 || np == 8)); then
+		special_plugin trtllm "$trtllm" trtllm:oneshot,trtllm:twoshot
+		special_plugin trtllm-fusion "$trtllm_fusion" "$fusion_vars"
+		special_plugin pcie-ipc "$pcie_ipc" "$pcie_vars"
 	fi
 	# Every plugin beside oneshot, twoshot and NCCL. Sharing GPUs, the times
 	# mean nothing (--allow-shared-timing: the table says so; NCCL is

@@ -20,7 +20,9 @@
 #
 # Environment: STRESS (default 2000), RUNS (default 5), BUGS (default
 # "a b c d"), SKIP_DEFAULT=1 to leave out the default-set run, SKIP_CLEAN=1,
-# SKIP_BUILD=1 when the kernels, mutants and example plugin are built.
+# SKIP_BUILD=1 when the kernels, mutants and example plugin are built,
+# BUG_ARGS: more flags for every bug and clean job (e.g. "--size 1M,4M
+# --mode plain,aligned": other sizes than the default stress set's).
 # Safety: NCCL_NVLS_ENABLE=0; no step passes --allow-multicast.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -109,9 +111,9 @@ for setting in "$@"; do
 		env=-
 		[[ $b == b ]] && env=ARTEST_EXAMPLE_BUG=no-end-barrier
 		for r in $(seq 1 "$runs"); do
-			job "bug-$b-run$r" "$env" "${bugf[@]}" --seed "$r"
+			job "bug-$b-run$r" "$env" "${bugf[@]}" ${BUG_ARGS:-} --seed "$r"
 		done
-		[[ -z ${SKIP_CLEAN:-} ]] && job "clean-$b" - "${cleanf[@]}"
+		[[ -z ${SKIP_CLEAN:-} ]] && job "clean-$b" - "${cleanf[@]}" ${BUG_ARGS:-}
 	done
 	unset CUDA_VISIBLE_DEVICES
 done
