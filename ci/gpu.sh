@@ -294,6 +294,21 @@ for np in $nps; do
 	step "bench-overlap-np$np" 0 300 mpirun -np "$np" "$bin" bench -b 64K -e 64M -f 4 --overlap 66 \
 		--variant oneshot,twoshot,nccl --json "$r/bench-overlap-np$np.json"
 	fi
+	# SM budgets: each collective's grid capped at 8, 16, 32 and 66 blocks
+	# (NCCL's by NCCL_MAX_CTAS) beside a compute load of fixed work on the
+	# other multiprocessors; ci/sm-budget-table.py puts the four reports in
+	# one table with the budget that finishes the pair soonest.
+	if [[ -n $shared ]]; then nottimed "bench-sm-budget-np$np"; else
+	step "bench-sm-budget-np$np" 0 420 bash -c 'for b in 8 16 32 66; do
+		mpirun -np "$0" "$1" bench --sm-budget $b --coll allreduce,reduce-scatter,all-gather --variant oneshot,twoshot,pull,nccl \
+			--size 1M,16M,64M --mode oop,reg,graph --json "$2/bench-smb$b-np$0.json" || exit 1
+		done; python3 ci/sm-budget-table.py "$2"/bench-smb{8,16,32,66}-np$0.json' "$np" "$bin" "$r"
+	fi
+	# Reduce-scatter and all-gather: pull beside NCCL, plain and registered.
+	if [[ -n $shared ]]; then nottimed "bench-colls-np$np"; else
+	step "bench-colls-np$np" 0 300 mpirun -np "$np" "$bin" bench --coll reduce-scatter,all-gather --variant pull,nccl,nccl-reg \
+		-b 1K -e 256M -f 4 --json "$r/bench-colls-np$np.json"
+	fi
 	# Consecutive allreduces launched with PDL after each other (bench
 	# --pdl-chain): the chained time and the gain per case.
 	if [[ -n $shared ]]; then nottimed "bench-chain-np$np"; else
@@ -499,9 +514,16 @@ for np in $nps; do
 	# skipped); it shows the plugins run under bench and graph replay.
 	pbench=(--plugin "$plugin") pvars=example:oneshot
 	if ((np % 2 == 0 && np <= 8)); then pbench+=(--plugin "$vllm") pvars+=,vllm:custom; fi
-	if ((np == 2 || np == 4 || np == 8)); then pbench+=(--plugin "$trtllm") pvars+=,trtllm:oneshot,trtllm:twoshot; fi
+	if ((np == 2 || np == 4 || np == 8)); then
+		pbench+=(--plugin "$trtllm" --plugin "$trtllm_fusion" --plugin "$pcie_ipc")
+		pvars+=,trtllm:oneshot,trtllm:twoshot,$fusion_vars,$pcie_vars
+	fi
+	# The fieldbest column: the fastest NCCL mode or plugin at each size,
+	# and each artest variant's gain over it (sizes past a plugin's limits
+	# are skipped for it).
 	step "plugin-bench-np$np" 0 300 mpirun -np "$np" "$bin" bench ${shared:+--allow-shared-timing} "${pbench[@]}" \
-		--variant "oneshot,twoshot,nccl,$pvars" --dtype bf16 -b 1K -e 4M -f 4 --json "$r/plugin-bench-np$np.json"
+		--variant "$custom,nccl,nccl-reg,$pvars" --dtype bf16 -b 1K -e 256M -f 4 --json "$r/plugin-bench-np$np.json" \
+		--plot "$r/plugin-bench-np$np.svg"
 	step "hang-np$np" 3 60 mpirun -np "$np" "$bin" --variant oneshot --dtype f32 --op sum --size 4K \
 		--mode oop,reg,plain,aligned --inject "delay:rank=$((np - 1)),us=3000000" --timeout 1s
 	# The kernels' own deadline (--device-timeout) fires before the

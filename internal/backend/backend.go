@@ -243,6 +243,13 @@ type Overlapper interface {
 	JoinOverlap() error
 }
 
+// SMCounter is a backend whose devices have streaming multiprocessors to
+// share between a collective and a compute load (bench --sm-budget).
+type SMCounter interface {
+	// SMs is the multiprocessor count of this rank's GPU.
+	SMs() int
+}
+
 // DeviceChecker is a backend that checks outputs on the device that wrote
 // them (the cuda backend, with the artest_check kernel of kernels/harness/check.cu):
 // stress checks every iteration there and spot-checks a few on the host

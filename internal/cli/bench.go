@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/artest/artest/sigblock"
 	"io"
 	"strconv"
 	"strings"
@@ -51,6 +52,7 @@ func addBenchFlags(fs *flag.FlagSet, o *Options) {
 	}
 	fs.StringVar(&o.Agg, "agg", string(report.DefaultAgg), "how each repetition's per-call times combine across ranks: max, avg or min")
 	fs.StringVar(&o.Overlap, "overlap", "", "bench: also time every case with a compute load of BLOCKS thread blocks running beside its calls on each rank's GPU (artest_compute, GEMM-like), and report the load's slowdown")
+	fs.StringVar(&o.SMBudget, "sm-budget", "", "bench: cap every collective's grid at N blocks per GPU (so at most N multiprocessors; NCCL's through NCCL_MAX_CTAS=N) and time it again beside a compute load of fixed work on the GPU's other multiprocessors: the calls' time, the load's slowdown and the pair's span")
 	fs.BoolVar(&o.PDLChain, "pdl-chain", false, "bench: also time every out-of-place registered case's calls with each allreduce launched with programmatic dependent launch after the previous one (sm_90), and report the gain")
 	fs.StringVar(&o.Plot, "plot", "", "draw time and busbw against size (log-log, one line per variant and launch kind), and each artest variant's gain over the fieldbest (the fastest NCCL mode or plugin), into FILE.svg or FILE.png")
 }
@@ -82,6 +84,9 @@ func (o *Options) applyBench() error {
 		}
 	}
 	if err := o.parseOverlap(); err != nil {
+		return err
+	}
+	if err := o.parseSMBudget(); err != nil {
 		return err
 	}
 	switch {
@@ -172,6 +177,31 @@ func (o *Options) parseOverlap() error {
 		return exitcode.Usagef("--overlap %q: want a whole number of thread blocks from 1 to %d", o.Overlap, maxOverlapBlocks)
 	}
 	o.overlap = n
+	return nil
+}
+
+// maxSMBudget bounds --sm-budget: sigblock.MaxBlocks, the most blocks any
+// variant's grid has.
+const maxSMBudget = sigblock.MaxBlocks
+
+// parseSMBudget checks --sm-budget N: bench only, a whole number of blocks
+// from 1 to maxSMBudget, and not with --overlap (the budget sizes the load
+// itself).
+func (o *Options) parseSMBudget() error {
+	if !o.set["sm-budget"] {
+		return nil
+	}
+	if !o.Bench {
+		return exitcode.Usagef("--sm-budget %s times collectives beside a compute load: run artest bench", o.SMBudget)
+	}
+	if o.set["overlap"] {
+		return exitcode.Usagef("--sm-budget and --overlap exclude each other: --sm-budget N gives the load the GPU's other multiprocessors")
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(o.SMBudget))
+	if err != nil || n < 1 || n > maxSMBudget {
+		return exitcode.Usagef("--sm-budget %q: want a whole number of blocks from 1 to %d", o.SMBudget, maxSMBudget)
+	}
+	o.smBudget = n
 	return nil
 }
 

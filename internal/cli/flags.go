@@ -74,6 +74,10 @@ type Options struct {
 	// (0: off).
 	Overlap string `json:"overlap,omitempty"`
 	overlap int
+	// SMBudget is bench's --sm-budget N, as given; smBudget is it parsed
+	// (0: none).
+	SMBudget string `json:"sm_budget,omitempty"`
+	smBudget int
 	// PDLChain is bench's --pdl-chain.
 	PDLChain bool `json:"pdl_chain,omitempty"`
 	Version  bool `json:"-"`

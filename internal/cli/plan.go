@@ -143,7 +143,7 @@ func (o *Options) runConfig(e Env, backendName string, info backend.Info, cs []c
 		Blocks: o.Blocks, Threads: o.Threads, Params: o.params,
 		Stdout: e.Stdout, Stderr: e.Stderr, JSONPath: o.JSON, JUnitPath: o.JUnit,
 		JSONLPath: o.JSONL, GoBenchPath: o.GoBench, Progress: o.Progress, FullTable: o.Table == "full",
-		Agg: o.agg, Bench: o.Bench, AfterReports: o.afterReports(e.Stderr), PDL: o.PDL, PDLChain: o.PDLChain, Overlap: o.overlap,
+		Agg: o.agg, Bench: o.Bench, AfterReports: o.afterReports(e.Stderr), PDL: o.PDL, PDLChain: o.PDLChain, Overlap: o.overlap, SMBudget: o.smBudget,
 		Header: report.Header{
 			Tool: "artest", Version: Version, GitRevision: gitRevision(),
 			Command: append([]string{"artest"}, e.Args...), Start: time.Now().UTC(),
@@ -162,7 +162,7 @@ func (o *Options) runConfig(e Env, backendName string, info backend.Info, cs []c
 // openCUDA opens the cuda backend with the options' settings (Env.OpenCUDA
 // of the binary).
 func openCUDA(o *Options, c comm.Comm) (backend.Backend, error) {
-	b, err := cuda.Open(cuda.Options{Fatbin: o.Fatbin, NCCL: o.NCCL, ShareGPUs: o.ShareGPU, TimeSlicing: o.TimeSlicing, AllowMulticast: o.AllowMulticast}, c)
+	b, err := cuda.Open(cuda.Options{Fatbin: o.Fatbin, NCCL: o.NCCL, ShareGPUs: o.ShareGPU, TimeSlicing: o.TimeSlicing, AllowMulticast: o.AllowMulticast, NCCLMaxCTAs: o.smBudget}, c)
 	if err != nil {
 		return nil, err
 	}

@@ -35,6 +35,7 @@ func TestRerunArgsCarryEveryFlagSet(t *testing.T) {
 		"bench":               {[]string{"--bench"}, []string{"--bench"}},
 		"overlap":             {[]string{"--bench", "--overlap", "4"}, []string{"--overlap", "4"}},
 		"pdl-chain":           {[]string{"--bench", "--pdl-chain"}, []string{"--pdl-chain"}},
+		"sm-budget":           {[]string{"--bench", "--sm-budget", "8"}, []string{"--sm-budget", "8"}},
 		"check":               {[]string{"--stress", "3", "--check", "host"}, []string{"--check", "host"}},
 	}
 	for name, tc := range carried {

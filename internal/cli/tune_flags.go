@@ -90,6 +90,9 @@ func (o *Options) applyTune() error {
 	if o.set["overlap"] {
 		return exitcode.Usagef("--overlap is a flag of artest bench, not of artest tune")
 	}
+	if o.set["sm-budget"] {
+		return exitcode.Usagef("--sm-budget is a flag of artest bench, not of artest tune")
+	}
 	if o.PDLChain {
 		return exitcode.Usagef("--pdl-chain is a flag of artest bench, not of artest tune")
 	}

@@ -58,12 +58,16 @@ type Header struct {
 	PDLChain    bool   `json:"pdl_chain,omitempty"` // bench --pdl-chain: calls also timed each launched with PDL after the previous
 	// Overlap is bench --overlap's compute load in blocks (0: none), and
 	// OverlapNote why the load did not run.
-	Overlap     int               `json:"overlap,omitempty"`
-	OverlapNote string            `json:"overlap_note,omitempty"`
-	Inject      []string          `json:"inject,omitempty"`
-	Versions    map[string]string `json:"versions"` // go, mpi, cuda driver, nccl, ...
-	Devices     []string          `json:"devices,omitempty"`
-	Topology    any               `json:"topology,omitempty"`
+	Overlap     int    `json:"overlap,omitempty"`
+	OverlapNote string `json:"overlap_note,omitempty"`
+	// SMBudget is bench --sm-budget: the most blocks (so multiprocessors)
+	// each collective's grid gets per GPU, NCCL's through NCCL_MAX_CTAS,
+	// while the compute load (Overlap blocks) holds the rest; 0: none.
+	SMBudget int               `json:"sm_budget,omitempty"`
+	Inject   []string          `json:"inject,omitempty"`
+	Versions map[string]string `json:"versions"` // go, mpi, cuda driver, nccl, ...
+	Devices  []string          `json:"devices,omitempty"`
+	Topology any               `json:"topology,omitempty"`
 	// SharedGPUs says how ranks shared GPUs (--share-gpus), "" when each
 	// had its own. Such a run covers the protocols; its times mean nothing.
 	SharedGPUs string `json:"shared_gpus,omitempty"`
@@ -232,6 +236,10 @@ type Case struct {
 	LoadAloneUS         float64 `json:"load_alone_us,omitempty"`
 	LoadWithAllreduceUS float64 `json:"load_with_allreduce_us,omitempty"`
 	LoadSlowdown        float64 `json:"load_slowdown,omitempty"`
+	// PairUS, with bench --sm-budget, is the time from the first start to
+	// the last end of a repetition of calls and the load of fixed work
+	// beside it: the pair's total, which the best budget makes smallest.
+	PairUS float64 `json:"pair_us,omitempty"`
 	// Repro is the command line that reruns a failed (or hung) case.
 	Repro string `json:"repro,omitempty"`
 	// Check says how a stress case's outputs were checked.

@@ -13,7 +13,11 @@ import (
 // row, so scripts that read those rows are not confused.
 func writeOverlap(w *bufio.Writer, r *Report) {
 	h := &r.Header
-	if h.Overlap <= 0 {
+	if h.SMBudget > 0 {
+		fmt.Fprintf(w, "#\n# sm-budget: every collective's grid capped at %d %s per GPU (NCCL's by NCCL_MAX_CTAS=%d), the compute load on the other multiprocessors\n",
+			h.SMBudget, plural(h.SMBudget, "block", "blocks"), h.SMBudget)
+	}
+	if h.Overlap <= 0 && h.OverlapNote == "" {
 		return
 	}
 	if h.OverlapNote != "" {
@@ -31,10 +35,22 @@ func writeOverlap(w *bufio.Writer, r *Report) {
 	}
 	fmt.Fprintf(w, "#\n# overlap: a compute load of %d %s beside every timed repetition; allreduce time per call without and with it, the load's time alone and beside the calls (us), %s over ranks; slowdown = beside / alone\n",
 		h.Overlap, plural(h.Overlap, "block", "blocks"), aggWord(aggName(h)))
-	fmt.Fprintf(w, "# %-16s %10s %6s %6s %-16s %10s %10s %10s %10s %8s\n", "variant", "size", "type", "redop", "mode", "time", "loaded", "load", "beside", "slowdown")
-	fmt.Fprintf(w, "# %-16s %10s %6s %6s %-16s %10s %10s %10s %10s %8s\n", "", "(B)", "", "", "", "(us)", "(us)", "(us)", "(us)", "(x)")
+	if h.SMBudget <= 0 {
+		fmt.Fprintf(w, "# %-16s %10s %6s %6s %-16s %10s %10s %10s %10s %8s\n", "variant", "size", "type", "redop", "mode", "time", "loaded", "load", "beside", "slowdown")
+		fmt.Fprintf(w, "# %-16s %10s %6s %6s %-16s %10s %10s %10s %10s %8s\n", "", "(B)", "", "", "", "(us)", "(us)", "(us)", "(us)", "(x)")
+		for _, c := range rows {
+			fmt.Fprintf(w, "# %-16s %10d %6s %6s %-16s %10.2f %10.2f %10.2f %10.2f %8.2f\n",
+				c.Variant, c.Bytes, c.DType, c.Op, c.Mode, c.TimeUS, c.OverlapTimeUS, c.LoadAloneUS, c.LoadWithAllreduceUS, c.LoadSlowdown)
+		}
+		return
+	}
+	// Under --sm-budget the load's work is fixed per size, so the pair's
+	// span compares across budgets and variants.
+	fmt.Fprintf(w, "# pair: from the first start to the last end of a repetition of calls and the load of fixed work beside it (us)\n")
+	fmt.Fprintf(w, "# %-16s %10s %6s %6s %-16s %10s %10s %10s %10s %8s %10s\n", "variant", "size", "type", "redop", "mode", "time", "loaded", "load", "beside", "slowdown", "pair")
+	fmt.Fprintf(w, "# %-16s %10s %6s %6s %-16s %10s %10s %10s %10s %8s %10s\n", "", "(B)", "", "", "", "(us)", "(us)", "(us)", "(us)", "(x)", "(us)")
 	for _, c := range rows {
-		fmt.Fprintf(w, "# %-16s %10d %6s %6s %-16s %10.2f %10.2f %10.2f %10.2f %8.2f\n",
-			c.Variant, c.Bytes, c.DType, c.Op, c.Mode, c.TimeUS, c.OverlapTimeUS, c.LoadAloneUS, c.LoadWithAllreduceUS, c.LoadSlowdown)
+		fmt.Fprintf(w, "# %-16s %10d %6s %6s %-16s %10.2f %10.2f %10.2f %10.2f %8.2f %10.2f\n",
+			c.Variant, c.Bytes, c.DType, c.Op, c.Mode, c.TimeUS, c.OverlapTimeUS, c.LoadAloneUS, c.LoadWithAllreduceUS, c.LoadSlowdown, c.PairUS)
 	}
 }

@@ -57,6 +57,9 @@ func (p *caseLaunch) apply(l *backend.Launch) {
 // a sharing backend; it returns why the case cannot run there, or "".
 func (r *run) resolveLaunch(s *caseState) (string, error) {
 	s.plan = r.chooseLaunch(s)
+	if skip := r.budgetGrid(s); skip != "" {
+		return skip, nil
+	}
 	skip, err := r.capGrid(s)
 	if err != nil || skip != "" {
 		return skip, err
@@ -163,6 +166,26 @@ func (r *run) capGrid(s *caseState) (string, error) {
 	}
 	s.plan.Blocks = min(s.plan.Blocks, blocks)
 	return "", nil
+}
+
+// budgetGrid caps case s's grid at --sm-budget's blocks: a block runs on
+// one multiprocessor, so the grid uses at most that many. NCCL keeps to the
+// budget through NCCL_MAX_CTAS (the backend sets it); a plugin launches its
+// own grid, which artest cannot cap, so its cases are skipped with the
+// reason it returns.
+func (r *run) budgetGrid(s *caseState) string {
+	b := r.cfg.SMBudget
+	if b <= 0 || !s.launchV.Custom {
+		return ""
+	}
+	if s.launchV.External != nil {
+		return fmt.Sprintf("%s launches its own grid, which --sm-budget cannot cap", s.launchV.Name)
+	}
+	if s.plan.Blocks > b {
+		s.plan.Blocks = b
+	}
+	s.plan.Cap, s.plan.CapFrom = b, fmt.Sprintf("--sm-budget %d", b)
+	return ""
 }
 
 // launchRecord is case s's launch for the report: s.plan, as every call of

@@ -29,20 +29,56 @@ import (
 // alone, and one that ends first leaves the last calls unloaded; sizing
 // it to the calls' unloaded time keeps both small.
 
-// overlapMode is bench --overlap BLOCKS.
+// bench --sm-budget N is the same timing with two differences: the load
+// gets the GPU's other multiprocessors (SMs - N blocks; the collective's
+// grid is capped at N, launch.go's budgetGrid), and its work is fixed per
+// message size (budgetLoadUS) instead of sized to the calls, so that the
+// pair's span (first start to last end of the calls and the load) compares
+// across budgets and variants: the budget with the smallest span is the
+// one that finishes a layer's collective and its compute soonest.
+
+// overlapMode is bench --overlap BLOCKS, or bench --sm-budget N.
 type overlapMode struct {
 	noSteps
 	blocks int
+	// budget is --sm-budget (0: --overlap) and sms the multiprocessors
+	// every rank's GPU has (the fewest, agreed).
+	budget, sms int
 	// load runs the compute load (nil: the backend cannot; the header
 	// says why).
 	load backend.Overlapper
 }
 
 func newOverlapMode(cfg *Config) timingMode {
-	if !cfg.Bench || cfg.Overlap <= 0 {
+	switch {
+	case !cfg.Bench:
 		return nil
+	case cfg.SMBudget > 0:
+		return &overlapMode{budget: cfg.SMBudget}
+	case cfg.Overlap > 0:
+		return &overlapMode{blocks: cfg.Overlap}
 	}
-	return &overlapMode{blocks: cfg.Overlap}
+	return nil
+}
+
+// budgetLoadBytesPerUS sizes --sm-budget's load: a message of B bytes gets
+// a load whose work takes, on every multiprocessor alone, about --iters x
+// B / budgetLoadBytesPerUS us: as long as the calls would take moving the
+// message at 100 GB/s. That is below what a good allreduce on NVLink
+// reaches (2 H200: 300 GB/s and more from 16 MiB), so at every budget the
+// load outlasts the calls and the span shows what the budget costs the
+// compute. A choice of workload, not a measurement.
+const budgetLoadBytesPerUS = 100e3
+
+// budgetUnits is the load's units per block for a message of bytes under
+// --sm-budget: fixed work (budgetLoadBytesPerUS) spread over blocks of the
+// sms multiprocessors, given one unit's time unitUS on one block alone.
+func budgetUnits(bytes int64, iters, blocks, sms int, unitUS float64) int {
+	if blocks <= 0 || sms <= 0 {
+		return 1
+	}
+	allUS := float64(iters) * float64(bytes) / budgetLoadBytesPerUS
+	return loadUnits(allUS*float64(sms)/float64(blocks), unitUS)
 }
 
 // overlapName is the mode's word; its series are the calls' time under
@@ -52,6 +88,7 @@ const (
 	overlapSeriesCall = "calls"
 	overlapSeriesLoad = "load_alone"
 	overlapSeriesWith = "load_with"
+	overlapSeriesPair = "pair"
 )
 
 func (*overlapMode) name() string { return overlapName }
@@ -59,12 +96,45 @@ func (*overlapMode) name() string { return overlapName }
 // prepareRun prepares the load on every rank, or says in the header why
 // it cannot run.
 func (m *overlapMode) prepareRun(r *run, h *report.Header) error {
+	if m.budget > 0 {
+		h.SMBudget = m.budget
+		sms, why, err := r.agreeSMs()
+		if err != nil {
+			return err
+		}
+		switch {
+		case why != "":
+			h.OverlapNote = "sm-budget load off: " + why
+			return nil
+		case sms <= m.budget:
+			h.OverlapNote = fmt.Sprintf("sm-budget load off: --sm-budget %d leaves none of the GPU's %d multiprocessors to the load", m.budget, sms)
+			return nil
+		}
+		m.sms, m.blocks = sms, sms-m.budget
+	}
 	load, note, err := r.prepareOverlap(m.blocks)
 	if err != nil {
 		return err
 	}
-	m.load, h.OverlapNote = load, note
+	m.load, h.OverlapNote, h.Overlap = load, note, m.blocks
 	return nil
+}
+
+// agreeSMs is the fewest multiprocessors of any rank's GPU, or why the
+// backend cannot say.
+func (r *run) agreeSMs() (int, string, error) {
+	n, why := 0, ""
+	if sc, ok := r.b.(backend.SMCounter); ok {
+		n = sc.SMs()
+	} else {
+		why = fmt.Sprintf("the %s backend has no multiprocessors to share", r.b.Name())
+	}
+	agreed, err := comm.AgreeReason(r.c, why)
+	if err != nil || agreed != "" {
+		return 0, agreed, err
+	}
+	n, _, err = comm.AgreeMin(r.c, n, "")
+	return n, "", err
 }
 
 // time times the case's calls under the load (timeOverlap), where the
@@ -73,7 +143,7 @@ func (m *overlapMode) time(r *run, s *caseState, t *timedCalls, res *rankResult)
 	if m.load == nil {
 		return true
 	}
-	return r.timeOverlap(s, m.load, t.rep, res)
+	return r.timeOverlap(s, m, t.rep, res)
 }
 
 // merge puts the times under the load into a timed case: the calls' time
@@ -94,6 +164,9 @@ func (m *overlapMode) merge(out *report.Case, rs []rankResult, cfg *Config) {
 	out.LoadAloneUS = alone
 	out.LoadWithAllreduceUS = with
 	out.LoadSlowdown = with / alone
+	if m.budget > 0 {
+		out.PairUS = aggMedian(rs, cfg, series(overlapName, overlapSeriesPair))
+	}
 }
 
 // overlapAloneRuns is how many times the load runs alone (the median is
@@ -143,7 +216,8 @@ func destroyOverlapSpans(spans []overlapSpan) {
 // under the load ov, and the load alone and beside them, into res's
 // overlap series. It reports whether all went well; failures are
 // recorded in res.
-func (r *run) timeOverlap(s *caseState, ov backend.Overlapper, rep callUnit, res *rankResult) bool {
+func (r *run) timeOverlap(s *caseState, m *overlapMode, rep callUnit, res *rankResult) bool {
+	ov := m.load
 	fail := func(format string, args ...any) bool {
 		res.Failures = append(res.Failures, report.RankFailure{Kind: "error", Detail: fmt.Sprintf(format, args...)})
 		return false
@@ -191,6 +265,9 @@ func (r *run) timeOverlap(s *caseState, ov backend.Overlapper, rep callUnit, res
 		return fail("timing the overlap load: %v", err)
 	}
 	units := loadUnits(res.TimeUS*float64(r.cfg.Iters), unitUS)
+	if m.budget > 0 {
+		units = budgetUnits(s.bytes, r.cfg.Iters, m.blocks, m.sms, unitUS)
+	}
 	most, _, err := comm.AgreeMin(r.c, -units, "")
 	if err != nil {
 		res.Fatal = fmt.Sprintf("agree on the overlap load's size: %v", err)
@@ -226,8 +303,30 @@ func (r *run) timeOverlap(s *caseState, ov backend.Overlapper, rep callUnit, res
 		}
 		res.addSeries(overlapName, overlapSeriesWith, t)
 		res.addSeries(overlapName, overlapSeriesCall, c/float64(r.cfg.Iters))
+		if m.budget > 0 {
+			pair, err := pairSpan(sp, us)
+			if err != nil {
+				return fail("timing the calls and the load together: %v", err)
+			}
+			res.addSeries(overlapName, overlapSeriesPair, pair)
+		}
 	}
 	return true
+}
+
+// pairSpan is the time from the first start to the last end of a load and
+// the calls beside it, from the load's start: the calls' events may come
+// before it (a negative elapsed time) or after.
+func pairSpan(sp overlapSpan, us func(a, b backend.Event) (float64, error)) (float64, error) {
+	var t [3]float64 // calls start, load end, calls end, from the load's start
+	for i, ev := range []backend.Event{sp.a, sp.le, sp.b} {
+		d, err := us(sp.ls, ev)
+		if err != nil {
+			return 0, err
+		}
+		t[i] = d
+	}
+	return max(t[1], t[2]) - min(0, t[0]), nil
 }
 
 // loadUnits is how many units of load, each taking unitUS alone, last

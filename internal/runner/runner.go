@@ -107,6 +107,12 @@ type Config struct {
 	// calls (mode_overlap.go); 0: none.
 	Overlap int
 
+	// SMBudget, in bench runs, is --sm-budget: every collective's grid is
+	// capped at this many blocks (NCCL's by NCCL_MAX_CTAS, which the cuda
+	// backend sets) and timed a second time beside a compute load of fixed
+	// work on the GPU's other multiprocessors (mode_overlap.go); 0: none.
+	SMBudget int
+
 	// DeviceTimeout is the kernels' deadline for each wait
 	// (kernels.Args.WaitTimeoutNs); 0: unbounded. Below Timeout, a lost
 	// peer makes the kernels give up first and record where (exit 3 with

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,6 +41,10 @@ type Options struct {
 	// AllowMulticast is --allow-multicast: one input of the multicast
 	// safety gate (multicast.go).
 	AllowMulticast bool
+	// NCCLMaxCTAs, when above 0, is set as NCCL_MAX_CTAS before the
+	// communicator is made (bench --sm-budget): NCCL reads it once, at
+	// ncclCommInitRank, so it holds for the whole run.
+	NCCLMaxCTAs int
 }
 
 // FatbinName is the file `make kernels` writes beside the binary.
@@ -86,7 +91,9 @@ type Backend struct {
 	// several ranks, caps holds each kernel's grid cap (share.go).
 	share mps.Sharing
 	sms   int // multiprocessors of this rank's GPU
-	caps  map[capKey]gridCap
+	// ncclMaxCTAs is Options.NCCLMaxCTAs.
+	ncclMaxCTAs int
+	caps        map[capKey]gridCap
 
 	load loadState    // the straggler schedule's side load (straggle.go)
 	ovl  overlapState // bench --overlap's compute load (overlap.go)
@@ -114,7 +121,8 @@ func Open(o Options, c comm.Comm) (*Backend, error) {
 	if err != nil || n == 0 {
 		return nil, fmt.Errorf("%w: cuDeviceGetCount found no GPU (%v)", backend.ErrNoDevice, err)
 	}
-	b := &Backend{d: d, ordinal: c.LocalRank() % n, fns: map[string]cu.Function{}, sharedSet: map[string]int{}, rank: c.Rank(), caps: map[capKey]gridCap{}}
+	b := &Backend{d: d, ordinal: c.LocalRank() % n, fns: map[string]cu.Function{}, sharedSet: map[string]int{}, rank: c.Rank(), caps: map[capKey]gridCap{},
+		ncclMaxCTAs: o.NCCLMaxCTAs}
 	if b.dev, err = d.DeviceGet(b.ordinal); err != nil {
 		return nil, exitcode.Envf("GPU %d: %v", b.ordinal, err)
 	}
@@ -754,6 +762,20 @@ func (b *Backend) setupNCCL(c comm.Comm, ordinals []int) error {
 		}
 		return nil
 	}
+	// Ranks may see different environments: agree, so that every rank
+	// skips NCCL alike when one cannot keep to the budget.
+	ctaReason := setNCCLMaxCTAs(b.ncclMaxCTAs, os.Getenv, os.Setenv)
+	if ctaReason != "" {
+		ctaReason = fmt.Sprintf("rank %d: %s", c.Rank(), ctaReason)
+	}
+	if agreed, err := comm.AgreeReason(c, ctaReason); err != nil {
+		return err
+	} else if agreed != "" {
+		if b.ncclReason == "" {
+			b.ncclReason = agreed
+		}
+		return nil
+	}
 	var id nccl.UniqueID
 	if c.Rank() == 0 {
 		if id, err = b.nccl.GetUniqueID(); err != nil {
@@ -768,6 +790,26 @@ func (b *Backend) setupNCCL(c comm.Comm, ordinals []int) error {
 	}
 	return nil
 }
+
+// setNCCLMaxCTAs sets NCCL_MAX_CTAS to n when n is above 0 (bench
+// --sm-budget). A value already in the environment that differs is left
+// as it is, and the reason NCCL cannot run within the budget is returned.
+func setNCCLMaxCTAs(n int, getenv func(string) string, setenv func(string, string) error) string {
+	if n <= 0 {
+		return ""
+	}
+	want := strconv.Itoa(n)
+	if have := getenv("NCCL_MAX_CTAS"); have != "" && have != want {
+		return fmt.Sprintf("NCCL_MAX_CTAS=%s is set, but --sm-budget %d needs NCCL_MAX_CTAS=%d", have, n, n)
+	}
+	if err := setenv("NCCL_MAX_CTAS", want); err != nil {
+		return fmt.Sprintf("set NCCL_MAX_CTAS=%d: %v", n, err)
+	}
+	return ""
+}
+
+// SMs is backend.SMCounter's: this rank's GPU's multiprocessors.
+func (b *Backend) SMs() int { return b.sms }
 
 // Close releases everything in reverse order of creation.
 func (b *Backend) Close() error {

@@ -21,6 +21,18 @@ const overlapUnitSteps = 1 << 14
 // overlapSink keeps the loads' results alive, so the arithmetic is done.
 var overlapSink atomic.Uint64
 
+var _ backend.SMCounter = (*Backend)(nil)
+
+// hostModelSMs is the multiprocessors the host backend claims for bench
+// --sm-budget's arithmetic (the load gets hostModelSMs - N goroutines):
+// a small GPU's worth, so that budgets like 2 or 4 leave the load some.
+// Like every host time, what it measures means nothing for GPUs; it makes
+// the budget's code path run in CI.
+const hostModelSMs = 8
+
+// SMs is backend.SMCounter's on the host: hostModelSMs.
+func (b *Backend) SMs() int { return hostModelSMs }
+
 // OverlapReason: the host's load needs nothing.
 func (b *Backend) OverlapReason() string { return "" }
 
