@@ -522,7 +522,7 @@ for np in $nps; do
 	# and each artest variant's gain over it (sizes past a plugin's limits
 	# are skipped for it).
 	step "plugin-bench-np$np" 0 300 mpirun -np "$np" "$bin" bench ${shared:+--allow-shared-timing} "${pbench[@]}" \
-		--variant "$custom,nccl,nccl-reg,$pvars" --dtype bf16 -b 1K -e 256M -f 4 --json "$r/plugin-bench-np$np.json" \
+		--variant "oneshot,oneshot-ll,twoshot,nccl,nccl-reg,$pvars" --dtype bf16 -b 1K -e 256M -f 4 --json "$r/plugin-bench-np$np.json" \
 		--plot "$r/plugin-bench-np$np.svg"
 	step "hang-np$np" 3 60 mpirun -np "$np" "$bin" --variant oneshot --dtype f32 --op sum --size 4K \
 		--mode oop,reg,plain,aligned --inject "delay:rank=$((np - 1)),us=3000000" --timeout 1s
