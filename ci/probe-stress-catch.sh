@@ -20,7 +20,7 @@
 #
 # Environment: STRESS (default 2000), RUNS (default 5), BUGS (default
 # "a b c d"), SKIP_DEFAULT=1 to leave out the default-set run, SKIP_CLEAN=1,
-# SKIP_BUILD=1 when the kernels, mutants and example plugin are built,
+# JOB_TIMEOUT_S (default 300) bounds each job, SKIP_BUILD=1 when the kernels, mutants and example plugin are built,
 # BUG_ARGS: more flags for every bug and clean job (e.g. "--size 1M,4M
 # --mode plain,aligned": other sizes than the default stress set's).
 # Safety: NCCL_NVLS_ENABLE=0; no step passes --allow-multicast.
@@ -93,7 +93,7 @@ for setting in "$@"; do
 		local x=()
 		[[ $env != - ]] && x=(-x "$env")
 		local t0=$SECONDS
-		timeout --kill-after=10 300 "${pre[@]}" mpirun -np "$np" "${x[@]}" "$bin" "${share[@]}" --stress "$stress" \
+		timeout --kill-after=10 "${JOB_TIMEOUT_S:-300}" "${pre[@]}" mpirun -np "$np" "${x[@]}" "$bin" "${share[@]}" --stress "$stress" \
 			--json "$d/$name.json" "$@" >"$d/$name.log" 2>&1
 		local rc=$?
 		printf '%-6s %-28s exit %3d %4d s\n' "$setting" "$name" "$rc" $((SECONDS - t0)) | tee -a "$summary"
