@@ -92,13 +92,17 @@ func GridBlocks(l *Launch) int {
 
 // ExternalSet is what a backend's Setup needs of the run's variant set
 // (registry.Set, which sits above this package): the External variants'
-// control memory and their owners.
+// control memory (their control regions and private staging) and their
+// owners.
 type ExternalSet interface {
 	// ExternalControlBytes is the control memory per rank all External
 	// variants need together (0: none).
 	ExternalControlBytes() int64
 	// ExternalControlRegion is owner's region within it: offset and bytes.
 	ExternalControlRegion(owner string) (offset, size int64)
+	// ExternalStagingRegion is owner's private staging within the same
+	// block (0, 0: it uses the shared staging buffers).
+	ExternalStagingRegion(owner string) (offset, size int64)
 	// ExternalOwners are the owners with a variant for a world of size
 	// ranks, in the same order on every rank.
 	ExternalOwners(size int) []kernels.External

@@ -379,9 +379,6 @@ func (p *Plugin) variant(i int) (kernels.Variant, error) {
 			return ""
 		}
 	}
-	if st := int64(p.desc.staging_bytes); st > 0 {
-		v.StageNeed = func(int64, int) int64 { return st }
-	}
 	for j := 0; j < int(cv.nparams); j++ {
 		cp := cv.params[j]
 		if cp.name == nil || !nameRE.MatchString(C.GoString(cp.name)) {
@@ -496,6 +493,7 @@ func (e ext) Owner() string                           { return e.p.Owner() }
 func (e ext) Setup(w *kernels.ExternalWorld) error    { return e.p.setup(w) }
 func (e ext) Allreduce(c *kernels.ExternalCall) error { return e.p.allreduce(e.idx, c) }
 func (e ext) ControlBytes() int64                     { return int64(e.p.desc.control_bytes) }
+func (e ext) StagingBytes() int64                     { return int64(e.p.desc.staging_bytes) }
 func (e ext) Busy() string {
 	if s := e.p.busy.Load(); s != nil {
 		return *s

@@ -53,9 +53,10 @@ func Faults() []kernels.Fault {
 // methods return stay valid and every reader sees the same variants.
 type Set struct {
 	variants []kernels.Variant
-	// control is each External owner's control region (owner -> offset,
+	// control is each External owner's regions in the control block
+	// (owner -> control offset and bytes, private staging offset and
 	// bytes); controlBytes what all of them need per rank.
-	control      map[string][2]int64
+	control      map[string][4]int64
 	controlBytes int64
 }
 
@@ -196,29 +197,58 @@ func (s *Set) ExternalControlRegion(owner string) (offset, size int64) {
 	return r[0], r[1]
 }
 
+// ExternalStagingRegion is owner's private staging within the same block:
+// its offset and the bytes it declared (0, 0 for an owner that declared
+// none, which gets the shared staging buffers artest's variants use as
+// scratch).
+func (s *Set) ExternalStagingRegion(owner string) (offset, size int64) {
+	r := s.control[owner]
+	return r[2], r[3]
+}
+
 // controlAlign separates the control regions of two owners: a page, so no
 // two plugins' flags share a cache line (or a host page).
 const controlAlign = 4096
 
 // externalControlLayout gives each External owner of vs (a plugin) its own
-// control region, in vs order: owner -> offset, and the bytes all of them
-// need per rank. Two plugins in one job never share barrier flags or call
-// counters: one's state left in the other's region would make the other's
-// barriers wait for values that never come.
-func externalControlLayout(vs []kernels.Variant) (map[string][2]int64, int64) {
-	regions := map[string][2]int64{}
+// control region and, when it declares staging, its own staging region, in
+// vs order, within one block per rank: owner -> the control offset and
+// bytes and the staging offset and bytes, and the bytes the block needs.
+// Two plugins in one job never share barrier flags or call counters: one's
+// state left in the other's region would make the other's barriers wait
+// for values that never come. Declared staging is private for the same
+// reason: kernels that keep state there between calls (sentinel values a
+// reader polls) lose it when another variant uses the staging buffers as
+// scratch, as artest's own do.
+func externalControlLayout(vs []kernels.Variant) (map[string][4]int64, int64) {
+	regions := map[string][4]int64{}
 	var total int64
+	up := func(n int64) int64 { return (n + controlAlign - 1) / controlAlign * controlAlign }
 	for i := range vs {
 		e := vs[i].External
-		c, ok := e.(interface{ ControlBytes() int64 })
-		if !ok || c.ControlBytes() == 0 {
+		if e == nil {
 			continue
 		}
 		if _, seen := regions[e.Owner()]; seen {
 			continue
 		}
-		regions[e.Owner()] = [2]int64{total, c.ControlBytes()}
-		total += (c.ControlBytes() + controlAlign - 1) / controlAlign * controlAlign
+		var ctl, stg int64
+		if c, ok := e.(interface{ ControlBytes() int64 }); ok {
+			ctl = c.ControlBytes()
+		}
+		if st, ok := e.(interface{ StagingBytes() int64 }); ok {
+			stg = st.StagingBytes()
+		}
+		if ctl == 0 && stg == 0 {
+			continue
+		}
+		r := [4]int64{total, ctl, 0, 0}
+		total += up(ctl)
+		if stg > 0 {
+			r[2], r[3] = total, stg
+			total += up(stg)
+		}
+		regions[e.Owner()] = r
 	}
 	return regions, total
 }

@@ -108,6 +108,39 @@ func TestExternalControlRegionsAreDisjoint(t *testing.T) {
 	require.Zero(t, Builtins().ExternalControlBytes())
 }
 
+type ownerWithStaging struct {
+	ownerWithControl
+	staging int64
+}
+
+func (o ownerWithStaging) StagingBytes() int64 { return o.staging }
+
+// A plugin that declares staging gets it to itself, in the control block
+// after its control region: artest's variants and other plugins use the
+// shared staging buffers as scratch, which would erase state a plugin's
+// kernels keep there between calls (sentinel values a reader polls).
+func TestExternalStagingIsPrivate(t *testing.T) {
+	a := ownerWithStaging{ownerWithControl{ownerOnly("plugin a"), 100}, 10000}
+	b := ownerWithControl{ownerOnly("plugin b"), 5000}
+	c := ownerWithStaging{ownerWithControl{ownerOnly("plugin c"), 0}, 1}
+	s, err := New([]kernels.Variant{{Name: "a:x", External: a}, {Name: "b:y", External: b}, {Name: "c:z", External: c}})
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		owner                    string
+		ctl, ctlBytes, stg, stgB int64
+	}{
+		{"plugin a", 0, 100, 4096, 10000}, // its control page, then three pages of staging
+		{"plugin b", 16384, 5000, 0, 0},   // no staging declared: the shared buffers
+		{"plugin c", 24576, 0, 24576, 1},  // staging only
+		{"plugin nobody", 0, 0, 0, 0},
+	} {
+		off, size := s.ExternalControlRegion(tc.owner)
+		soff, ssize := s.ExternalStagingRegion(tc.owner)
+		require.Equal(t, [4]int64{tc.ctl, tc.ctlBytes, tc.stg, tc.stgB}, [4]int64{off, size, soff, ssize}, tc.owner)
+	}
+	require.Equal(t, int64(24576+4096), s.ExternalControlBytes())
+}
+
 // The checked-in tuning table (kernels.Tuned) was measured on H200 (2 and
 // 4 ranks, bf16): every entry names a registered variant and a launch the
 // kernels accept, and it says where it was made.

@@ -152,12 +152,40 @@ static void store(void *p, uint64_t i, uint32_t dtype, float v) {
 	}
 }
 
+#ifdef EXAMPLE_STAGING_STATE
+/* Built with -DEXAMPLE_STAGING_STATE the plugin declares staging and keeps
+ * state there between calls, as sentinel protocols do (a pattern set at
+ * setup, after the largest message it takes), and every call checks every
+ * rank's after the start barrier (a peer sets its own up at its first
+ * call): when any other code wrote this plugin's staging, the call writes
+ * NaN into its first output element, so the case fails as a mismatch
+ * (returning an error on one rank would leave its peers at a barrier). */
+#define STATE_AT ((uint64_t)1 << 20)
+#define STATE_BYTES 4096u
+static unsigned char state_byte(uint32_t r, uint32_t i) { return (unsigned char)(0xa5u ^ (r * 31u) ^ i); }
+static int state_intact(void) {
+	for (uint32_t r = 0; r < world.world_size; r++) {
+		const unsigned char *p = (const unsigned char *)world.staging[r] + STATE_AT;
+		for (uint32_t i = 0; i < STATE_BYTES; i++)
+			if (p[i] != state_byte(r, i))
+				return 0;
+	}
+	return 1;
+}
+#endif
+
 static int setup(const artest_world *w) {
 	if (w->world_size > ARTEST_MAX_RANKS)
 		return fail("more ranks than ARTEST_MAX_RANKS");
 	if (w->control_bytes < sizeof(control))
 		return fail("control region smaller than declared");
 	world = *w;
+#ifdef EXAMPLE_STAGING_STATE
+	if (w->staging_bytes < STATE_AT + STATE_BYTES)
+		return fail("staging smaller than declared");
+	for (uint32_t i = 0; i < STATE_BYTES; i++)
+		((unsigned char *)w->staging[w->rank])[STATE_AT + i] = state_byte(w->rank, i);
+#endif
 	epoch = 0;
 	const char *bug = getenv("ARTEST_EXAMPLE_BUG");
 	bug_skip_last = bug && strcmp(bug, "skip-last") == 0;
@@ -175,6 +203,10 @@ static int allreduce(const artest_call *c) {
 		return fail("message beyond the registered input buffer");
 	artest_device d = artest_device_of(c);
 	epoch++;
+#ifdef EXAMPLE_STAGING_STATE
+	if (bytes > STATE_AT)
+		return fail("message larger than the staging state's offset");
+#endif
 	/* An unregistered input is copied in first: peers read registered memory. */
 	if (!(c->flags & ARTEST_CALL_REGISTERED))
 		memcpy(mine, c->input, bytes);
@@ -182,6 +214,9 @@ static int allreduce(const artest_call *c) {
 	 * once the call is done and ends the job (exit 3). */
 	if (!barrier(&d, 0))
 		return ARTEST_OK;
+#ifdef EXAMPLE_STAGING_STATE
+	int state_lost = !state_intact();
+#endif
 	/* In place and registered, the output is this rank's input, which peers
 	 * read until the end barrier: reduce into staging, copy out after it. */
 	int late = (c->flags & ARTEST_CALL_IN_PLACE) && (c->flags & ARTEST_CALL_REGISTERED);
@@ -199,6 +234,10 @@ static int allreduce(const artest_call *c) {
 		}
 		store(dst, i, c->dtype, acc);
 	}
+#ifdef EXAMPLE_STAGING_STATE
+	if (state_lost && n > 0)
+		store(dst, 0, c->dtype, 0.0f / 0.0f);
+#endif
 	if ((!bug_no_end || late) && !barrier(&d, 1))
 		return ARTEST_OK;
 	if (late)
@@ -220,6 +259,9 @@ static const artest_variant variants[] = {{
 	.max_ranks = ARTEST_MAX_RANKS,
 	.needs_registered_input = 0,
 	.order = ARTEST_ORDER_RANKS_ASCENDING_F32,
+#ifdef EXAMPLE_STAGING_STATE
+	.max_bytes = STATE_AT,
+#endif
 }};
 
 static const artest_plugin plugin = {
@@ -228,6 +270,9 @@ static const artest_plugin plugin = {
 	.name = "example",
 	.variants = variants,
 	.control_bytes = sizeof(control),
+#ifdef EXAMPLE_STAGING_STATE
+	.staging_bytes = STATE_AT + STATE_BYTES,
+#endif
 	.setup = setup,
 	.allreduce = allreduce,
 	.last_error = last_error,

@@ -263,3 +263,31 @@ func TestPluginCasesSkipArtestsFaultSwitches(t *testing.T) {
 	}
 	require.Positive(t, plugin)
 }
+
+// A plugin that declares staging keeps it to itself: the example built to
+// keep state there between calls (a pattern after the largest message it
+// takes, checked on every rank at every call; a lost pattern makes the call
+// write NaN) passes a case, then twoshot's or ring's 4 MiB case uses the
+// shared staging buffers as scratch far past that pattern's offset, and
+// the example's next case still passes. With the shared staging it was
+// given before, that next case failed (NaN at element 0).
+func TestPluginDeclaredStagingIsPrivate(t *testing.T) {
+	t.Parallel()
+	so := buildPlugin(t, exampleHost, "-DEXAMPLE_STAGING_STATE")
+	for _, v := range []string{"twoshot", "ring"} {
+		t.Run(v, func(t *testing.T) {
+			js := filepath.Join(t.TempDir(), "r.json")
+			o := mpirun(t, 2, 3*time.Minute, "--plugin", so, "--json", js,
+				"--case", "example:oneshot/f32/sum/64KiB/oop-reg-plain/np2",
+				"--case", v+"/f32/sum/4MiB/oop-reg-plain/np2",
+				"--case", "example:oneshot/f32/sum/64KiB/ip-reg-plain/np2")
+			require.Equal(t, 0, o.code, "%s\n%s", o.stdout, o.stderr)
+			r := readReport(t, js)
+			require.Len(t, r.Cases, 3)
+			for _, c := range r.Cases {
+				require.Equal(t, "pass", string(c.Verdict), c.ID)
+			}
+			require.Equal(t, "example:oneshot/f32/sum/64KiB/ip-reg-plain/np2", r.Cases[2].ID, "the plugin's case after the other variant's")
+		})
+	}
+}

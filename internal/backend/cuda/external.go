@@ -35,12 +35,15 @@ func deviceAddr(p backend.Ptr) (uintptr, error) { return uintptr(p), nil }
 // region: the addresses are then 0).
 func (b *Backend) externalWorld(owner string) (*kernels.ExternalWorld, error) {
 	off, size := b.ext.set.ExternalControlRegion(owner)
-	return externalWorldOf(b.world, b.localRank, b.ordinal, off, size)
+	soff, ssize := b.ext.set.ExternalStagingRegion(owner)
+	return externalWorldOf(b.world, b.localRank, b.ordinal, off, size, soff, ssize)
 }
 
 // externalWorldOf is w as an owner whose control region is size bytes at
-// off sees it (each plugin has one of its own within the control block).
-func externalWorldOf(w *backend.World, localRank, ordinal int, off, size int64) (*kernels.ExternalWorld, error) {
+// off sees it (each plugin has one of its own within the control block),
+// with its private staging of ssize bytes at soff in the same block when
+// ssize is above 0, else the shared staging buffers.
+func externalWorldOf(w *backend.World, localRank, ordinal int, off, size, soff, ssize int64) (*kernels.ExternalWorld, error) {
 	if w == nil {
 		return nil, fmt.Errorf("no world set up")
 	}
@@ -50,13 +53,24 @@ func externalWorldOf(w *backend.World, localRank, ordinal int, off, size int64) 
 	if len(w.Control) != w.Size || off+size > w.ControlBytes {
 		off, size = 0, 0
 	}
+	private := ssize > 0
+	if private && (len(w.Control) != w.Size || soff+ssize > w.ControlBytes) {
+		return nil, fmt.Errorf("private staging %d+%d beyond the %d-byte control block", soff, ssize, w.ControlBytes)
+	}
 	ew := &kernels.ExternalWorld{
 		Rank: w.Rank, Size: w.Size, LocalRank: localRank, Device: ordinal, Backend: "cuda",
 		InputBytes: w.Capacity, StagingBytes: w.Capacity, ControlBytes: size,
 	}
+	if private {
+		ew.StagingBytes = ssize
+	}
 	for r := 0; r < w.Size; r++ {
 		ew.Input = append(ew.Input, uintptr(w.Input[r]))
-		ew.Staging = append(ew.Staging, uintptr(w.Staging[r]))
+		if private {
+			ew.Staging = append(ew.Staging, uintptr(w.Control[r])+uintptr(soff))
+		} else {
+			ew.Staging = append(ew.Staging, uintptr(w.Staging[r]))
+		}
 		var ctl uintptr
 		if size > 0 {
 			ctl = uintptr(w.Control[r]) + uintptr(off)

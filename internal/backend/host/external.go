@@ -42,16 +42,29 @@ func (b *Backend) externalWorld(owner string) (*kernels.ExternalWorld, error) {
 	if off+size > w.ControlBytes {
 		return nil, fmt.Errorf("%s: control region %d+%d beyond the %d-byte control block", owner, off, size, w.ControlBytes)
 	}
+	// A declared staging size is private, in the control block (see
+	// registry's externalControlLayout); none: the shared staging buffers.
+	soff, ssize := b.ext.set.ExternalStagingRegion(owner)
+	if soff+ssize > w.ControlBytes {
+		return nil, fmt.Errorf("%s: private staging %d+%d beyond the %d-byte control block", owner, soff, ssize, w.ControlBytes)
+	}
 	ew := &kernels.ExternalWorld{
 		Rank: w.Rank, Size: w.Size, LocalRank: w.Rank, Device: -1, Backend: "host",
 		InputBytes: w.Capacity, StagingBytes: w.Capacity, ControlBytes: size,
+	}
+	if ssize > 0 {
+		ew.StagingBytes = ssize
 	}
 	for r := 0; r < w.Size; r++ {
 		in, err := b.real(w.Input[r])
 		if err != nil {
 			return nil, err
 		}
-		st, err := b.real(w.Staging[r])
+		stPtr := w.Staging[r]
+		if ssize > 0 {
+			stPtr = w.Control[r] + backend.Ptr(soff)
+		}
+		st, err := b.real(stPtr)
 		if err != nil {
 			return nil, err
 		}
