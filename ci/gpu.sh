@@ -466,11 +466,10 @@ for np in $nps; do
 	# (trtllm-fusion:*: the Lamport one-shot and the two-shot, each with and
 	# without fp32 accumulation), and flashinfer's PCIe IPC allreduce
 	# (pcie-ipc:*, the variants of the world size: unstaged and staged at 2
-	# ranks, staged-ring from 4, flat-staged at 8). Compiled only, never
-	# run on a GPU. Each step names its adapter's variants alone: their
-	# sentinel buffers keep state in the staging buffers between calls, which
-	# another variant's call would overwrite. The default matrix at 2, 4 and 8
-	# ranks (trtllm-fusion runs 16 too), the stress at 2.
+	# ranks, staged-ring from 4, flat-staged at 8). Their sentinel buffers
+	# keep state between calls in the staging each declares, which artest
+	# gives the plugin alone. The default matrix at 2, 4 and 8 ranks
+	# (trtllm-fusion runs 16 too), the stress at 2.
 	fusion_vars=trtllm-fusion:oneshot,trtllm-fusion:oneshot-fp32acc,trtllm-fusion:twoshot,trtllm-fusion:twoshot-fp32acc
 	pcie_vars=pcie-ipc:unstaged,pcie-ipc:staged
 	((np >= 4)) && pcie_vars+=,pcie-ipc:staged-ring
@@ -514,26 +513,18 @@ for np in $nps; do
 	# skipped); it shows the plugins run under bench and graph replay.
 	pbench=(--plugin "$plugin") pvars=example:oneshot
 	if ((np % 2 == 0 && np <= 8)); then pbench+=(--plugin "$vllm") pvars+=,vllm:custom; fi
-	if ((np == 2 || np == 4 || np == 8)); then pbench+=(--plugin "$trtllm") pvars+=,trtllm:oneshot,trtllm:twoshot; fi
+	if ((np == 2 || np == 4 || np == 8)); then
+		pbench+=(--plugin "$trtllm" --plugin "$trtllm_fusion" --plugin "$pcie_ipc")
+		pvars+=,trtllm:oneshot,trtllm:twoshot,$fusion_vars,$pcie_vars
+	fi
 	# The fieldbest column: the fastest NCCL mode or plugin at each size,
 	# and each artest variant's gain over it (sizes past a plugin's limits
-	# are skipped for it).
-	step "plugin-bench-np$np" 0 300 mpirun -np "$np" "$bin" bench ${shared:+--allow-shared-timing} "${pbench[@]}" \
+	# are skipped for it). Every plugin in one process: a plugin's declared
+	# staging is its own, so the sentinel adapters keep their state beside
+	# artest's variants' scratch use up to 256 MiB.
+	step "plugin-bench-np$np" 0 400 mpirun -np "$np" "$bin" bench ${shared:+--allow-shared-timing} "${pbench[@]}" \
 		--variant "oneshot,oneshot-ll,twoshot,nccl,nccl-reg,$pvars" --dtype bf16 -b 1K -e 256M -f 4 --json "$r/plugin-bench-np$np.json" \
 		--plot "$r/plugin-bench-np$np.svg"
-	# trtllm-fusion and pcie-ipc each in a bench of their own: in one
-	# process after the other plugins, trtllm-fusion:oneshot returned wrong
-	# sums at every size and hung at 1 MiB in graph replays (2 H200), while
-	# alone its matrix and stress pass. Sizes up to their limits (1 MiB and
-	# 16 MiB) and a little past.
-	if ((np == 2 || np == 4 || np == 8)); then
-		step "plugin-bench-fusion-np$np" 0 200 mpirun -np "$np" "$bin" bench ${shared:+--allow-shared-timing} --plugin "$trtllm_fusion" \
-			--variant "oneshot,oneshot-ll,twoshot,nccl,nccl-reg,$fusion_vars" --dtype bf16 -b 1K -e 4M -f 4 \
-			--json "$r/plugin-bench-fusion-np$np.json"
-		step "plugin-bench-pcie-np$np" 0 200 mpirun -np "$np" "$bin" bench ${shared:+--allow-shared-timing} --plugin "$pcie_ipc" \
-			--variant "oneshot,oneshot-ll,twoshot,nccl,nccl-reg,$pcie_vars" --dtype bf16 -b 1K -e 64M -f 4 \
-			--json "$r/plugin-bench-pcie-np$np.json"
-	fi
 	step "hang-np$np" 3 60 mpirun -np "$np" "$bin" --variant oneshot --dtype f32 --op sum --size 4K \
 		--mode oop,reg,plain,aligned --inject "delay:rank=$((np - 1)),us=3000000" --timeout 1s
 	# The kernels' own deadline (--device-timeout) fires before the

@@ -104,8 +104,11 @@ typedef struct artest_variant {
 /* What setup gets: this rank and every rank's shared memory, as this process
  * addresses it. input[r], staging[r] and control[r] are rank r's; the
  * control regions are zeroed before setup and artest never touches them
- * again (barrier flags and counters live there). Staging is scratch: artest's
- * own variants use it between calls. */
+ * again (barrier flags and counters live there). A plugin that declares
+ * staging_bytes gets staging of that size to itself, in the same block:
+ * zeroed before setup, never touched by artest or any other plugin, so it
+ * may keep state between calls. With staging_bytes 0, staging is the shared
+ * scratch that artest's own variants use between calls. */
 typedef struct artest_world {
 	uint32_t rank, world_size, local_rank;
 	int32_t device;   /* CUDA device ordinal; -1 on the host backend */
@@ -189,7 +192,7 @@ typedef struct artest_plugin {
 	uint32_t nvariants;
 	const char *name; /* [a-z0-9_-]+ */
 	const artest_variant *variants;
-	uint64_t staging_bytes; /* per rank; 0: none beyond the message */
+	uint64_t staging_bytes; /* per rank, the plugin's own; 0: the shared scratch (the largest message) */
 	uint64_t control_bytes; /* per rank, at most ARTEST_MAX_CONTROL_BYTES */
 	/* Collective: every rank calls it once, before its first allreduce. On
 	 * cuda it runs in artest's set-up, with the GPU's primary context current
