@@ -30,8 +30,11 @@ var (
 		rgb(0xbcbd22), // olive
 		rgb(0x393b79), // indigo
 	}
-	ncclColors   = []color.Color{rgb(0x303030), rgb(0x7a7a7a), rgb(0xb0b0b0)}                // in NCCLBaselines' order
-	pluginColors = []color.Color{rgb(0x8c564b), rgb(0xc49c94), rgb(0xa0522d), rgb(0x5c3a21)} // browns
+	ncclColors = []color.Color{rgb(0x303030), rgb(0x7a7a7a), rgb(0xb0b0b0)} // in NCCLBaselines' order
+	// Browns and ochres, neighbours far apart in lightness or hue: with
+	// three plugins' variants in one plot the first four browns of the
+	// earlier palette were hard to tell apart.
+	pluginColors = []color.Color{rgb(0x8c564b), rgb(0xd9a441), rgb(0x4a2c17), rgb(0xd2a38c), rgb(0xb5651d), rgb(0x7f6a3a), rgb(0xe6cfa8), rgb(0x6b3d3d)}
 
 	ownShapes    = []draw.GlyphDrawer{draw.RingGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.PlusGlyph{}, draw.CrossGlyph{}}
 	fieldShapes  = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}}
