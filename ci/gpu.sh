@@ -25,6 +25,8 @@
 #   MATRIX_TIMEOUT_S, STRESS_TIMEOUT_S  time limits of those steps (default 420)
 #   FAULT_VARIANTS  variants of the no-end-barrier step (default oneshot,oneshot-cpasync)
 #   STEPS           space-separated subset of steps to run (default: all)
+#   NCCL_TESTS_SRC  an nccl-tests source tree: adds the nccl-tests step
+#                   (ci/nccl-tests.sh), built here against artest's NCCL
 #
 # Safety: NVLS multicast is never used. NCCL_NVLS_ENABLE=0 and friends are
 # exported for every rank, and no step passes --allow-multicast (never add
@@ -232,6 +234,11 @@ for np in $nps; do
 	# all) plain stress must fail them.
 	step "colls-np$np" 0 300 mpirun -np "$np" "$bin" --coll reduce-scatter,all-gather --variant pull,nccl,nccl-reg --quick \
 		--json "$r/colls-np$np.json"
+	# The default matrix of both collectives (every dtype, op, size and
+	# mode of the default matrix, special inputs included) for pull and NCCL.
+	step "colls-matrix-np$np" 0 "${MATRIX_TIMEOUT_S:-420}" mpirun -np "$np" "$bin" --coll reduce-scatter,all-gather \
+		--variant pull,nccl,nccl-reg --progress --jsonl "$r/colls-matrix-np$np.jsonl" --json "$r/colls-matrix-np$np.json" \
+		--junit "$r/colls-matrix-np$np.xml"
 	step "colls-stress-np$np" 0 300 mpirun -np "$np" "$bin" --coll reduce-scatter,all-gather --variant pull --stress 2000 \
 		--json "$r/colls-stress-np$np.json"
 	step "fault-pull-no-end-barrier-np$np" 1 180 mpirun -np "$np" "$bin" --coll reduce-scatter,all-gather --variant pull \
@@ -303,6 +310,11 @@ for np in $nps; do
 		mpirun -np "$0" "$1" bench --sm-budget $b --coll allreduce,reduce-scatter,all-gather --variant oneshot,twoshot,pull,nccl \
 			--size 1M,16M,64M --mode oop,reg,graph --json "$2/bench-smb$b-np$0.json" || exit 1
 		done; python3 ci/sm-budget-table.py "$2"/bench-smb{8,16,32,66}-np$0.json' "$np" "$bin" "$r"
+	fi
+	# NVIDIA's nccl-tests beside artest's nccl and nccl-reg (ci/nccl-tests.sh),
+	# when NCCL_TESTS_SRC names an nccl-tests source tree carried here.
+	if [[ -n $shared ]]; then nottimed "nccl-tests-np$np"; elif [[ -n ${NCCL_TESTS_SRC:-} ]]; then
+	step "nccl-tests-np$np" 0 420 ci/nccl-tests.sh "$NCCL_TESTS_SRC" "$r/nccl-tests-np$np" "$np"
 	fi
 	# Reduce-scatter and all-gather: pull beside NCCL, plain and registered.
 	if [[ -n $shared ]]; then nottimed "bench-colls-np$np"; else
