@@ -57,6 +57,11 @@ type Variant struct {
 	Name    string
 	ID      uint32 // written into the trace word by every launch; 0: writes none (nccl, a plugin's without the device helpers)
 	Summary string
+	// Slower, when set, says that another variant was measured faster at
+	// every size, by how much, and why as far as that was measured: a
+	// variant kept for what it exercises (a protocol, an instruction), not
+	// for speed. `artest --list` prints it for the variants it selects.
+	Slower string
 
 	// Colls are the collectives the variant implements; nil: the
 	// allreduce alone. A case is built for each (variant, collective) pair

@@ -178,6 +178,11 @@ func Main(e Env) int {
 			for _, cc := range cs {
 				fmt.Fprintln(e.Stdout, cc.ID())
 			}
+			// The IDs stay alone on stdout, for scripts; what is known to be
+			// slow goes to stderr, once per variant.
+			for _, n := range slowerNotes(cs) {
+				fmt.Fprintln(e.Stderr, n)
+			}
 		}
 		closeBackend(be, e.Stderr)
 		return exitcode.OK
@@ -237,4 +242,20 @@ func gitRevision() string {
 		rev += "-dirty"
 	}
 	return rev
+}
+
+// slowerNotes are the selected variants' Slower statements, one line each
+// in the order the variants first appear in cs.
+func slowerNotes(cs []cases.Case) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, c := range cs {
+		v := c.Variant
+		if v == nil || v.Slower == "" || seen[v.Name] {
+			continue
+		}
+		seen[v.Name] = true
+		out = append(out, fmt.Sprintf("# %s: %s", v.Name, v.Slower))
+	}
+	return out
 }

@@ -94,3 +94,25 @@ func TestListOnHostDropsWhatTheRunDrops(t *testing.T) {
 	require.Equal(t, []int{0, 0}, res.codes, res.stderr)
 	require.Contains(t, res.stdout[0], "oneshot/f32/sum/1048588B/oop-reg-plain-off1/np2")
 }
+
+// --list prints the case IDs alone on stdout and, on stderr, once per
+// selected variant known to be slower than another at every size, what was
+// measured.
+func TestListSaysWhichVariantsAreSlower(t *testing.T) {
+	res := runWorld(t, 2, same("--backend", "host", "--list", "--variant", "oneshot,ring,oneshot-cpasync", "--dtype", "f32",
+		"--op", "sum", "--size", "4K", "--mode", "oop,reg,plain,aligned"))
+	require.Equal(t, []int{0, 0}, res.codes, res.stderr)
+	require.Equal(t, "oneshot/f32/sum/4KiB/oop-reg-plain/np2\noneshot-cpasync/f32/sum/4KiB/oop-reg-plain/np2\nring/f32/sum/4KiB/oop-reg-plain/np2\n", res.stdout[0])
+	var notes []string
+	for _, l := range strings.Split(res.stderr[0], "\n") {
+		if strings.HasPrefix(l, "# ") {
+			notes = append(notes, l)
+		}
+	}
+	require.Len(t, notes, 2, res.stderr[0])
+	require.Contains(t, notes[0], "# oneshot-cpasync: slower than oneshot at every size measured")
+	require.Contains(t, notes[1], "# ring: slower than oneshot and twoshot at every size measured")
+
+	res = runWorld(t, 2, same("--backend", "host", "--list", "--variant", "oneshot", "--dtype", "f32", "--op", "sum", "--size", "4K"))
+	require.NotContains(t, res.stderr[0], "slower than", "no note for a variant without one")
+}
