@@ -222,6 +222,16 @@ type Straggler interface {
 	JoinStraggle() error
 }
 
+// LinkStraggler is a Straggler whose load can also read its peers' memory
+// (--schedule link): the straggling rank's own reads of its peers then
+// queue behind the load's on the links, while the peers' reads of it do
+// not.
+type LinkStraggler interface {
+	// StraggleOverLink makes every later Straggle read the peers' input
+	// buffers too; called once, after Setup and before any call.
+	StraggleOverLink() error
+}
+
 // Overlapper is a backend that can run a compute load beside its calls:
 // bench --overlap times the allreduce while the load runs on the same
 // device, as a tensor-parallel layer's matrix multiplies run beside its

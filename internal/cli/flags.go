@@ -292,7 +292,7 @@ func newFlagSet(o *Options) *flag.FlagSet {
 	// unmeasured), and below --timeout's 60 s so the kernels give up first and say
 	// where; with --timeout below it, the host watchdog fires first.
 	fs.StringVar(&o.DeviceTimeout, "device-timeout", "10s", "longest wait of a kernel block at one barrier or ring slot; past it the block records where and exits, and the job is declared hung (exit 3); 0: wait for ever (host backend default: 30s)")
-	fs.StringVar(&o.Schedule, "schedule", "", "stress only: adversarial schedules from outside the kernel, comma-separated: "+strings.Join(runner.ScheduleNames, ", ")+", all or none (default with --stress: all), seeded by --seed")
+	fs.StringVar(&o.Schedule, "schedule", "", "stress only: adversarial schedules from outside the kernel, comma-separated: "+strings.Join(runner.ScheduleNames, ", ")+", all or none (default with --stress: all, which is every one but link: the straggler's load also reading its peers over the links, not yet measured on a GPU), seeded by --seed")
 	fs.StringVar(&o.Check, "check", runner.CheckAuto, "stress only: what checks every iteration: device (the GPU's artest_check kernel, with a few iterations per batch also checked on the host against the Go reference), host (the Go reference alone), or auto (device on the cuda backend when the fatbin has the checker, else host)")
 	fs.Var(repeatFlag{&o.Inject}, "inject", "plant a fault (repeatable): "+runner.FaultHelp())
 	fs.BoolVar(&o.PDL, "pdl", false, "programmatic dependent launch (sm_90): each call poisons the input, a producer kernel writes it, and the allreduce is launched to overlap the producer and must wait for it; bench also times the same calls without PDL")

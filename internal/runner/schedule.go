@@ -33,6 +33,14 @@ type Schedules struct {
 	// (a missing end barrier) lets poison or the next input land while it
 	// still reads.
 	Straggler bool
+	// Link: the straggler's load also reads its peers' input buffers
+	// (backend.LinkStraggler), so the straggling rank's own reads of its
+	// peers queue behind the load's on the links while theirs of it do
+	// not: a peer that returns without waiting for it (a missing end
+	// barrier) leaves it reading for longer, even in a kernel whose every
+	// thread reads one vector. It turns the straggler on. Opt-in: not in
+	// AllSchedules until its catch rates are measured on a GPU.
+	Link bool
 }
 
 // Schedule names, as --schedule takes them.
@@ -40,10 +48,11 @@ const (
 	SchedPoison    = "poison-after-return"
 	SchedSkew      = "skew"
 	SchedStraggler = "straggler"
+	SchedLink      = "link"
 )
 
 // ScheduleNames lists every schedule, in the order reports name them.
-var ScheduleNames = []string{SchedPoison, SchedSkew, SchedStraggler}
+var ScheduleNames = []string{SchedPoison, SchedSkew, SchedStraggler, SchedLink}
 
 // AllSchedules is what --stress runs without --schedule.
 func AllSchedules() Schedules { return Schedules{Poison: true, Skew: true, Straggler: true} }
@@ -74,6 +83,8 @@ func ParseSchedules(spec string) (Schedules, error) {
 			s.Skew = true
 		case SchedStraggler:
 			s.Straggler = true
+		case SchedLink:
+			s.Straggler, s.Link = true, true
 		default:
 			return Schedules{}, fmt.Errorf("unknown --schedule %q (valid: %s)", w, valid)
 		}
@@ -95,6 +106,9 @@ func (s Schedules) Names() []string {
 	}
 	if s.Straggler {
 		out = append(out, SchedStraggler)
+	}
+	if s.Link {
+		out = append(out, SchedLink)
 	}
 	return out
 }
@@ -135,6 +149,14 @@ func (s Schedules) Supported(b backend.Backend) (Schedules, string) {
 			s.Straggler = false
 			notes = append(notes, fmt.Sprintf("%s off: %s", SchedStraggler, why))
 		}
+	}
+	if _, ok := b.(backend.LinkStraggler); s.Link && (!ok || !s.Straggler) {
+		s.Link = false
+		why := fmt.Sprintf("the %s backend's load cannot read its peers", b.Name())
+		if ok {
+			why = "it needs the straggler's load"
+		}
+		notes = append(notes, fmt.Sprintf("%s off: %s", SchedLink, why))
 	}
 	return s, strings.Join(notes, "; ")
 }

@@ -25,8 +25,11 @@ func TestParseSchedules(t *testing.T) {
 		{"poison-after-return", Schedules{Poison: true}, "poison-after-return", ""},
 		{" skew , poison-after-return ", Schedules{Poison: true, Skew: true}, "poison-after-return,skew", ""},
 		{"skew,skew", Schedules{Skew: true}, "skew", ""},
+		// link is the straggler with its load reading the peers too.
+		{"link", Schedules{Straggler: true, Link: true}, "straggler,link", ""},
+		{"all,link", Schedules{Poison: true, Skew: true, Straggler: true, Link: true}, "poison-after-return,skew,straggler,link", ""},
 		{"none,skew", Schedules{}, "", "none combines with no other"},
-		{"lazy", Schedules{}, "", `unknown --schedule "lazy" (valid: all, none, poison-after-return, skew, straggler)`},
+		{"lazy", Schedules{}, "", `unknown --schedule "lazy" (valid: all, none, poison-after-return, skew, straggler, link)`},
 		{"", Schedules{}, "", "empty --schedule"},
 		{" , ", Schedules{}, "", "empty --schedule"},
 	} {
@@ -180,4 +183,14 @@ func TestHostDelayIsStreamOrdered(t *testing.T) {
 	d, err := b.Since(a)
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, d, 20*time.Millisecond)
+}
+
+// The host backend's load cannot read its peers: link is dropped with why,
+// and the straggler it turned on stays.
+func TestLinkNeedsALinkStraggler(t *testing.T) {
+	s, err := ParseSchedules("link")
+	require.NoError(t, err)
+	got, note := s.Supported(host.New(t.TempDir()))
+	require.Equal(t, Schedules{Straggler: true}, got)
+	require.Equal(t, "link off: the host backend's load cannot read its peers", note)
 }

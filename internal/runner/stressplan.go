@@ -122,6 +122,11 @@ func (st *stressCase) setup() error {
 			return fmt.Errorf("prepare the straggler's load: %w", err)
 		}
 	}
+	if st.sched.Link {
+		if err := r.b.(backend.LinkStraggler).StraggleOverLink(); err != nil {
+			return fmt.Errorf("prepare the straggler's link load: %w", err)
+		}
+	}
 	st.wit, err = r.newWitness(k)
 	return err
 }

@@ -15,14 +15,22 @@
 // always ends.
 #include "device/common.cuh"
 
+// The most peers a link load reads (kernels.LoadMaxPeers): the ranks of
+// one node, less this one.
+constexpr int ARTEST_LOAD_MAX_PEERS = 8;
+
 // The kernel's one parameter, by value; its Go twin is kernels.LoadArgs.
 struct ArtestLoadArgs {
   uint64_t buf;    // scratch: the deadline word, then the streamed bytes
   uint64_t bytes;  // of the whole scratch, a multiple of 16
   uint64_t ns;     // how long to load
+  uint64_t peers[ARTEST_LOAD_MAX_PEERS];  // the link load: peers' buffers, as this process maps them
+  uint64_t peer_bytes;  // readable bytes of each, a multiple of 16
+  uint32_t npeers;      // 0: no link load
+  uint32_t reserved;
 };
 
-static_assert(sizeof(ArtestLoadArgs) == 24, "ArtestLoadArgs changed: change kernels.LoadArgs with it");
+static_assert(sizeof(ArtestLoadArgs) == 104, "ArtestLoadArgs changed: change kernels.LoadArgs with it");
 
 // The longest load (kernels.LoadMax): 10 ms, far above the straggler's
 // 200 us, short enough that a bad argument cannot hold a GPU for long.
@@ -34,6 +42,14 @@ constexpr int ARTEST_LOAD_THREADS = 64;
 // Bytes before the streamed region: the deadline word, padded to 16.
 constexpr uint64_t ARTEST_LOAD_HEAD = 16;
 
+// One 16-byte read of peer memory that is fetched again every time
+// (.volatile: no cached copy answers it), so every read crosses the link.
+__device__ __forceinline__ uint32_t ld_peer_volatile(const void* p) {
+  uint32_t a, b, c, d;
+  asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(a), "=r"(b), "=r"(c), "=r"(d) : "l"(p) : "memory");
+  return a ^ b ^ c ^ d;
+}
+
 extern "C" __global__ void __launch_bounds__(ARTEST_LOAD_THREADS) artest_load(const __grid_constant__ ArtestLoadArgs args) {
   __shared__ uint64_t deadline;
   if (threadIdx.x == 0) {
@@ -43,6 +59,39 @@ extern "C" __global__ void __launch_bounds__(ARTEST_LOAD_THREADS) artest_load(co
     deadline = was == 0 ? want : was;
   }
   __syncthreads();
+  // The link load (npeers > 0): odd blocks read the peers' buffers instead,
+  // so that this rank's own reads of its peers queue behind them on the
+  // links while the peers' reads of this rank do not: a rank that returns
+  // without waiting for its peers (a missing end barrier) leaves this one
+  // reading. Reads only: the peers' memory is never written.
+  if (args.npeers > 0 && (blockIdx.x & 1u)) {
+    const uint64_t pvecs = args.peer_bytes / 16;
+    if (pvecs == 0) return;
+    const uint32_t npeers = args.npeers < ARTEST_LOAD_MAX_PEERS ? args.npeers : ARTEST_LOAD_MAX_PEERS;
+    const char* peer = reinterpret_cast<const char*>(args.peers[(blockIdx.x >> 1) % npeers]);
+    const uint64_t pstride = static_cast<uint64_t>((gridDim.x + 1) / 2) * blockDim.x;
+    // Every thread walks the whole buffer from its own start, so the
+    // reads spread over it whatever its size against the grid (a 64 KiB
+    // input has fewer vectors than the load has threads).
+    // The step is the grid's stride modulo the buffer, and never 0 (a
+    // buffer whose vectors divide the stride), so j keeps moving.
+    uint64_t j = (static_cast<uint64_t>(blockIdx.x >> 1) * blockDim.x + threadIdx.x) % pvecs;
+    uint64_t step = pstride % pvecs;
+    if (step == 0) step = 1;
+    uint32_t sink = 0;
+    while (artest::global_timer_ns() < deadline) {
+      for (int k = 0; k < 8; k++) {
+        sink ^= ld_peer_volatile(peer + j * 16);
+        j += step;
+        if (j >= pvecs) j -= pvecs;
+      }
+    }
+    // Never true for the scratch's own words past the deadline word; keeps
+    // the reads' results used.
+    if (sink == 0xffffffffu && args.bytes > ARTEST_LOAD_HEAD + 16)
+      reinterpret_cast<uint32_t*>(args.buf + ARTEST_LOAD_HEAD)[0] ^= sink;
+    return;
+  }
   const uint64_t vecs = args.bytes > ARTEST_LOAD_HEAD ? (args.bytes - ARTEST_LOAD_HEAD) / 16 : 0;
   uint4* v = reinterpret_cast<uint4*>(args.buf + ARTEST_LOAD_HEAD);
   const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;

@@ -10,13 +10,19 @@ import (
 	"github.com/artest/artest/kernels"
 )
 
-var _ backend.Straggler = (*Backend)(nil)
+var (
+	_ backend.Straggler     = (*Backend)(nil)
+	_ backend.LinkStraggler = (*Backend)(nil)
+)
 
 // loadState is the straggler's side stream and the scratch its load
 // streams over, made by PrepareStraggle.
 type loadState struct {
 	side sideStream
 	buf  cu.DevicePtr
+	// link: every load also reads the peers' input buffers over the links
+	// (StraggleOverLink).
+	link bool
 }
 
 // StraggleReason: the straggler's load needs artest_load in the fatbin.
@@ -71,11 +77,43 @@ func (b *Backend) Straggle(d time.Duration) error {
 	}
 	args := kernels.LoadArgs{Buf: uint64(l.buf), Bytes: kernels.LoadScratchBytes,
 		Ns: uint64(min(max(d, 0), kernels.LoadMax).Nanoseconds())}
+	if l.link {
+		linkPeers(&args, b.world)
+	}
 	grid := cu.D1(uint32(max(b.sms, 1) * kernels.LoadBlocksPerSM))
 	if err := cu.LaunchArg(b.d, f, grid, cu.D1(kernels.LoadThreads), 0, l.side.stream, &args); err != nil {
 		return fmt.Errorf("straggler: launch %s for %v: %w", kernels.LoadKernel, d, wrap(err))
 	}
 	return nil
+}
+
+// StraggleOverLink makes every later load also read the peers' input
+// buffers (backend.LinkStraggler): after Setup, on a world of more than
+// one rank with peer access.
+func (b *Backend) StraggleOverLink() error {
+	switch {
+	case b.world == nil:
+		return errors.New("link load: no world set up")
+	case b.world.Size < 2:
+		return errors.New("link load: no peer to read")
+	case b.p2pReason != "":
+		return fmt.Errorf("link load: %s", b.p2pReason)
+	}
+	b.load.link = true
+	return nil
+}
+
+// linkPeers fills a's link load with every other rank's input buffer of
+// w, at most kernels.LoadMaxPeers, in rank order after this one.
+func linkPeers(a *kernels.LoadArgs, w *backend.World) {
+	if w == nil || w.Size < 2 {
+		return
+	}
+	for k := 1; k < w.Size && int(a.NPeers) < kernels.LoadMaxPeers; k++ {
+		a.Peers[a.NPeers] = uint64(w.Input[(w.Rank+k)%w.Size])
+		a.NPeers++
+	}
+	a.PeerBytes = uint64(w.Capacity) &^ 15
 }
 
 // JoinStraggle makes the main stream wait for the side stream's loads
