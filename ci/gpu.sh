@@ -257,6 +257,15 @@ for np in $nps; do
 	step "why-no-credit-wait-np$np" 0 5 grep -q "stress iterations wrong" "$out/fault-no-credit-wait-np$np.log"
 	step "hang-ring-np$np" 3 60 mpirun -np "$np" "$bin" --variant ring --dtype f32 --op sum --size 64K \
 		--mode oop,reg,plain,aligned --inject "delay:rank=$((np - 1)),us=3000000" --timeout 1s
+	# The link schedule's catch (opt-in, not yet measured): vLLM's one-stage
+	# kernel without its end barrier (bin/plugins/vllm_noend.so, make
+	# plugins-vllm-noend) and oneshot's mutant, 5 runs each with
+	# --schedule link, and their clean twins; only when STEPS names it,
+	# one rank per GPU.
+	if [[ $want_all != all && -z $shared ]]; then
+		step "catch-link-np$np" 0 420 env SKIP_BUILD=1 SKIP_DEFAULT=1 RUNS=5 BUGS="a c" BUG_ARGS="--schedule link" \
+			ci/probe-stress-catch.sh "$r/catch-link-np$np" gpus
+	fi
 	step "fault-planted-np$np" 1 60 mpirun -np "$np" "$bin" --variant oneshot,twoshot --dtype bf16 --op sum \
 		--size 4100 --mode oop,plain,aligned --inject skip-last --inject overrun --json "$r/planted-np$np.json"
 	step "fault-wrong-kernel-np$np" 1 60 mpirun -np "$np" "$bin" --variant twoshot --dtype f32 --op sum \

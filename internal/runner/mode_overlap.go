@@ -32,7 +32,7 @@ import (
 // bench --sm-budget N is the same timing with two differences: the load
 // gets the GPU's other multiprocessors (SMs - N blocks; the collective's
 // grid is capped at N, launch.go's budgetGrid), and its work is fixed per
-// message size (budgetLoadUS) instead of sized to the calls, so that the
+// message size (budgetLoadBytesPerUS) instead of sized to the calls, so that the
 // pair's span (first start to last end of the calls and the load) compares
 // across budgets and variants: the budget with the smallest span is the
 // one that finishes a layer's collective and its compute soonest.
