@@ -40,3 +40,13 @@ type Comm interface {
 	// Finalize ends the communicator; no collective may follow.
 	Finalize() error
 }
+
+// AbortWatcher is a Comm that can tell a rank the job was aborted by
+// another rank. MPI cannot (MPI_Abort ends the other processes); the
+// in-process world can, and a rank waiting for rank 0 to abort the job
+// (runner: after a hang) ends as soon as it does instead of waiting out
+// its whole grace.
+type AbortWatcher interface {
+	// AbortedNotify is closed when some rank aborts the job.
+	AbortedNotify() <-chan struct{}
+}

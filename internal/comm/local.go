@@ -22,6 +22,7 @@ type LocalWorld struct {
 	aborted   chan struct{} // closed by the first Abort
 	abortCode int
 	abortSet  bool
+	abortRank int // the rank whose Abort came first
 }
 
 // step is one collective while ranks enter it. calls, data and err are
@@ -84,8 +85,22 @@ func (w *LocalWorld) AbortCode() (code int, aborted bool) {
 	return w.abortCode, w.abortSet
 }
 
+// AbortedBy returns the rank whose Abort came first, and whether any did.
+// Under MPI that rank's abort ends the others: what they would have written
+// after it is lost.
+func (w *LocalWorld) AbortedBy() (rank int, aborted bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.abortRank, w.abortSet
+}
+
 // Aborted is closed when some rank aborts.
 func (w *LocalWorld) Aborted() <-chan struct{} { return w.aborted }
+
+// AbortedNotify is closed when some rank aborts (comm.AbortWatcher).
+func (l *Local) AbortedNotify() <-chan struct{} { return l.world.aborted }
+
+var _ AbortWatcher = (*Local)(nil)
 
 // World is the LocalWorld this rank belongs to.
 func (l *Local) World() *LocalWorld { return l.world }
@@ -152,6 +167,7 @@ func (l *Local) Abort(code int) {
 	if !w.abortSet {
 		w.abortSet = true
 		w.abortCode = code
+		w.abortRank = l.rank
 		close(w.aborted)
 	}
 	w.mu.Unlock()

@@ -119,10 +119,19 @@ type Config struct {
 	// their diagnosis); above it, the host watchdog fires first.
 	DeviceTimeout time.Duration
 
-	// AbortGrace is how long a rank other than 0 waits after its own
-	// timeout before aborting the job itself, leaving rank 0 the chance to
-	// write the reports and the diagnosis first.
+	// AbortGrace is how long a rank other than 0 waits after a signal
+	// before it exits, leaving rank 0 the chance to write the reports
+	// first.
 	AbortGrace time.Duration
+
+	// HangGrace is how long a rank other than 0 waits after its own
+	// timeout for rank 0 to abort the job (rank 0 writes the reports and
+	// the diagnosis first) before aborting it itself: only a rank 0 that
+	// never comes to its own timeout (stuck outside the stream) leaves the
+	// job to the others. Rank 0 can come to its timeout seconds after the
+	// others when it started its wait later (host work of its own: reports,
+	// checks); a grace shorter than that lost its reports. Default 30 s.
+	HangGrace time.Duration
 
 	// Signals, when set, ends the run on the first signal that arrives on
 	// it (the CLI's signal.Notify of SIGINT and SIGTERM), whatever the
@@ -180,6 +189,9 @@ func Run(c comm.Comm, b backend.Backend, w *backend.World, cfg *Config) int {
 	r.call = callShaperOf(r.modes)
 	if cfg.AbortGrace == 0 {
 		cfg.AbortGrace = 3 * time.Second
+	}
+	if cfg.HangGrace == 0 {
+		cfg.HangGrace = 30 * time.Second
 	}
 	if cfg.Stress > 0 {
 		var note string
@@ -647,7 +659,7 @@ func (r *run) hang(c cases.Case, what string, blocks int, gaveUp bool) {
 	if r.c.Rank() != 0 {
 		// Give rank 0 the first word: it writes the reports and the same
 		// diagnosis, then aborts everyone.
-		time.Sleep(r.cfg.AbortGrace)
+		r.awaitAbort(r.cfg.HangGrace)
 	}
 	fmt.Fprintf(r.cfg.Stderr, "artest: %s\n", msg)
 	if r.c.Rank() == 0 {
@@ -675,6 +687,22 @@ func (r *run) hang(c cases.Case, what string, blocks int, gaveUp bool) {
 		_ = f.Sync()
 	}
 	r.c.Abort(exitcode.Hang)
+}
+
+// awaitAbort waits up to grace for another rank to abort the job. Under MPI
+// that abort ends this process; in an in-process world (comm.AbortWatcher)
+// this rank ends here as a killed process would, saying nothing more.
+func (r *run) awaitAbort(grace time.Duration) {
+	w, ok := r.c.(comm.AbortWatcher)
+	if !ok {
+		time.Sleep(grace)
+		return
+	}
+	select {
+	case <-time.After(grace):
+	case <-w.AbortedNotify():
+		r.c.Abort(exitcode.Hang) // the first abort's code stands
+	}
 }
 
 // nameGiveUps fills in the variant of vs and wait point of plugin give-ups

@@ -106,24 +106,29 @@ func (s *stream) idle() bool {
 // long queue of quick ops (a stress batch of a thousand calls) is no hang,
 // and one op that never ends is, timeout after the last one that did.
 func (s *stream) sync(timeout time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	deadline := time.Now().Add(timeout)
+	// The timer only wakes the wait; the deadline decides. Each wait arms
+	// it for what is left of the deadline: a wake-up that came before the
+	// deadline (the timer started before the deadline was read, or a
+	// broadcast for another reason) must not leave the wait without one,
+	// or an op that never ends is never called a hang.
 	timer := time.AfterFunc(timeout, func() {
 		s.mu.Lock()
 		s.cond.Broadcast()
 		s.mu.Unlock()
 	})
 	defer timer.Stop()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	deadline := time.Now().Add(timeout)
 	seen := s.finished
 	for len(s.queue) > 0 || s.busy {
 		if s.finished != seen {
 			seen = s.finished
 			deadline = time.Now().Add(timeout)
-			timer.Reset(timeout)
 		} else if !time.Now().Before(deadline) {
 			return backend.ErrTimeout
 		}
+		timer.Reset(time.Until(deadline))
 		s.cond.Wait()
 	}
 	err := s.err

@@ -38,3 +38,34 @@ func TestSyncTimesOutOnlyWithoutProgress(t *testing.T) {
 	close(release)
 	require.NoError(t, b.Sync(5*time.Second))
 }
+
+// A wake-up before the deadline leaves the wait with a timer for the rest
+// of it. Held here: sync starts while another goroutine holds the stream's
+// lock for half the timeout, the way a busy machine can hold a goroutine
+// between its timer's start and its first look at the clock; a timer armed
+// once, at the start, then fires before the deadline it started ahead of,
+// and a stream whose op never ends was never called hung.
+func TestSyncTimesOutWhenItsStartIsDelayed(t *testing.T) {
+	s := newStream()
+	defer s.close()
+	release := make(chan struct{})
+	defer close(release)
+	require.NoError(t, s.enqueue(func() error { <-release; return nil }))
+	for running := false; !running; time.Sleep(time.Millisecond) {
+		s.mu.Lock()
+		running = s.busy
+		s.mu.Unlock()
+	}
+	const timeout = 100 * time.Millisecond
+	s.mu.Lock()
+	got := make(chan error, 1)
+	go func() { got <- s.sync(timeout) }()
+	time.Sleep(timeout / 2)
+	s.mu.Unlock()
+	select {
+	case err := <-got:
+		require.ErrorIs(t, err, backend.ErrTimeout)
+	case <-time.After(20 * timeout):
+		t.Fatal("sync never timed out on an op that does not end")
+	}
+}
