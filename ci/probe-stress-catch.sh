@@ -16,7 +16,7 @@
 # Reports and logs land in OUTDIR/SETTING/; OUTDIR/summary.txt gets the
 # times and ci/catch-summary.py's table.
 #
-#   ci/probe-stress-catch.sh OUTDIR SETTING...   SETTING: gpus | mps2 | mps4
+#   ci/probe-stress-catch.sh OUTDIR SETTING...   SETTING: gpus | gpusN | mps2 | mps4
 #
 # Environment: STRESS (default 2000), RUNS (default 5), BUGS (default
 # "a b c d"), SKIP_DEFAULT=1 to leave out the default-set run, SKIP_CLEAN=1,
@@ -71,8 +71,10 @@ for setting in "$@"; do
 	d=$out/$setting
 	mkdir -p "$d"
 	case $setting in
-	gpus)
-		np=$(nvidia-smi -L | wc -l)
+	gpus | gpus[0-9]*)
+		# gpus: one rank per GPU on all of them; gpusN: on the first N.
+		np=${setting#gpus}
+		[[ -z $np ]] && np=$(nvidia-smi -L | wc -l)
 		pre=()
 		share=()
 		;;
@@ -92,6 +94,8 @@ for setting in "$@"; do
 		shift 2
 		local x=()
 		[[ $env != - ]] && x=(-x "$env")
+		# The link load's block split, while it is measured (straggle.go).
+		[[ -n ${ARTEST_LINK_LOAD:-} ]] && x+=(-x ARTEST_LINK_LOAD)
 		local t0=$SECONDS
 		timeout --kill-after=10 "${JOB_TIMEOUT_S:-300}" "${pre[@]}" mpirun -np "$np" "${x[@]}" "$bin" "${share[@]}" --stress "$stress" \
 			--json "$d/$name.json" "$@" >"$d/$name.log" 2>&1

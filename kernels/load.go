@@ -20,7 +20,7 @@ type LoadArgs struct {
 	Peers     [LoadMaxPeers]uint64
 	PeerBytes uint64
 	NPeers    uint32
-	Reserved  uint32
+	LinkAll   uint32 // 1: every block reads the peers; 0: odd blocks
 }
 
 // LoadMaxPeers is the most peers a link load reads (ARTEST_LOAD_MAX_PEERS).

@@ -3,6 +3,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/artest/artest/internal/backend"
@@ -79,6 +80,11 @@ func (b *Backend) Straggle(d time.Duration) error {
 		Ns: uint64(min(max(d, 0), kernels.LoadMax).Nanoseconds())}
 	if l.link {
 		linkPeers(&args, b.world)
+		// Which blocks read the peers is being measured: ARTEST_LINK_LOAD=all
+		// (every block) against the default (odd blocks).
+		if os.Getenv("ARTEST_LINK_LOAD") == "all" {
+			args.LinkAll = 1
+		}
 	}
 	grid := cu.D1(uint32(max(b.sms, 1) * kernels.LoadBlocksPerSM))
 	if err := cu.LaunchArg(b.d, f, grid, cu.D1(kernels.LoadThreads), 0, l.side.stream, &args); err != nil {
