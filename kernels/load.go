@@ -14,13 +14,13 @@ type LoadArgs struct {
 	Buf   uint64 // scratch, 16-byte aligned: the deadline word (LoadHead bytes), then the streamed region
 	Bytes uint64 // a multiple of 16
 	Ns    uint64 // how long to load
-	// The link load (--schedule link): odd blocks read these peers'
+	// The link load (--schedule link): every block reads these peers'
 	// buffers (as this process maps them, PeerBytes each, a multiple of
 	// 16) instead of the scratch; NPeers 0: none.
 	Peers     [LoadMaxPeers]uint64
 	PeerBytes uint64
 	NPeers    uint32
-	LinkAll   uint32 // 1: every block reads the peers; 0: odd blocks
+	Reserved  uint32
 }
 
 // LoadMaxPeers is the most peers a link load reads (ARTEST_LOAD_MAX_PEERS).

@@ -11,7 +11,7 @@ import (
 // The load kernel's parameter, bound and block size: Go and C agree.
 func TestLoadArgsMatchC(t *testing.T) {
 	src := readFile(t, "harness/load.cu")
-	require.Regexp(t, `struct ArtestLoadArgs \{\s+uint64_t buf;[^\n]*\n\s+uint64_t bytes;[^\n]*\n\s+uint64_t ns;[^\n]*\n\s+uint64_t peers\[ARTEST_LOAD_MAX_PEERS\];[^\n]*\n\s+uint64_t peer_bytes;[^\n]*\n\s+uint32_t npeers;[^\n]*\n\s+uint32_t link_all;[^\n]*\n\};`, src)
+	require.Regexp(t, `struct ArtestLoadArgs \{\s+uint64_t buf;[^\n]*\n\s+uint64_t bytes;[^\n]*\n\s+uint64_t ns;[^\n]*\n\s+uint64_t peers\[ARTEST_LOAD_MAX_PEERS\];[^\n]*\n\s+uint64_t peer_bytes;[^\n]*\n\s+uint32_t npeers;[^\n]*\n\s+uint32_t reserved;\n\};`, src)
 	require.Regexp(t, `sizeof\(ArtestLoadArgs\) == 104`, src)
 	require.Equal(t, uintptr(104), unsafe.Sizeof(LoadArgs{}))
 	require.Equal(t, uintptr(8), unsafe.Offsetof(LoadArgs{}.Bytes))

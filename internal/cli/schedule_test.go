@@ -105,6 +105,8 @@ func TestSchedulesReachTheBackend(t *testing.T) {
 	require.Equal(t, []int{0, 0}, res.codes, "%v", res.stderr)
 	rep := readReport(t, js)
 	require.Equal(t, "poison-after-return", rep.Header.Schedules)
-	require.Equal(t, "skew off: the cuda backend has no stream-ordered delay; straggler off: the cuda backend has no side load", rep.Header.ScheduleNote)
-	require.Contains(t, res.stdout[0], "stress 5, schedules poison-after-return (skew off: the cuda backend has no stream-ordered delay; straggler off: the cuda backend has no side load)")
+	const off = "skew off: the cuda backend has no stream-ordered delay; straggler off: the cuda backend has no side load; " +
+		"link off: the cuda backend's load cannot read its peers"
+	require.Equal(t, off, rep.Header.ScheduleNote)
+	require.Contains(t, res.stdout[0], "stress 5, schedules poison-after-return ("+off+")")
 }

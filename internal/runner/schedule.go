@@ -38,8 +38,8 @@ type Schedules struct {
 	// peers queue behind the load's on the links while theirs of it do
 	// not: a peer that returns without waiting for it (a missing end
 	// barrier) leaves it reading for longer, even in a kernel whose every
-	// thread reads one vector. It turns the straggler on. Opt-in: not in
-	// AllSchedules until its catch rates are measured on a GPU.
+	// thread reads one vector. It turns the straggler on. Off where the
+	// ranks share a GPU (no link between them) and on the host backend.
 	Link bool
 }
 
@@ -55,7 +55,7 @@ const (
 var ScheduleNames = []string{SchedPoison, SchedSkew, SchedStraggler, SchedLink}
 
 // AllSchedules is what --stress runs without --schedule.
-func AllSchedules() Schedules { return Schedules{Poison: true, Skew: true, Straggler: true} }
+func AllSchedules() Schedules { return Schedules{Poison: true, Skew: true, Straggler: true, Link: true} }
 
 // ParseSchedules reads a --schedule value: "all", "none", or a
 // comma-separated list of names.
@@ -157,6 +157,12 @@ func (s Schedules) Supported(b backend.Backend) (Schedules, string) {
 			why = "it needs the straggler's load"
 		}
 		notes = append(notes, fmt.Sprintf("%s off: %s", SchedLink, why))
+	}
+	if d, ok := b.(interface{ LinkReason() string }); s.Link && ok {
+		if why := d.LinkReason(); why != "" {
+			s.Link = false
+			notes = append(notes, fmt.Sprintf("%s off: %s", SchedLink, why))
+		}
 	}
 	return s, strings.Join(notes, "; ")
 }

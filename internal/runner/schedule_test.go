@@ -17,7 +17,7 @@ func TestParseSchedules(t *testing.T) {
 		str  string
 		err  string
 	}{
-		{"all", Schedules{Poison: true, Skew: true, Straggler: true}, "poison-after-return,skew,straggler", ""},
+		{"all", Schedules{Poison: true, Skew: true, Straggler: true, Link: true}, "poison-after-return,skew,straggler,link", ""},
 		{"straggler", Schedules{Straggler: true}, "straggler", ""},
 		{"straggler,skew", Schedules{Skew: true, Straggler: true}, "skew,straggler", ""},
 		{"none", Schedules{}, "none", ""},
@@ -160,13 +160,14 @@ func (noDelay) Name() string { return "cuda" }
 func TestSchedulesSupported(t *testing.T) {
 	h := host.New(t.TempDir())
 	s, note := AllSchedules().Supported(h)
-	require.Equal(t, AllSchedules(), s)
-	require.Empty(t, note)
+	require.Equal(t, Schedules{Poison: true, Skew: true, Straggler: true}, s)
+	require.Equal(t, "link off: the host backend's load cannot read its peers", note)
 	var _ backend.Delayer = h
 
 	s, note = AllSchedules().Supported(noDelay{})
 	require.Equal(t, Schedules{Poison: true}, s)
-	require.Equal(t, "skew off: the cuda backend has no stream-ordered delay; straggler off: the cuda backend has no side load", note)
+	require.Equal(t, "skew off: the cuda backend has no stream-ordered delay; straggler off: the cuda backend has no side load; "+
+		"link off: the cuda backend's load cannot read its peers", note)
 	var _ backend.Straggler = h
 }
 

@@ -107,6 +107,16 @@ func (st *stressCase) enqueueBatch(s0, kk int, mark bool) error {
 		if err := r.enqueueCall(s, &st.launches[j], s.inOf(st.at(st.srcAll, j))); err != nil {
 			return err
 		}
+		if st.wit != nil {
+			// Right after the call, before the copies: on a rank under
+			// the link load a copy can take 80 us more than on its peer
+			// (2 H200), which a stamp after it counted as a lead on a
+			// correct kernel. The poison waits for the stamp (one tiny
+			// kernel) instead.
+			if err := st.wit.stamp(j); err != nil {
+				return err
+			}
+		}
 		if m.InPlace && m.Registered {
 			// The whole message: in place the output is all of it (an
 			// all-gather's) or a chunk of it (a reduce-scatter's).
@@ -121,13 +131,6 @@ func (st *stressCase) enqueueBatch(s0, kk int, mark bool) error {
 			// itself; this is the only other write of it.
 			if err := r.b.Copy(s.in, st.poisonBuf, s.inBytes); err != nil {
 				return fmt.Errorf("poison after return: %w", err)
-			}
-		}
-		if st.wit != nil {
-			// After the poison: the stamp would delay it, and every
-			// rank's stamp follows the same work.
-			if err := st.wit.stamp(j); err != nil {
-				return err
 			}
 		}
 		if mark && st.marker != nil && (j+1)%progressEvery == 0 {

@@ -27,7 +27,7 @@ struct ArtestLoadArgs {
   uint64_t peers[ARTEST_LOAD_MAX_PEERS];  // the link load: peers' buffers, as this process maps them
   uint64_t peer_bytes;  // readable bytes of each, a multiple of 16
   uint32_t npeers;      // 0: no link load
-  uint32_t link_all;    // 1: every block reads the peers; 0: odd blocks (the others load this GPU's memory)
+  uint32_t reserved;
 };
 
 static_assert(sizeof(ArtestLoadArgs) == 104, "ArtestLoadArgs changed: change kernels.LoadArgs with it");
@@ -59,25 +59,27 @@ extern "C" __global__ void __launch_bounds__(ARTEST_LOAD_THREADS) artest_load(co
     deadline = was == 0 ? want : was;
   }
   __syncthreads();
-  // The link load (npeers > 0): odd blocks read the peers' buffers instead,
-  // so that this rank's own reads of its peers queue behind them on the
-  // links while the peers' reads of this rank do not: a rank that returns
-  // without waiting for its peers (a missing end barrier) leaves this one
-  // reading. Reads only: the peers' memory is never written.
-  const bool link_block = args.link_all ? true : (blockIdx.x & 1u) != 0;
-  if (args.npeers > 0 && link_block) {
+  // The link load (npeers > 0): every block reads the peers' buffers
+  // instead, so that this rank's own reads of its peers queue behind them
+  // on the links while the peers' reads of this rank do not: a rank that
+  // returns without waiting for its peers (a missing end barrier) leaves
+  // this one reading. Reads only: the peers' memory is never written.
+  // Every block, not half with the other half loading this GPU's memory:
+  // that half slowed the peers' reads of this rank too (2 H200, vLLM's
+  // one-stage kernel without its end barrier: 935 to 1059 wrong iterations
+  // of 8000 with half, 1339 to 1541 with every block; 2026-11-26).
+  if (args.npeers > 0) {
     const uint64_t pvecs = args.peer_bytes / 16;
     if (pvecs == 0) return;
     const uint32_t npeers = args.npeers < ARTEST_LOAD_MAX_PEERS ? args.npeers : ARTEST_LOAD_MAX_PEERS;
-    const uint32_t lb = args.link_all ? blockIdx.x : blockIdx.x >> 1;  // this block's index among the link blocks
-    const char* peer = reinterpret_cast<const char*>(args.peers[lb % npeers]);
-    const uint64_t pstride = static_cast<uint64_t>(args.link_all ? gridDim.x : (gridDim.x + 1) / 2) * blockDim.x;
+    const char* peer = reinterpret_cast<const char*>(args.peers[blockIdx.x % npeers]);
+    const uint64_t pstride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
     // Every thread walks the whole buffer from its own start, so the
     // reads spread over it whatever its size against the grid (a 64 KiB
     // input has fewer vectors than the load has threads).
     // The step is the grid's stride modulo the buffer, and never 0 (a
     // buffer whose vectors divide the stride), so j keeps moving.
-    uint64_t j = (static_cast<uint64_t>(lb) * blockDim.x + threadIdx.x) % pvecs;
+    uint64_t j = (static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x) % pvecs;
     uint64_t step = pstride % pvecs;
     if (step == 0) step = 1;
     uint32_t sink = 0;

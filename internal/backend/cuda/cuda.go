@@ -78,6 +78,9 @@ type Backend struct {
 	own       []cu.DevicePtr // signal, input, staging of this rank
 	opened    []cu.DevicePtr // peers' mappings
 	p2pReason string
+	// sharedReason, when ranks share a GPU, names two of them: there is
+	// no link between them for the link load to busy.
+	sharedReason string
 	devices   []string
 	topology  any
 	rank      int
@@ -629,6 +632,7 @@ func (b *Backend) Setup(c comm.Comm, capacity int64, ext backend.ExternalSet) (*
 		return nil, err
 	}
 	b.p2pReason = b.checkP2P(ordinals)
+	b.sharedReason = sharedGPUReason(ordinals)
 	if err := b.setupMulticast(c, capacity, w, ordinals); err != nil {
 		return nil, err
 	}
@@ -713,6 +717,18 @@ func (b *Backend) allocShared(c comm.Comm, capacity, ctlBytes int64) ([]byte, er
 
 // checkP2P says why some pair of GPUs cannot reach each other ("" if all can).
 // Every rank computes the same answer from the same gathered ordinals.
+// sharedGPUReason names two ranks that share a GPU ("" when none do).
+func sharedGPUReason(ordinals []int) string {
+	seen := map[int]int{}
+	for r, o := range ordinals {
+		if first, dup := seen[o]; dup {
+			return fmt.Sprintf("ranks %d and %d share GPU %d", first, r, o)
+		}
+		seen[o] = r
+	}
+	return ""
+}
+
 func (b *Backend) checkP2P(ordinals []int) string {
 	for i, oi := range ordinals {
 		for j, oj := range ordinals {

@@ -3,7 +3,6 @@ package cuda
 import (
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/artest/artest/internal/backend"
@@ -80,11 +79,6 @@ func (b *Backend) Straggle(d time.Duration) error {
 		Ns: uint64(min(max(d, 0), kernels.LoadMax).Nanoseconds())}
 	if l.link {
 		linkPeers(&args, b.world)
-		// Which blocks read the peers is being measured: ARTEST_LINK_LOAD=all
-		// (every block) against the default (odd blocks).
-		if os.Getenv("ARTEST_LINK_LOAD") == "all" {
-			args.LinkAll = 1
-		}
 	}
 	grid := cu.D1(uint32(max(b.sms, 1) * kernels.LoadBlocksPerSM))
 	if err := cu.LaunchArg(b.d, f, grid, cu.D1(kernels.LoadThreads), 0, l.side.stream, &args); err != nil {
@@ -93,17 +87,30 @@ func (b *Backend) Straggle(d time.Duration) error {
 	return nil
 }
 
+// LinkReason says why the link load cannot run ("" when it can): it reads
+// the peers' inputs over the links between GPUs, so it needs a peer on
+// another GPU with peer access, and ranks that share a GPU have no link
+// between them (their reads of each other are this GPU's memory reads).
+func (b *Backend) LinkReason() string {
+	switch {
+	case b.world == nil:
+		return "no world set up"
+	case b.world.Size < 2:
+		return "one rank: no peer to read"
+	case b.sharedReason != "":
+		return b.sharedReason + ": no link between them"
+	case b.p2pReason != "":
+		return b.p2pReason
+	}
+	return ""
+}
+
 // StraggleOverLink makes every later load also read the peers' input
 // buffers (backend.LinkStraggler): after Setup, on a world of more than
 // one rank with peer access.
 func (b *Backend) StraggleOverLink() error {
-	switch {
-	case b.world == nil:
-		return errors.New("link load: no world set up")
-	case b.world.Size < 2:
-		return errors.New("link load: no peer to read")
-	case b.p2pReason != "":
-		return fmt.Errorf("link load: %s", b.p2pReason)
+	if why := b.LinkReason(); why != "" {
+		return fmt.Errorf("link load: %s", why)
 	}
 	b.load.link = true
 	return nil
