@@ -222,14 +222,14 @@ type Straggler interface {
 	JoinStraggle() error
 }
 
-// LinkStraggler is a Straggler whose load can also read its peers' memory
-// (--schedule link): the straggling rank's own reads of its peers then
-// queue behind the load's on the links, while the peers' reads of it do
-// not.
+// LinkStraggler is a Straggler whose load can instead read its peers'
+// memory (--schedule link): the straggling rank's own reads of its peers
+// then queue behind the load's on the links, while the peers' reads of it
+// do not.
 type LinkStraggler interface {
-	// StraggleOverLink makes every later Straggle read the peers' input
-	// buffers too; called once, after Setup and before any call.
-	StraggleOverLink() error
+	// StraggleOverLink starts, like Straggle, a load of d that reads the
+	// peers' input buffers over the links instead of this GPU's memory.
+	StraggleOverLink(d time.Duration) error
 }
 
 // Overlapper is a backend that can run a compute load beside its calls:

@@ -24,6 +24,10 @@ type Witness struct {
 	ThresholdUS float64 `json:"threshold_us"`
 	Over        int     `json:"over"`
 	Iterations  int     `json:"iterations"`
+	// LinkSkipped iterations of Iterations were not compared: a link
+	// load (--schedule link) ran in them, and it holds its GPU's kernel
+	// ends, so a lead there says nothing.
+	LinkSkipped int `json:"link_skipped,omitempty"`
 	// SameClock: every rank read one clock (one GPU's timer), so the
 	// leads are exact; else they went through the host's wall clock.
 	SameClock bool `json:"same_clock,omitempty"`

@@ -33,13 +33,14 @@ type Schedules struct {
 	// (a missing end barrier) lets poison or the next input land while it
 	// still reads.
 	Straggler bool
-	// Link: the straggler's load also reads its peers' input buffers
-	// (backend.LinkStraggler), so the straggling rank's own reads of its
-	// peers queue behind the load's on the links while theirs of it do
-	// not: a peer that returns without waiting for it (a missing end
-	// barrier) leaves it reading for longer, even in a kernel whose every
-	// thread reads one vector. It turns the straggler on. Off where the
-	// ranks share a GPU (no link between them) and on the host backend.
+	// Link: in half the straggler's iterations, drawn from the seed, its
+	// load reads its peers' input buffers instead (backend.LinkStraggler),
+	// so the straggling rank's own reads of its peers queue behind the
+	// load's on the links while theirs of it do not: a peer that returns
+	// without waiting for it (a missing end barrier) leaves it reading for
+	// longer, even in a kernel whose every thread reads one vector. It
+	// turns the straggler on. Off where the ranks share a GPU (no link
+	// between them) and on the host backend.
 	Link bool
 }
 
@@ -191,6 +192,9 @@ type step struct {
 	skewDelay time.Duration
 	stragRank int // the rank that runs a side load (-1: none)
 	stragLoad time.Duration
+	// stragLink: the load reads the peers' inputs over the links
+	// (backend.LinkStraggler) instead of its own GPU's memory.
+	stragLink bool
 }
 
 // plan is iteration iter's schedule for case id on a world of n ranks: the
@@ -214,6 +218,10 @@ func (s Schedules) plan(seed uint64, id string, iter, n int) step {
 		if r := int(x % uint64(n+1)); r < n {
 			st.stragRank = r
 			st.stragLoad = stragMin + time.Duration(splitmix(x)%uint64(stragSpan))
+			// Half the loads read over the links: the other half keep
+			// the witness's leads meaningful (a link load holds its
+			// GPU's kernel ends, correct kernels' too).
+			st.stragLink = s.Link && splitmix(planHash(seed, id, iter, SchedLink))&1 == 0
 		}
 	}
 	return st

@@ -127,6 +127,26 @@ func TestStragglerPlan(t *testing.T) {
 	}
 	// Independent draws agree about 1 in n+1 times, not always.
 	require.InDelta(t, iters/(n+1), same, 100)
+
+	// With link, half the loads read over the links; the rank and the
+	// load's length are what they were without it.
+	linked, loads := 0, 0
+	for i := 0; i < iters; i++ {
+		st := Schedules{Skew: true, Straggler: true, Link: true}.plan(7, id, i, n)
+		plain := s.plan(7, id, i, n)
+		require.Equal(t, plain.stragRank, st.stragRank)
+		require.Equal(t, plain.stragLoad, st.stragLoad)
+		require.False(t, plain.stragLink)
+		if st.stragRank < 0 {
+			require.False(t, st.stragLink)
+			continue
+		}
+		loads++
+		if st.stragLink {
+			linked++
+		}
+	}
+	require.InDelta(t, loads/2, linked, 80, "%d of %d loads over the links", linked, loads)
 }
 
 // The host backend's side load runs beside what follows it, and a join

@@ -85,8 +85,11 @@ type stressCase struct {
 	way        callWay
 	units      map[int]callUnit
 	batchStart int
-	marker     backend.ProgressMarker
-	trace      func(format string, args ...any)
+	// linked[kk][j]: the batch of kk's iteration j ran a link load (on
+	// some rank); the witness leaves those iterations out.
+	linked map[int][]bool
+	marker backend.ProgressMarker
+	trace  func(format string, args ...any)
 	// Checking: how the iterations were checked, and how many failed
 	// and had wrong values so far.
 	stats                   checkStats

@@ -84,6 +84,10 @@ func (st *stressCase) enqueueBatch(s0, kk int, mark bool) error {
 	r, s, m := st.r, st.s, st.s.c.Mode
 	id := s.c.ID()
 	loaded := false
+	// Which iterations ran a link load, as every rank planned them; a
+	// graph's replays repeat its capture's.
+	linked := make([]bool, kk)
+	st.linked[kk] = linked
 	for j := 0; j < kk; j++ {
 		it := st.sched.plan(r.cfg.Seed, id, s0+j, r.w.Size)
 		if it.skewRank == r.w.Rank {
@@ -96,11 +100,18 @@ func (st *stressCase) enqueueBatch(s0, kk int, mark bool) error {
 		if it.stragRank == r.w.Rank {
 			// The load starts with the input copy and runs beside
 			// the call: this rank's blocks read slowly.
-			if err := r.b.(backend.Straggler).Straggle(it.stragLoad); err != nil {
+			var err error
+			if it.stragLink {
+				err = r.b.(backend.LinkStraggler).StraggleOverLink(it.stragLoad)
+			} else {
+				err = r.b.(backend.Straggler).Straggle(it.stragLoad)
+			}
+			if err != nil {
 				return err
 			}
 			loaded = true
 		}
+		linked[j] = it.stragLink
 		// Each iteration's input goes into the registered buffer the
 		// moment the previous call returns: exactly what the end
 		// barrier must make safe.

@@ -47,6 +47,9 @@ type witnessStamps struct {
 	// clock's host (backend.ClockSync).
 	Domain string `json:"domain"`
 	Host   string `json:"host"`
+	// LinkIters are the iterations in which some rank ran a link load
+	// (the same on every rank: all plan alike).
+	LinkIters []int `json:"link_iters,omitempty"`
 }
 
 // witness records one rank's stamps during a stress case.
@@ -88,12 +91,13 @@ func (w *witness) stamp(j int) error {
 	return nil
 }
 
-// collect reads the stamps of a finished batch of kk iterations and syncs
+// collect reads the stamps of a finished batch of kk iterations (linked:
+// which of them ran a link load) and syncs
 // the clocks again: a GPU's timer drifts from the host's wall clock (by
 // about 20 us over a 13 s case on H200, 2026-11-26), so each batch's
 // stamps move to the wall clock by the offset interpolated between the
 // syncs before and after it.
-func (w *witness) collect(b backend.Backend, kk int) error {
+func (w *witness) collect(b backend.Backend, kk int, linked []bool) error {
 	raw := make([]byte, 8*kk)
 	if err := b.Download(raw, w.buf); err != nil {
 		return fmt.Errorf("witness: download %d stamps: %w", kk, err)
@@ -105,6 +109,9 @@ func (w *witness) collect(b backend.Backend, kk int) error {
 	ends := make([]int64, kk)
 	for j := range ends {
 		ends[j] = int64(binary.LittleEndian.Uint64(raw[8*j:]))
+		if j < len(linked) && linked[j] {
+			w.out.LinkIters = append(w.out.LinkIters, len(w.out.Ends)+j)
+		}
 	}
 	w.out.Ends = append(w.out.Ends, ends...)
 	w.out.Walls = append(w.out.Walls, toWall(ends, w.last.Offset.Nanoseconds(), cs.Offset.Nanoseconds())...)
@@ -173,8 +180,19 @@ func mergeWitness(rs []rankResult, backendName, early string) *report.Witness {
 		return time.Duration(rs[r].Witness.UncertaintyNs)
 	}
 	w := &report.Witness{Iterations: n, Iteration: -1, SameClock: oneDomain}
+	// A link load holds the kernel ends of its GPU, so its rank's stamps
+	// come late whatever the kernel does (correct kernels led by up to
+	// 130 us on 2 H200): those iterations are not compared.
+	skip := map[int]bool{}
+	for _, i := range rs[0].Witness.LinkIters {
+		skip[i] = true
+	}
 	var worstThreshold time.Duration
 	for i := 0; i < n; i++ {
+		if skip[i] {
+			w.LinkSkipped++
+			continue
+		}
 		first, last := 0, 0
 		for r := range rs {
 			if at(r, i) < at(first, i) {

@@ -71,6 +71,18 @@ func TestMergeWitness(t *testing.T) {
 			}
 		})
 	}
+	// Iterations that ran a link load are left out: its GPU's kernel ends
+	// come late whatever the kernel does.
+	a0, a1 := stamps("gpu0", 0, 0, 100*us, 200*us, 300*us), stamps("gpu1", 0, 0, 110*us, 400*us, 305*us)
+	a0.Witness.LinkIters, a1.Witness.LinkIters = []int{1}, []int{1}
+	w := mergeWitness([]rankResult{a0, a1}, "cuda", "")
+	require.Equal(t, 1, w.LinkSkipped)
+	require.Equal(t, 0, w.Over)
+	require.Empty(t, w.Warning)
+	require.InDelta(t, 10, w.MaxLeadUS, 1e-9)
+	a0.Witness.LinkIters, a1.Witness.LinkIters = nil, nil
+	require.NotEmpty(t, mergeWitness([]rankResult{a0, a1}, "cuda", "").Warning, "the same stamps, compared")
+
 	// Ranks on two hosts have no common clock: no witness.
 	a, b := stamps("g", 0, 0, 1), stamps("g", 0, 0, 1)
 	b.Witness.Host = "other"

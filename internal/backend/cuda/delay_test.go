@@ -39,7 +39,7 @@ func TestLinkReason(t *testing.T) {
 	require.Empty(t, b.LinkReason())
 	b.sharedReason = sharedGPUReason([]int{0, 1, 0})
 	require.Equal(t, "ranks 0 and 2 share GPU 0: no link between them", b.LinkReason())
-	require.ErrorContains(t, b.StraggleOverLink(), "link load: ranks 0 and 2 share GPU 0: no link between them")
+	require.ErrorContains(t, b.StraggleOverLink(time.Microsecond), "link load: ranks 0 and 2 share GPU 0: no link between them")
 	b.sharedReason = sharedGPUReason([]int{0, 1, 2})
 	b.p2pReason = "no P2P access between GPU 0 (rank 0) and GPU 1 (rank 1)"
 	require.Equal(t, b.p2pReason, b.LinkReason())

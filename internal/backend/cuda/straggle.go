@@ -20,9 +20,6 @@ var (
 type loadState struct {
 	side sideStream
 	buf  cu.DevicePtr
-	// link: every load also reads the peers' input buffers over the links
-	// (StraggleOverLink).
-	link bool
 }
 
 // StraggleReason: the straggler's load needs artest_load in the fatbin.
@@ -60,7 +57,18 @@ func (b *Backend) PrepareStraggle() error {
 // LoadBlocksPerSM blocks per multiprocessor. Nothing on the main stream
 // waits for it until JoinStraggle. Captured, the load is a branch of the
 // graph beside the calls.
-func (b *Backend) Straggle(d time.Duration) error {
+func (b *Backend) Straggle(d time.Duration) error { return b.straggle(d, false) }
+
+// StraggleOverLink starts a load of d whose blocks read the peers' input
+// buffers over the links (backend.LinkStraggler).
+func (b *Backend) StraggleOverLink(d time.Duration) error {
+	if why := b.LinkReason(); why != "" {
+		return fmt.Errorf("link load: %s", why)
+	}
+	return b.straggle(d, true)
+}
+
+func (b *Backend) straggle(d time.Duration, link bool) error {
 	if b.load.buf == 0 {
 		return errors.New("straggler: PrepareStraggle was not called")
 	}
@@ -77,7 +85,7 @@ func (b *Backend) Straggle(d time.Duration) error {
 	}
 	args := kernels.LoadArgs{Buf: uint64(l.buf), Bytes: kernels.LoadScratchBytes,
 		Ns: uint64(min(max(d, 0), kernels.LoadMax).Nanoseconds())}
-	if l.link {
+	if link {
 		linkPeers(&args, b.world)
 	}
 	grid := cu.D1(uint32(max(b.sms, 1) * kernels.LoadBlocksPerSM))
@@ -103,17 +111,6 @@ func (b *Backend) LinkReason() string {
 		return b.p2pReason
 	}
 	return ""
-}
-
-// StraggleOverLink makes every later load also read the peers' input
-// buffers (backend.LinkStraggler): after Setup, on a world of more than
-// one rank with peer access.
-func (b *Backend) StraggleOverLink() error {
-	if why := b.LinkReason(); why != "" {
-		return fmt.Errorf("link load: %s", why)
-	}
-	b.load.link = true
-	return nil
 }
 
 // linkPeers fills a's link load with every other rank's input buffer of
