@@ -56,7 +56,9 @@ const (
 var ScheduleNames = []string{SchedPoison, SchedSkew, SchedStraggler, SchedLink}
 
 // AllSchedules is what --stress runs without --schedule.
-func AllSchedules() Schedules { return Schedules{Poison: true, Skew: true, Straggler: true, Link: true} }
+func AllSchedules() Schedules {
+	return Schedules{Poison: true, Skew: true, Straggler: true, Link: true}
+}
 
 // ParseSchedules reads a --schedule value: "all", "none", or a
 // comma-separated list of names.

@@ -85,9 +85,10 @@ type stressCase struct {
 	way        callWay
 	units      map[int]callUnit
 	batchStart int
-	// linked[kk][j]: the batch of kk's iteration j ran a link load (on
-	// some rank); the witness leaves those iterations out.
-	linked map[int][]bool
+	// linked[kk][j]: how long a link load ran (on some rank) beside the
+	// batch of kk's iteration j (0: none); the witness leaves out the
+	// iterations it may have overlapped.
+	linked map[int][]time.Duration
 	marker backend.ProgressMarker
 	trace  func(format string, args ...any)
 	// Checking: how the iterations were checked, and how many failed

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/artest/artest/internal/backend"
 )
@@ -86,7 +87,7 @@ func (st *stressCase) enqueueBatch(s0, kk int, mark bool) error {
 	loaded := false
 	// Which iterations ran a link load, as every rank planned them; a
 	// graph's replays repeat its capture's.
-	linked := make([]bool, kk)
+	linked := make([]time.Duration, kk)
 	st.linked[kk] = linked
 	for j := 0; j < kk; j++ {
 		it := st.sched.plan(r.cfg.Seed, id, s0+j, r.w.Size)
@@ -111,7 +112,9 @@ func (st *stressCase) enqueueBatch(s0, kk int, mark bool) error {
 			}
 			loaded = true
 		}
-		linked[j] = it.stragLink
+		if it.stragLink {
+			linked[j] = it.stragLoad
+		}
 		// Each iteration's input goes into the registered buffer the
 		// moment the previous call returns: exactly what the end
 		// barrier must make safe.

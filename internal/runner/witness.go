@@ -27,6 +27,11 @@ const (
 	witnessBaseHost = 50 * time.Millisecond
 )
 
+// linkDrain is how long after its deadline a link load may still hold its
+// GPU's kernel ends: its last reads in flight over the links (a few
+// microseconds; a margin, not measured).
+const linkDrain = 10 * time.Microsecond
+
 // sharedGPUSilent is why ranks sharing one GPU get no witness warning: they
 // read one timer, but their stamp kernels wait for room among each other's
 // blocks and the straggler's load. Correct kernels led by up to 210 us at 4
@@ -47,9 +52,11 @@ type witnessStamps struct {
 	// clock's host (backend.ClockSync).
 	Domain string `json:"domain"`
 	Host   string `json:"host"`
-	// LinkIters are the iterations in which some rank ran a link load
-	// (the same on every rank: all plan alike).
-	LinkIters []int `json:"link_iters,omitempty"`
+	// LinkIters are the iterations beside which some rank ran a link
+	// load, and LinkNs how long each load ran (the same on every rank:
+	// all plan alike).
+	LinkIters []int   `json:"link_iters,omitempty"`
+	LinkNs    []int64 `json:"link_ns,omitempty"`
 }
 
 // witness records one rank's stamps during a stress case.
@@ -97,7 +104,7 @@ func (w *witness) stamp(j int) error {
 // about 20 us over a 13 s case on H200, 2026-11-26), so each batch's
 // stamps move to the wall clock by the offset interpolated between the
 // syncs before and after it.
-func (w *witness) collect(b backend.Backend, kk int, linked []bool) error {
+func (w *witness) collect(b backend.Backend, kk int, linked []time.Duration) error {
 	raw := make([]byte, 8*kk)
 	if err := b.Download(raw, w.buf); err != nil {
 		return fmt.Errorf("witness: download %d stamps: %w", kk, err)
@@ -109,8 +116,9 @@ func (w *witness) collect(b backend.Backend, kk int, linked []bool) error {
 	ends := make([]int64, kk)
 	for j := range ends {
 		ends[j] = int64(binary.LittleEndian.Uint64(raw[8*j:]))
-		if j < len(linked) && linked[j] {
+		if j < len(linked) && linked[j] > 0 {
 			w.out.LinkIters = append(w.out.LinkIters, len(w.out.Ends)+j)
+			w.out.LinkNs = append(w.out.LinkNs, linked[j].Nanoseconds())
 		}
 	}
 	w.out.Ends = append(w.out.Ends, ends...)
@@ -182,14 +190,35 @@ func mergeWitness(rs []rankResult, backendName, early string) *report.Witness {
 	w := &report.Witness{Iterations: n, Iteration: -1, SameClock: oneDomain}
 	// A link load holds the kernel ends of its GPU, so its rank's stamps
 	// come late whatever the kernel does (correct kernels led by up to
-	// 130 us on 2 H200): those iterations are not compared.
-	skip := map[int]bool{}
-	for _, i := range rs[0].Witness.LinkIters {
-		skip[i] = true
+	// 130 us on 2 H200): the iterations it ran beside are not compared.
+	// Nothing waits for a load before the batch's end, so it may also run
+	// beside the next calls: an iteration whose first stamp came before
+	// the load could have ended (the latest stamp of the iteration it
+	// started beside, plus its length and a drain) is not compared either.
+	loadNs := map[int]int64{}
+	for k, i := range rs[0].Witness.LinkIters {
+		loadNs[i] = 0
+		if k < len(rs[0].Witness.LinkNs) {
+			loadNs[i] = rs[0].Witness.LinkNs[k]
+		}
 	}
+	var until int64
+	held := false
 	var worstThreshold time.Duration
 	for i := 0; i < n; i++ {
-		if skip[i] {
+		earliest, latest := at(0, i), at(0, i)
+		for r := range rs {
+			earliest, latest = min(earliest, at(r, i)), max(latest, at(r, i))
+		}
+		if d, ok := loadNs[i]; ok {
+			if end := latest + d + linkDrain.Nanoseconds(); !held || end > until {
+				until = end
+			}
+			held = true
+			w.LinkSkipped++
+			continue
+		}
+		if held && earliest <= until {
 			w.LinkSkipped++
 			continue
 		}

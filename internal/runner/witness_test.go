@@ -71,17 +71,27 @@ func TestMergeWitness(t *testing.T) {
 			}
 		})
 	}
-	// Iterations that ran a link load are left out: its GPU's kernel ends
-	// come late whatever the kernel does.
-	a0, a1 := stamps("gpu0", 0, 0, 100*us, 200*us, 300*us), stamps("gpu1", 0, 0, 110*us, 400*us, 305*us)
-	a0.Witness.LinkIters, a1.Witness.LinkIters = []int{1}, []int{1}
+	// Iterations beside a link load are left out: it holds its GPU's
+	// kernel ends whatever the kernel does. Iteration 1 ran a 50 us load;
+	// iteration 2 began before it could have ended (400 + 50 + the
+	// drain), iteration 3 after.
+	a0 := stamps("gpu0", 0, 0, 100*us, 200*us, 420*us, 600*us)
+	a1 := stamps("gpu1", 0, 0, 110*us, 400*us, 470*us, 660*us)
+	for _, a := range []rankResult{a0, a1} {
+		a.Witness.LinkIters, a.Witness.LinkNs = []int{1}, []int64{50 * us}
+	}
 	w := mergeWitness([]rankResult{a0, a1}, "cuda", "")
-	require.Equal(t, 1, w.LinkSkipped)
-	require.Equal(t, 0, w.Over)
-	require.Empty(t, w.Warning)
-	require.InDelta(t, 10, w.MaxLeadUS, 1e-9)
-	a0.Witness.LinkIters, a1.Witness.LinkIters = nil, nil
-	require.NotEmpty(t, mergeWitness([]rankResult{a0, a1}, "cuda", "").Warning, "the same stamps, compared")
+	require.Equal(t, 2, w.LinkSkipped)
+	require.Equal(t, 1, w.Over)
+	require.Equal(t, 3, w.Iteration)
+	require.InDelta(t, 60, w.MaxLeadUS, 1e-9)
+	require.NotEmpty(t, w.Warning)
+	for _, a := range []rankResult{a0, a1} {
+		a.Witness.LinkIters, a.Witness.LinkNs = nil, nil
+	}
+	w = mergeWitness([]rankResult{a0, a1}, "cuda", "")
+	require.Equal(t, 0, w.LinkSkipped)
+	require.InDelta(t, 200, w.MaxLeadUS, 1e-9, "the same stamps, every iteration compared")
 
 	// Ranks on two hosts have no common clock: no witness.
 	a, b := stamps("g", 0, 0, 1), stamps("g", 0, 0, 1)

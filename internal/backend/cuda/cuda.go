@@ -81,10 +81,10 @@ type Backend struct {
 	// sharedReason, when ranks share a GPU, names two of them: there is
 	// no link between them for the link load to busy.
 	sharedReason string
-	devices   []string
-	topology  any
-	rank      int
-	localRank int
+	devices      []string
+	topology     any
+	rank         int
+	localRank    int
 
 	ext externals // the External variants' set-up and last call (external.go)
 
