@@ -1,19 +1,12 @@
 package runner
 
 import (
-	"bytes"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/artest/artest/cases"
-	"github.com/artest/artest/internal/backend/host"
-	"github.com/artest/artest/internal/comm"
-	"github.com/artest/artest/internal/report"
 	"github.com/artest/artest/kernels"
-	"github.com/artest/artest/kernels/registry"
 )
 
 // After a hang, the job is aborted by rank 0, which writes the reports
@@ -24,53 +17,30 @@ import (
 // shorter than rank 0's lateness the other rank aborts first: the failure
 // this protects against.
 func TestRankZeroAbortsAHungJobFirst(t *testing.T) {
+	const id = "oneshot/f32/sum/4KiB/oop-reg-plain/np2"
 	for _, tc := range []struct {
-		name       string
-		grace      time.Duration // 0: the default
-		wantRank   int
-		wantReport bool
+		name     string
+		grace    time.Duration // 0: the default
+		wantRank int
 	}{
-		{"default grace", 0, 0, true},
-		{"grace shorter than rank 0's lateness", 300 * time.Millisecond, 1, false},
+		{"default grace", 0, 0},
+		{"grace shorter than rank 0's lateness", 300 * time.Millisecond, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			const id = "oneshot/f32/sum/4KiB/oop-reg-plain/np2"
-			set := registry.Builtins()
-			cs, err := cases.Build(set, cases.Selection{IDs: []string{id}}, 2)
-			require.NoError(t, err)
-			world := comm.NewLocalWorld(2)
-			dir := t.TempDir()
-			var errb bytes.Buffer
 			// Rank 1's stream starts its call 3 s late: both ranks hang
 			// until then. Rank 0 notices after 1.5 s, rank 1 after 0.2 s.
-			in := Inject{Bits: kernels.InjectDelay, DelayRank: 1, Delay: 3 * time.Second}
-			var wg sync.WaitGroup
-			for r := 0; r < 2; r++ {
-				wg.Add(1)
-				go func(r int) {
-					defer wg.Done()
-					b := host.New(dir)
-					defer b.Close()
-					w, err := b.Setup(world.Rank(r), Capacity(cs), set)
-					if err != nil {
-						return
-					}
-					c := &Config{Variants: set, Cases: cs, Seed: 1, Iters: 0, Reps: 1, Timeout: 200 * time.Millisecond,
-						Inject: in, HangGrace: tc.grace,
-						Header: report.Header{Tool: "artest", Ranks: 2, Backend: "host"},
-						Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}
-					if r == 0 {
-						c.Timeout, c.Stderr = 1500*time.Millisecond, &errb
-					}
-					Run(world.Rank(r), b, w, c)
-				}(r)
-			}
-			wg.Wait()
-			rank, aborted := world.AbortedBy()
+			res := runWorld(t, 2, []string{id}, func(rank int, c *Config) {
+				c.Iters, c.HangGrace, c.Timeout = 0, tc.grace, 200*time.Millisecond
+				c.Inject = Inject{Bits: kernels.InjectDelay, DelayRank: 1, Delay: 3 * time.Second}
+				if rank == 0 {
+					c.Timeout = 1500 * time.Millisecond
+				}
+			})
+			rank, aborted := res.world.AbortedBy()
 			require.True(t, aborted)
 			require.Equal(t, tc.wantRank, rank, "the first abort")
-			if tc.wantReport {
-				require.Contains(t, errb.String(), "hang in case "+id)
+			if tc.wantRank == 0 {
+				require.Contains(t, res.stderr, "hang in case "+id)
 			}
 		})
 	}

@@ -19,10 +19,12 @@ import (
 	"github.com/artest/artest/kernels/registry"
 )
 
-// worldRun is what runWorld saw: every rank's code and rank 0's output.
+// worldRun is what runWorld saw: every rank's code and rank 0's output,
+// and the world (who aborted it).
 type worldRun struct {
 	codes          []int
 	stdout, stderr string
+	world          *comm.LocalWorld
 }
 
 // runWorld runs Run on n in-process ranks over the host backend with the
@@ -34,9 +36,9 @@ func runWorld(t *testing.T, n int, ids []string, cfg func(rank int, c *Config)) 
 	set := registry.Builtins()
 	cs, err := cases.Build(set, sel, n)
 	require.NoError(t, err)
-	world := comm.NewLocal(n)
+	world := comm.NewLocalWorld(n)
 	dir := t.TempDir()
-	res := worldRun{codes: make([]int, n)}
+	res := worldRun{codes: make([]int, n), world: world}
 	var out, errb bytes.Buffer
 	var wg sync.WaitGroup
 	for r := 0; r < n; r++ {
@@ -45,7 +47,7 @@ func runWorld(t *testing.T, n int, ids []string, cfg func(rank int, c *Config)) 
 			defer wg.Done()
 			b := host.New(dir)
 			defer b.Close()
-			w, err := b.Setup(world[r], Capacity(cs), set)
+			w, err := b.Setup(world.Rank(r), Capacity(cs), set)
 			if err != nil {
 				res.codes[r] = -1
 				return
@@ -59,7 +61,7 @@ func runWorld(t *testing.T, n int, ids []string, cfg func(rank int, c *Config)) 
 			if cfg != nil {
 				cfg(r, c)
 			}
-			res.codes[r] = Run(world[r], b, w, c)
+			res.codes[r] = Run(world.Rank(r), b, w, c)
 		}(r)
 	}
 	wg.Wait()
