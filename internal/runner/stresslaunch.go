@@ -122,11 +122,10 @@ func (st *stressCase) enqueueBatch(s0, kk int, mark bool) error {
 			return err
 		}
 		if st.wit != nil {
-			// Right after the call, before the copies: on a rank under
-			// the link load a copy can take 80 us more than on its peer
-			// (2 H200), which a stamp after it counted as a lead on a
-			// correct kernel. The poison waits for the stamp (one tiny
-			// kernel) instead.
+			// Right after the call, before the copies: the witness
+			// compares calls, and a copy slower on one rank than on
+			// its peer would count as a lead. The poison waits for
+			// the stamp (one tiny kernel) instead.
 			if err := st.wit.stamp(j); err != nil {
 				return err
 			}

@@ -754,15 +754,11 @@ func (b *Backend) checkP2P(ordinals []int) string {
 func (b *Backend) setupNCCL(c comm.Comm, ordinals []int) error {
 	// NCCL refuses two ranks on one GPU (--share-gpus); every rank sees the
 	// same ordinals, so every rank skips it alike.
-	seen := map[int]int{}
-	for r, o := range ordinals {
-		if first, dup := seen[o]; dup {
-			if b.ncclReason == "" {
-				b.ncclReason = fmt.Sprintf("NCCL cannot run two ranks on one GPU (ranks %d and %d share GPU %d)", first, r, o)
-			}
-			return nil
+	if shared := sharedGPUReason(ordinals); shared != "" {
+		if b.ncclReason == "" {
+			b.ncclReason = "NCCL cannot run two ranks on one GPU (" + shared + ")"
 		}
-		seen[o] = r
+		return nil
 	}
 	missing := ""
 	if b.nccl == nil {
