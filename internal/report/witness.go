@@ -28,6 +28,10 @@ type Witness struct {
 	// load (--schedule link) ran in them, and it holds its GPU's kernel
 	// ends, so a lead there says nothing.
 	LinkSkipped int `json:"link_skipped,omitempty"`
+	// HostSkipped iterations of Iterations were not compared: the rank
+	// that finished last ran its stamp right after its host enqueued it
+	// (the host, not the call, decided when), so its lead is not known.
+	HostSkipped int `json:"host_skipped,omitempty"`
 	// SameClock: every rank read one clock (one GPU's timer), so the
 	// leads are exact; else they went through the host's wall clock.
 	SameClock bool `json:"same_clock,omitempty"`

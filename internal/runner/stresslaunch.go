@@ -126,7 +126,7 @@ func (st *stressCase) enqueueBatch(s0, kk int, mark bool) error {
 			// compares calls, and a copy slower on one rank than on
 			// its peer would count as a lead. The poison waits for
 			// the stamp (one tiny kernel) instead.
-			if err := st.wit.stamp(j); err != nil {
+			if err := st.wit.stamp(j, mark); err != nil {
 				return err
 			}
 		}

@@ -32,6 +32,19 @@ const (
 // microseconds; a margin, not measured).
 const linkDrain = 10 * time.Microsecond
 
+// hostLate bounds how soon after its rank's host began to enqueue it a
+// stamp may run and still be taken for the moment its call returned. A
+// stamp enqueued one at a time (plain mode) runs at once on a stream that
+// has drained: when the host fell behind the GPU (a rank's thread held
+// off between the call's launch and the stamp's), the stamp marks the
+// host's delay, not the call's end, and its rank looks like the last to
+// finish. Launching a kernel on an idle H200 stream takes about 5 to
+// 10 us; 20 us is a margin above that, not a measurement of its tail.
+// A rank that really is still reading ran its stamp long after enqueuing
+// it (its call was still running), so a missing end barrier keeps its
+// leads.
+const hostLate = 20 * time.Microsecond
+
 // sharedGPUSilent is why ranks sharing one GPU get no witness warning: they
 // read one timer, but their stamp kernels wait for room among each other's
 // blocks and the straggler's load. Correct kernels led by up to 210 us at 4
@@ -57,6 +70,10 @@ type witnessStamps struct {
 	// all plan alike).
 	LinkIters []int   `json:"link_iters,omitempty"`
 	LinkNs    []int64 `json:"link_ns,omitempty"`
+	// Enqueued is when the host began to enqueue each stamp (Unix ns on
+	// its wall clock), 0 for a stamp in a captured graph (its replay
+	// enqueues every stamp at once).
+	Enqueued []int64 `json:"enqueued,omitempty"`
 }
 
 // witness records one rank's stamps during a stress case.
@@ -65,6 +82,9 @@ type witness struct {
 	buf  backend.Ptr // one 8-byte slot per iteration of a batch
 	last backend.ClockSync
 	out  witnessStamps
+	// enq is when the host began to enqueue each stamp of the batch (0 in
+	// a capture).
+	enq []int64
 }
 
 // newWitness prepares the stamps of a stress case of batches of k
@@ -86,12 +106,17 @@ func (r *run) newWitness(k int) (*witness, error) {
 	if err != nil {
 		return nil, fmt.Errorf("witness: alloc %d stamp slots: %w", k, err)
 	}
-	return &witness{st: st, buf: buf, last: cs, out: witnessStamps{
+	return &witness{st: st, buf: buf, last: cs, enq: make([]int64, k), out: witnessStamps{
 		UncertaintyNs: cs.Uncertainty.Nanoseconds(), Domain: cs.Domain, Host: cs.Host}}, nil
 }
 
-// stamp enqueues the stamp of the batch's iteration j.
-func (w *witness) stamp(j int) error {
+// stamp enqueues the stamp of the batch's iteration j; direct is false
+// while a graph is captured.
+func (w *witness) stamp(j int, direct bool) error {
+	w.enq[j] = 0
+	if direct {
+		w.enq[j] = time.Now().UnixNano()
+	}
 	if err := w.st.Stamp(w.buf + backend.Ptr(8*j)); err != nil {
 		return fmt.Errorf("witness: %w", err)
 	}
@@ -122,6 +147,7 @@ func (w *witness) collect(b backend.Backend, kk int, linked []time.Duration) err
 		}
 	}
 	w.out.Ends = append(w.out.Ends, ends...)
+	w.out.Enqueued = append(w.out.Enqueued, w.enq[:kk]...)
 	w.out.Walls = append(w.out.Walls, toWall(ends, w.last.Offset.Nanoseconds(), cs.Offset.Nanoseconds())...)
 	w.out.UncertaintyNs = max(w.out.UncertaintyNs, cs.Uncertainty.Nanoseconds())
 	w.last = cs
@@ -169,6 +195,9 @@ func mergeWitness(rs []rankResult, backendName, early string) *report.Witness {
 		return nil
 	}
 	base := witnessBaseCUDA
+	// The host backend's stamps run on its stream's goroutine right after
+	// its call, whenever they were enqueued: no host-late stamps there.
+	checkHostLate := backendName != "host"
 	switch {
 	case backendName == "host":
 		base = witnessBaseHost
@@ -231,6 +260,12 @@ func mergeWitness(rs []rankResult, backendName, early string) *report.Witness {
 				last = r
 			}
 		}
+		if checkHostLate && hostLateStamp(rs[last].Witness, i, hostLate+unc(last)) {
+			// The last rank's stamp may mark its host's delay: the lead
+			// is not known.
+			w.HostSkipped++
+			continue
+		}
 		lead := time.Duration(at(last, i) - at(first, i))
 		threshold := base + unc(first) + unc(last)
 		if lead > threshold {
@@ -247,6 +282,15 @@ func mergeWitness(rs []rankResult, backendName, early string) *report.Witness {
 		w.Warning = report.WitnessWarning(w)
 	}
 	return w
+}
+
+// hostLateStamp: s's stamp of iteration i ran within margin of when its
+// host began to enqueue it (see hostLate).
+func hostLateStamp(s *witnessStamps, i int, margin time.Duration) bool {
+	if i >= len(s.Enqueued) || i >= len(s.Walls) || s.Enqueued[i] == 0 {
+		return false
+	}
+	return s.Walls[i]-s.Enqueued[i] < margin.Nanoseconds()
 }
 
 // earlyReturn is why a variant's ranks may return before their peers

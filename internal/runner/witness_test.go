@@ -114,3 +114,50 @@ func TestToWallInterpolatesTheDrift(t *testing.T) {
 	}
 	require.Equal(t, []int64{100 * us, 200 * us, 300 * us, 400 * us}, toWall(ends, 1000*us, 1020*us))
 }
+
+// A stamp that ran right after its host began to enqueue it marks when
+// the host got there, not when the call returned: the rank that looks
+// last then proves nothing, and the iteration is left out. The same lead
+// with the stamp enqueued long before it ran (the call was still running)
+// is a lead.
+func TestMergeWitnessSkipsHostLateStamps(t *testing.T) {
+	const us = 1000
+	for _, tc := range []struct {
+		name          string
+		enqueued      []int64 // rank 1's, per iteration
+		skipped, over int
+		warned        bool
+		maxLead       float64
+	}{
+		{name: "rank 1's stamp ran 8 us after its host enqueued it", enqueued: []int64{80 * us, 242 * us},
+			skipped: 1, maxLead: 10},
+		{name: "rank 1's stamp ran 20.5 us after: a lead", enqueued: []int64{80 * us, 229500},
+			over: 1, warned: true, maxLead: 50},
+		{name: "rank 1 enqueued its stamp while its call ran", enqueued: []int64{80 * us, 150 * us},
+			over: 1, warned: true, maxLead: 50},
+		{name: "captured stamps have no enqueue time", enqueued: []int64{0, 0},
+			over: 1, warned: true, maxLead: 50},
+		{name: "no enqueue times recorded", over: 1, warned: true, maxLead: 50},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a0 := stamps("gpu0", 0, 0, 100*us, 200*us)
+			a1 := stamps("gpu1", 0, 0, 110*us, 250*us)
+			a1.Witness.Enqueued = tc.enqueued
+			// Rank 0's own stamps ran right after their enqueue: a late
+			// first rank only shortens the lead, so it is no reason to
+			// skip.
+			a0.Witness.Enqueued = []int64{99 * us, 199 * us}
+			w := mergeWitness([]rankResult{a0, a1}, "cuda", "")
+			require.Equal(t, tc.skipped, w.HostSkipped)
+			require.Equal(t, tc.over, w.Over)
+			require.Equal(t, tc.warned, w.Warning != "", w.Warning)
+			require.InDelta(t, tc.maxLead, w.MaxLeadUS, 1e-9)
+		})
+	}
+	// The host backend's stamps run after the call whenever they were
+	// enqueued: the rule is not applied there.
+	a0 := stamps("host", 0, 0, 100*us, 200*us)
+	a1 := stamps("host", 0, 0, 110*us, 250*us)
+	a1.Witness.Enqueued = []int64{105 * us, 242 * us}
+	require.Equal(t, 0, mergeWitness([]rankResult{a0, a1}, "host", "").HostSkipped)
+}
