@@ -85,10 +85,10 @@ type stressCase struct {
 	way        callWay
 	units      map[int]callUnit
 	batchStart int
-	// linked[kk][j]: how long a link load ran (on some rank) beside the
-	// batch of kk's iteration j (0: none); the witness leaves out the
-	// iterations it may have overlapped.
-	linked map[int][]time.Duration
+	// loads[kk][j]: the straggler load planned beside the batch of kk's
+	// iteration j (its Ns 0: none), as every rank planned it; the witness
+	// leaves out the iterations a link load may have overlapped.
+	loads  map[int][]witnessLoad
 	marker backend.ProgressMarker
 	trace  func(format string, args ...any)
 	// Checking: how the iterations were checked, and how many failed

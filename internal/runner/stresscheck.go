@@ -19,7 +19,7 @@ const maxStressFailures = 4
 func (st *stressCase) checkBatch(s0, kk int) bool {
 	r := st.r
 	if st.wit != nil {
-		if err := st.wit.collect(r.b, kk, st.linked[kk]); err != nil {
+		if err := st.wit.collect(r.b, kk, st.loads[kk]); err != nil {
 			st.fail("error", "%v", err)
 			st.res.Fatal = fatalText(err)
 			return false

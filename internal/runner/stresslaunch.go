@@ -2,7 +2,6 @@ package runner
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/artest/artest/internal/backend"
 )
@@ -85,10 +84,10 @@ func (st *stressCase) enqueueBatch(s0, kk int, mark bool) error {
 	r, s, m := st.r, st.s, st.s.c.Mode
 	id := s.c.ID()
 	loaded := false
-	// Which iterations ran a link load, as every rank planned them; a
+	// Which iterations ran a load where, as every rank planned them; a
 	// graph's replays repeat its capture's.
-	linked := make([]time.Duration, kk)
-	st.linked[kk] = linked
+	loads := make([]witnessLoad, kk)
+	st.loads[kk] = loads
 	for j := 0; j < kk; j++ {
 		it := st.sched.plan(r.cfg.Seed, id, s0+j, r.w.Size)
 		if it.skewRank == r.w.Rank {
@@ -112,8 +111,8 @@ func (st *stressCase) enqueueBatch(s0, kk int, mark bool) error {
 			}
 			loaded = true
 		}
-		if it.stragLink {
-			linked[j] = it.stragLoad
+		if it.stragRank >= 0 {
+			loads[j] = witnessLoad{Rank: it.stragRank, Ns: it.stragLoad.Nanoseconds(), Link: it.stragLink}
 		}
 		// Each iteration's input goes into the registered buffer the
 		// moment the previous call returns: exactly what the end

@@ -84,7 +84,7 @@ func (r *run) planStress(s *caseState, res *rankResult) *stressCase {
 	sh, isSharer := r.b.(backend.Sharer)
 	st := &stressCase{r: r, s: s, res: res, n: r.cfg.Stress, slot: s.region, sched: r.sched,
 		shared: isSharer && sh.RanksPerGPU() > 1,
-		way:    wayOf(s.c), units: map[int]callUnit{}, linked: map[int][]time.Duration{}, trace: stressTracer(r),
+		way:    wayOf(s.c), units: map[int]callUnit{}, loads: map[int][]witnessLoad{}, trace: stressTracer(r),
 		stats: checkStats{Checker: CheckHost, Bytes: s.outBytes}}
 	st.k = int(min(int64(st.n), stressMaxBatch, max(1, stressBudget/(2*st.slot))))
 	st.marker, _ = r.b.(backend.ProgressMarker)

@@ -65,15 +65,22 @@ type witnessStamps struct {
 	// clock's host (backend.ClockSync).
 	Domain string `json:"domain"`
 	Host   string `json:"host"`
-	// LinkIters are the iterations beside which some rank ran a link
-	// load, and LinkNs how long each load ran (the same on every rank:
-	// all plan alike).
-	LinkIters []int   `json:"link_iters,omitempty"`
-	LinkNs    []int64 `json:"link_ns,omitempty"`
+	// Loads are the straggler loads every rank planned alike, one per
+	// iteration that ran one.
+	Loads []witnessLoad `json:"loads,omitempty"`
 	// Enqueued is when the host began to enqueue each stamp (Unix ns on
 	// its wall clock), 0 for a stamp in a captured graph (its replay
 	// enqueues every stamp at once).
 	Enqueued []int64 `json:"enqueued,omitempty"`
+}
+
+// witnessLoad is one iteration's straggler load: which rank ran it, how
+// long, and whether it read its peers over the links.
+type witnessLoad struct {
+	Iter int   `json:"iter"`
+	Rank int   `json:"rank"`
+	Ns   int64 `json:"ns"`
+	Link bool  `json:"link,omitempty"`
 }
 
 // witness records one rank's stamps during a stress case.
@@ -123,13 +130,13 @@ func (w *witness) stamp(j int, direct bool) error {
 	return nil
 }
 
-// collect reads the stamps of a finished batch of kk iterations (linked:
-// which of them ran a link load) and syncs
+// collect reads the stamps of a finished batch of kk iterations (loads:
+// the load each of them ran, Ns 0 for none) and syncs
 // the clocks again: a GPU's timer drifts from the host's wall clock (by
 // about 20 us over a 13 s case on H200, 2026-11-26), so each batch's
 // stamps move to the wall clock by the offset interpolated between the
 // syncs before and after it.
-func (w *witness) collect(b backend.Backend, kk int, linked []time.Duration) error {
+func (w *witness) collect(b backend.Backend, kk int, loads []witnessLoad) error {
 	raw := make([]byte, 8*kk)
 	if err := b.Download(raw, w.buf); err != nil {
 		return fmt.Errorf("witness: download %d stamps: %w", kk, err)
@@ -141,9 +148,10 @@ func (w *witness) collect(b backend.Backend, kk int, linked []time.Duration) err
 	ends := make([]int64, kk)
 	for j := range ends {
 		ends[j] = int64(binary.LittleEndian.Uint64(raw[8*j:]))
-		if j < len(linked) && linked[j] > 0 {
-			w.out.LinkIters = append(w.out.LinkIters, len(w.out.Ends)+j)
-			w.out.LinkNs = append(w.out.LinkNs, linked[j].Nanoseconds())
+		if j < len(loads) && loads[j].Ns > 0 {
+			l := loads[j]
+			l.Iter = len(w.out.Ends) + j
+			w.out.Loads = append(w.out.Loads, l)
 		}
 	}
 	w.out.Ends = append(w.out.Ends, ends...)
@@ -221,16 +229,22 @@ func mergeWitness(rs []rankResult, backendName, early string) *report.Witness {
 	// come late whatever the kernel does (correct kernels led by up to
 	// 130 us on 2 H200): the iterations it ran beside are not compared.
 	// Nothing waits for a load before the batch's end, so it may also run
-	// beside the next calls: an iteration whose first stamp came before
-	// the load could have ended (the latest stamp of the iteration it
-	// started beside, plus its length and a drain) is not compared either.
-	loadNs := map[int]int64{}
-	for k, i := range rs[0].Witness.LinkIters {
-		loadNs[i] = 0
-		if k < len(rs[0].Witness.LinkNs) {
-			loadNs[i] = rs[0].Witness.LinkNs[k]
+	// beside later calls, and a rank's loads run one after another on
+	// its side stream: a load starts no earlier than the one before it
+	// on that rank ended. Each load is taken to start at the later of
+	// that end and the latest stamp of its own iteration (it was forked
+	// before the call, so it started by then unless it queued), and an
+	// iteration whose first stamp came before a link load could have
+	// ended (plus a drain) is not compared either. On 2 H200 correct
+	// kernels led by 41 to 67 us in the iteration after a link load that
+	// had queued behind a load of the same rank (2026-11-26).
+	loads := map[int]witnessLoad{}
+	for _, l := range rs[0].Witness.Loads {
+		if l.Rank >= 0 && l.Rank < len(rs) {
+			loads[l.Iter] = l
 		}
 	}
+	sideFree := make([]int64, len(rs))
 	var until int64
 	held := false
 	var worstThreshold time.Duration
@@ -239,13 +253,17 @@ func mergeWitness(rs []rankResult, backendName, early string) *report.Witness {
 		for r := range rs {
 			earliest, latest = min(earliest, at(r, i)), max(latest, at(r, i))
 		}
-		if d, ok := loadNs[i]; ok {
-			if end := latest + d + linkDrain.Nanoseconds(); !held || end > until {
-				until = end
+		if l, ok := loads[i]; ok {
+			end := max(sideFree[l.Rank], latest) + l.Ns
+			sideFree[l.Rank] = end
+			if l.Link {
+				if e := end + linkDrain.Nanoseconds(); !held || e > until {
+					until = e
+				}
+				held = true
+				w.LinkSkipped++
+				continue
 			}
-			held = true
-			w.LinkSkipped++
-			continue
 		}
 		if held && earliest <= until {
 			w.LinkSkipped++

@@ -78,7 +78,7 @@ func TestMergeWitness(t *testing.T) {
 	a0 := stamps("gpu0", 0, 0, 100*us, 200*us, 420*us, 600*us)
 	a1 := stamps("gpu1", 0, 0, 110*us, 400*us, 470*us, 660*us)
 	for _, a := range []rankResult{a0, a1} {
-		a.Witness.LinkIters, a.Witness.LinkNs = []int{1}, []int64{50 * us}
+		a.Witness.Loads = []witnessLoad{{Iter: 1, Rank: 1, Ns: 50 * us, Link: true}}
 	}
 	w := mergeWitness([]rankResult{a0, a1}, "cuda", "")
 	require.Equal(t, 2, w.LinkSkipped)
@@ -87,11 +87,37 @@ func TestMergeWitness(t *testing.T) {
 	require.InDelta(t, 60, w.MaxLeadUS, 1e-9)
 	require.NotEmpty(t, w.Warning)
 	for _, a := range []rankResult{a0, a1} {
-		a.Witness.LinkIters, a.Witness.LinkNs = nil, nil
+		a.Witness.Loads = nil
 	}
 	w = mergeWitness([]rankResult{a0, a1}, "cuda", "")
 	require.Equal(t, 0, w.LinkSkipped)
 	require.InDelta(t, 200, w.MaxLeadUS, 1e-9, "the same stamps, every iteration compared")
+
+	// A rank's loads queue on its side stream: a link load planned after
+	// a long plain load on the same rank starts when that one ends, and
+	// holds the kernel ends past its own iteration's stamps plus its
+	// length. Iteration 1 runs a 300 us plain load on rank 0 (until about
+	// 410 us), iteration 2 a 50 us link load on rank 0 (queued: until
+	// about 470 us, not 270), so iteration 3's 60 us lead at 400 us is
+	// left out; the same link load on rank 1, which had no load queued,
+	// leaves it in.
+	b0 := stamps("gpu0", 0, 0, 100*us, 105*us, 200*us, 400*us)
+	b1 := stamps("gpu1", 0, 0, 100*us, 110*us, 210*us, 460*us)
+	for _, linkRank := range []int{0, 1} {
+		for _, a := range []rankResult{b0, b1} {
+			a.Witness.Loads = []witnessLoad{{Iter: 1, Rank: 0, Ns: 300 * us}, {Iter: 2, Rank: linkRank, Ns: 50 * us, Link: true}}
+		}
+		w = mergeWitness([]rankResult{b0, b1}, "cuda", "")
+		if linkRank == 0 {
+			require.Equal(t, 2, w.LinkSkipped, "queued behind the plain load")
+			require.Zero(t, w.Over)
+			require.Empty(t, w.Warning)
+		} else {
+			require.Equal(t, 1, w.LinkSkipped, "no load queued before it")
+			require.Equal(t, 1, w.Over)
+			require.InDelta(t, 60, w.MaxLeadUS, 1e-9)
+		}
+	}
 
 	// Ranks on two hosts have no common clock: no witness.
 	a, b := stamps("g", 0, 0, 1), stamps("g", 0, 0, 1)
