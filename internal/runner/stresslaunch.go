@@ -120,7 +120,7 @@ func (st *stressCase) enqueueBatch(s0, kk int, mark bool) error {
 		if err := r.enqueueCall(s, &st.launches[j], s.inOf(st.at(st.srcAll, j))); err != nil {
 			return err
 		}
-		if st.wit != nil {
+		if st.wit != nil && !st.shared {
 			// Right after the call, before the copies: the witness
 			// compares calls, and a copy slower on one rank than on
 			// its peer would count as a lead. The poison waits for
@@ -143,6 +143,18 @@ func (st *stressCase) enqueueBatch(s0, kk int, mark bool) error {
 			// itself; this is the only other write of it.
 			if err := r.b.Copy(s.in, st.poisonBuf, s.inBytes); err != nil {
 				return fmt.Errorf("poison after return: %w", err)
+			}
+		}
+		if st.wit != nil && st.shared {
+			// Ranks that share a GPU get no witness warning (their
+			// stamps wait for each other's blocks), and there the
+			// stamp's launch between the return and the poison closed
+			// the window a missing end barrier leaves: one H200 under
+			// MPS, 2 ranks, oneshot without its end barrier caught in
+			// 0 of 5 runs with the stamp first, 5 of 5 with it last
+			// (2026-11-26). Their stamps follow the copies.
+			if err := st.wit.stamp(j, mark); err != nil {
+				return err
 			}
 		}
 		if mark && st.marker != nil && (j+1)%progressEvery == 0 {
