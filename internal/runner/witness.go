@@ -236,7 +236,7 @@ func mergeWitness(rs []rankResult, backendName, early string) *report.Witness {
 	// before the call, so it started by then unless it queued), and an
 	// iteration whose first stamp came before a link load could have
 	// ended (plus a drain) is not compared either. On 2 H200 correct
-	// kernels led by 41 to 67 us in the iteration after a link load that
+	// kernels led by 40 to 86 us in the iteration after a link load that
 	// had queued behind a load of the same rank (2026-11-26).
 	loads := map[int]witnessLoad{}
 	for _, l := range rs[0].Witness.Loads {
