@@ -174,23 +174,6 @@ type Delayer interface {
 	Delay(d time.Duration) error
 }
 
-// SMCopier is a backend whose stream-ordered copies can run on the
-// multiprocessors: a copy enqueued right after a kernel then starts as
-// soon as that kernel ends, where a copy engine's copy starts a few
-// microseconds later. Stress writes its poison after each call (and a
-// registered in-place result out before it) this way, so a peer still
-// reading what a rank's call returned with meets the poison as early as
-// the rank could have written it. cuda launches artest_copy
-// (kernels/harness/copy.cu); the host backend has no copy engine.
-type SMCopier interface {
-	// SMCopyReason says why CopySM cannot run here ("" when it can): a
-	// fatbin built before artest_copy existed.
-	SMCopyReason() string
-	// CopySM copies n bytes from src to dst in stream order, like Copy;
-	// the ranges do not overlap.
-	CopySM(dst, src Ptr, n int64) error
-}
-
 // Stamper is a backend that can record, in stream order, when its stream
 // reached a point: stress's witness stamps every call's return on every
 // rank and compares the times across ranks (a rank whose call returned long

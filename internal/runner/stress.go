@@ -71,14 +71,9 @@ type stressCase struct {
 	shared bool
 	// The batches' buffers: k input slots, k output slots (none where
 	// the result overwrites the staged input), the poison-after-return
-	// source (16 bytes longer than the input, so that it can start at
-	// the input's alignment), and the witness's stamps (nil: none).
+	// source, and the witness's stamps (nil: none).
 	srcAll, outAll, poisonBuf backend.Ptr
 	wit                       *witness
-	// afterCopy is how the copies right after a call are enqueued: on the
-	// multiprocessors where the backend can (backend.SMCopier), else
-	// Copy.
-	afterCopy func(dst, src backend.Ptr, n int64) error
 	// launches[j] is the launch of a batch's j-th iteration, check[j]
 	// where its result is checked.
 	launches []backend.Launch

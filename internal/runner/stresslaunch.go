@@ -132,7 +132,7 @@ func (st *stressCase) enqueueBatch(s0, kk int, mark bool) error {
 		if m.InPlace && m.Registered {
 			// The whole message: in place the output is all of it (an
 			// all-gather's) or a chunk of it (a reduce-scatter's).
-			if err := st.afterCopy(s.msg(st.at(st.outAll, j)), s.msg(s.inRegion), s.bytes); err != nil {
+			if err := r.b.Copy(s.msg(st.at(st.outAll, j)), s.msg(s.inRegion), s.bytes); err != nil {
 				return fmt.Errorf("copy result out: %w", err)
 			}
 		}
@@ -141,7 +141,7 @@ func (st *stressCase) enqueueBatch(s0, kk int, mark bool) error {
 			// caller's again, and a peer still reading it reads
 			// poison. A variant that stages its own input wrote it
 			// itself; this is the only other write of it.
-			if err := st.afterCopy(s.in, st.poisonSource(s.in, s.c.DType.Size()), s.inBytes); err != nil {
+			if err := r.b.Copy(s.in, st.poisonBuf, s.inBytes); err != nil {
 				return fmt.Errorf("poison after return: %w", err)
 			}
 		}
@@ -168,20 +168,4 @@ func (st *stressCase) enqueueBatch(s0, kk int, mark bool) error {
 		return r.b.(backend.Straggler).JoinStraggle()
 	}
 	return nil
-}
-
-// poisonPad is how much longer than the input the poison source is: room
-// to start it at the input's alignment within 16 bytes.
-const poisonPad = 16
-
-// poisonSource is where the poison copied to dst starts: at dst's
-// alignment modulo 16 bytes, so that a copy on the multiprocessors moves
-// 16-byte vectors, when that offset is a whole number of elems-byte
-// elements (the pattern repeats per element); else at the start.
-func (st *stressCase) poisonSource(dst backend.Ptr, elem int) backend.Ptr {
-	off := (uint64(dst) - uint64(st.poisonBuf)) & (poisonPad - 1)
-	if elem <= 0 || off%uint64(elem) != 0 {
-		off = 0
-	}
-	return st.poisonBuf + backend.Ptr(off)
 }

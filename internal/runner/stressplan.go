@@ -107,18 +107,11 @@ func (st *stressCase) setup() error {
 			return fmt.Errorf("alloc %d stress output slots: %w", k, err)
 		}
 	}
-	st.afterCopy = r.b.Copy
-	if c, ok := r.b.(backend.SMCopier); ok && c.SMCopyReason() == "" {
-		// A copy engine's copy starts microseconds after the call's
-		// kernel ends, and the window a missing end barrier leaves on a
-		// shared GPU is about that long.
-		st.afterCopy = c.CopySM
-	}
 	if st.sched.Poison {
-		if st.poisonBuf, err = r.b.Alloc(s.inBytes + poisonPad); err != nil {
+		if st.poisonBuf, err = r.b.Alloc(s.inBytes); err != nil {
 			return fmt.Errorf("alloc the poison-after-return source: %w", err)
 		}
-		p := make([]byte, s.inBytes+poisonPad)
+		p := make([]byte, s.inBytes)
 		reference.FillPoison(p, s.c.DType)
 		if err := r.b.Upload(st.poisonBuf, p); err != nil {
 			return fmt.Errorf("upload the poison-after-return source: %w", err)
