@@ -88,7 +88,7 @@ func (b *Backend) straggle(d time.Duration, link bool) error {
 	if link {
 		linkPeers(&args, b.world)
 	}
-	grid := cu.D1(uint32(max(b.ownSMs(), 1) * kernels.LoadBlocksPerSM))
+	grid := cu.D1(uint32(max(b.sms, 1) * kernels.LoadBlocksPerSM))
 	if err := cu.LaunchArg(b.d, f, grid, cu.D1(kernels.LoadThreads), 0, l.side.stream, &args); err != nil {
 		return fmt.Errorf("straggler: launch %s for %v: %w", kernels.LoadKernel, d, wrap(err))
 	}
