@@ -4,7 +4,10 @@ logs and reports ci/nccl-tests.sh wrote into OUTDIR and prints, per
 collective and size, nccl-tests' out-of-place time at -R 0, 1 and 2 (CUDA
 graphs) and artest bench's nccl and nccl-reg times (graph replays, out of
 place, registered), with artest's over nccl-tests' (-R 0 for nccl, -R 1 for
-nccl-reg). Exit 1 when a ratio leaves 0.9 to 1.1.
+nccl-reg). Exit 1 when a ratio leaves 0.9 to 1.1. nccl-tests ran as
+OUTDIR/launch.txt says (a process per GPU, as artest, where MPI was
+there to build it); with it, the last column is nccl-tests -R 0 with one
+process driving every GPU.
 
     ci/nccl-tests-compare.py OUTDIR
 """
@@ -53,16 +56,21 @@ def artest_times(path, prefix):
 
 def main(d):
     bad = 0
+    launch = "one process driving every GPU"
+    if os.path.exists(os.path.join(d, "launch.txt")):
+        with open(os.path.join(d, "launch.txt")) as f:
+            launch = f.read().strip()
     for tname, coll, prefix in COLLS:
         nt = {reg: nccl_tests_times(os.path.join(d, f"{tname}-R{reg}.log")) for reg in (0, 1, 2)}
+        one = nccl_tests_times(os.path.join(d, f"{tname}-R0-1proc.log"))
         js = "artest-nccl.json" if coll == "allreduce" else "artest-nccl-colls.json"
         at = artest_times(os.path.join(d, js), prefix)
         sizes = sorted(set(nt[0]) | {n for (_, n) in at})
         if not sizes:
             continue
-        print(f"\n{coll}: time per call (us), out of place, CUDA graphs; ratio = artest / nccl-tests\n")
-        print("| size | nccl-tests -R 0 | artest nccl | ratio | nccl-tests -R 1 | artest nccl-reg | ratio | nccl-tests -R 2 |")
-        print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        print(f"\n{coll}: time per call (us), out of place, CUDA graphs; ratio = artest / nccl-tests; nccl-tests: {launch}\n")
+        print("| size | nccl-tests -R 0 | artest nccl | ratio | nccl-tests -R 1 | artest nccl-reg | ratio | nccl-tests -R 2 |" + (" nccl-tests -R 0, one process |" if one else ""))
+        print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |" + (" ---: |" if one else ""))
         for n in sizes:
             cells = [str(n)]
             for reg, var in ((0, "nccl"), (1, "nccl-reg")):
@@ -77,6 +85,8 @@ def main(d):
                     cells.append("-")
             r2 = nt[2].get(n)
             cells.append(f"{r2:.2f}" if r2 else "-")
+            if one:
+                cells.append(f"{one[n]:.2f}" if one.get(n) else "-")
             print("| " + " | ".join(cells) + " |")
     print(f"\n{bad} ratio(s) outside 0.9 to 1.1")
     return 1 if bad else 0

@@ -38,20 +38,57 @@ ln -sfn "$inc" "$root/include"
 ln -sf "$(realpath "$ARTEST_NCCL")" "$root/lib/libnccl.so"
 ln -sf "$(realpath "$ARTEST_NCCL")" "$root/lib/libnccl.so.2"
 nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
-build=$out/build
+# build DIR MAKEFLAGS...: the three tests into DIR.
+build() {
+	local dir=$1
+	shift
+	make -C "$src/src" -j "$(nproc)" "$@" NCCL_HOME="$root" CUDA_HOME="$(dirname "$(dirname "$nvcc")")" \
+		NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" BUILDDIR="$dir" \
+		"$dir/all_reduce_perf" "$dir/reduce_scatter_perf" "$dir/all_gather_perf"
+}
 t0=$SECONDS
-make -C "$src/src" -j "$(nproc)" MPI=0 NCCL_HOME="$root" CUDA_HOME="$(dirname "$(dirname "$nvcc")")" \
-	NVCC_GENCODE="-gencode=arch=compute_90,code=sm_90" BUILDDIR="$build" \
-	"$build/all_reduce_perf" "$build/reduce_scatter_perf" "$build/all_gather_perf" >"$out/build.log" 2>&1 ||
+build "$out/build" MPI=0 >"$out/build.log" 2>&1 ||
 	{ echo "nccl-tests: build failed (tail of $out/build.log):" >&2; tail -20 "$out/build.log" >&2; exit 4; }
-echo "nccl-tests: built in $((SECONDS - t0)) s" >&2
+# artest runs a process per GPU; so do these where MPI's headers are here
+# (nccl-tests' MPI=1 wants MPI_HOME/include and MPI_HOME/lib): one
+# process driving every GPU (-g NP) is a different setup (NCCL's
+# transports between GPUs of one process), run beside for comparison.
+launch="one process driving $np GPUs (-g $np)"
+run=("$out/build")
+gpus=$np
+if command -v mpicc >/dev/null; then
+	mroot=$out/mpiroot
+	mkdir -p "$mroot"
+	ln -sfn "$(mpicc --showme:incdirs | awk '{print $1}')" "$mroot/include"
+	ln -sfn "$(mpicc --showme:libdirs | awk '{print $1}')" "$mroot/lib"
+	if build "$out/build-mpi" MPI=1 MPI_HOME="$mroot" >"$out/build-mpi.log" 2>&1; then
+		launch="a process per GPU (mpirun -np $np, -g 1)"
+		run=(mpirun -np "$np" "$out/build-mpi")
+		gpus=1
+	else
+		echo "nccl-tests: MPI build failed (tail of $out/build-mpi.log); one process drives every GPU" >&2
+		tail -5 "$out/build-mpi.log" >&2
+	fi
+fi
+echo "$launch" >"$out/launch.txt"
+echo "nccl-tests: built in $((SECONDS - t0)) s; $launch" >&2
 export LD_LIBRARY_PATH=$root/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 rc=0
 for t in all_reduce reduce_scatter all_gather; do
 	for reg in 0 1 2; do
-		"$build/${t}_perf" -g "$np" -b 1K -e 256M -f 4 -d bfloat16 -o sum -G 10 -R "$reg" -c 1 \
-			>"$out/$t-R$reg.log" 2>&1 || { echo "nccl-tests: $t -R $reg failed" >&2; rc=1; }
+		if [[ ${run[0]} == mpirun ]]; then
+			"${run[@]:0:3}" -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE "${run[3]}/${t}_perf" -g 1 -b 1K -e 256M -f 4 -d bfloat16 -o sum -G 10 -R "$reg" -c 1 \
+				>"$out/$t-R$reg.log" 2>&1 || { echo "nccl-tests: $t -R $reg failed" >&2; rc=1; }
+		else
+			"${run[0]}/${t}_perf" -g "$np" -b 1K -e 256M -f 4 -d bfloat16 -o sum -G 10 -R "$reg" -c 1 \
+				>"$out/$t-R$reg.log" 2>&1 || { echo "nccl-tests: $t -R $reg failed" >&2; rc=1; }
+		fi
 	done
+	if [[ ${run[0]} == mpirun ]]; then
+		# The single-process figure beside, for the difference it makes.
+		"$out/build/${t}_perf" -g "$np" -b 1K -e 256M -f 4 -d bfloat16 -o sum -G 10 -R 0 -c 1 \
+			>"$out/$t-R0-1proc.log" 2>&1 || { echo "nccl-tests: $t -g $np failed" >&2; rc=1; }
+	fi
 done
 mpirun -np "$np" bin/artest bench --variant nccl,nccl-reg -b 1K -e 256M -f 4 --json "$out/artest-nccl.json" \
 	>"$out/artest-nccl.log" 2>&1 || rc=1
