@@ -95,6 +95,21 @@ func writeBenchMethod(w *bufio.Writer, h *Header) {
 	if h.Backend == "host" {
 		fmt.Fprintln(w, "# host backend: these times measure Go models of the kernels on CPU cores and say nothing about GPUs")
 	}
+	writePeerCopy(w, h)
+}
+
+// writePeerCopy says what the links carried when every rank copied into
+// its right neighbour at once: the bound of every busbw below. Nothing
+// on the host backend, which has no links.
+func writePeerCopy(w *bufio.Writer, h *Header) {
+	switch {
+	case h.PeerCopy != nil:
+		p := h.PeerCopy
+		fmt.Fprintf(w, "# links: every rank copying %d MiB into its right neighbour's memory at once (%d copies after one of warm-up): %.0f to %.0f GB/s per rank; no busbw below can pass it\n",
+			p.Bytes>>20, p.Reps, p.MinGBps, p.MaxGBps)
+	case h.PeerCopyNote != "" && h.Backend != "host":
+		fmt.Fprintf(w, "# links: not measured: %s\n", h.PeerCopyNote)
+	}
 }
 
 func aggWord(agg string) string {

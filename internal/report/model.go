@@ -21,6 +21,18 @@ const (
 	Hung Verdict = "HUNG"
 )
 
+// PeerCopy is the device-to-device copy bandwidth a bench run measured
+// before its first case: every rank copied Bytes of its own staging into
+// its right neighbour's, Reps times back to back, all ranks at once; the
+// slowest and fastest rank's rate. A collective's bus bandwidth (the
+// nccl-tests formula) cannot pass what each GPU moves out over its links.
+type PeerCopy struct {
+	Bytes   int64   `json:"bytes"`
+	Reps    int     `json:"reps"`
+	MinGBps float64 `json:"min_gbps"`
+	MaxGBps float64 `json:"max_gbps"`
+}
+
 // Header is the environment a run happened in: enough to reproduce it.
 type Header struct {
 	// RunID tells this run's lines from those of another run appending to
@@ -63,11 +75,16 @@ type Header struct {
 	// SMBudget is bench --sm-budget: the most blocks (so multiprocessors)
 	// each collective's grid gets per GPU, NCCL's through NCCL_MAX_CTAS,
 	// while the compute load (Overlap blocks) holds the rest; 0: none.
-	SMBudget int               `json:"sm_budget,omitempty"`
-	Inject   []string          `json:"inject,omitempty"`
-	Versions map[string]string `json:"versions"` // go, mpi, cuda driver, nccl, ...
-	Devices  []string          `json:"devices,omitempty"`
-	Topology any               `json:"topology,omitempty"`
+	SMBudget int `json:"sm_budget,omitempty"`
+	// PeerCopy is a bench run's measure of the links: every rank copying
+	// into its right neighbour's memory at once (nil: not measured), and
+	// PeerCopyNote why it was not.
+	PeerCopy     *PeerCopy         `json:"peer_copy,omitempty"`
+	PeerCopyNote string            `json:"peer_copy_note,omitempty"`
+	Inject       []string          `json:"inject,omitempty"`
+	Versions     map[string]string `json:"versions"` // go, mpi, cuda driver, nccl, ...
+	Devices      []string          `json:"devices,omitempty"`
+	Topology     any               `json:"topology,omitempty"`
 	// SharedGPUs says how ranks shared GPUs (--share-gpus), "" when each
 	// had its own. Such a run covers the protocols; its times mean nothing.
 	SharedGPUs string `json:"shared_gpus,omitempty"`

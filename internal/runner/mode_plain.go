@@ -18,6 +18,15 @@ func newPlainMode(*Config) timingMode { return plainMode{} }
 
 func (plainMode) name() string { return "plain" }
 
+// prepareRun measures, in bench runs, the links' copy bandwidth that
+// bounds the bus bandwidth the tables print (peercopy.go).
+func (plainMode) prepareRun(r *run, h *report.Header) error {
+	if !r.cfg.Bench {
+		return nil
+	}
+	return r.measurePeerCopy(h)
+}
+
 // time times the case's own calls into res.TimeUS, res.RepUS and (bench)
 // res.CallUS.
 func (plainMode) time(r *run, s *caseState, t *timedCalls, res *rankResult) bool {
