@@ -174,6 +174,21 @@ type Delayer interface {
 	Delay(d time.Duration) error
 }
 
+// SMCopier is a backend whose stream-ordered copies can also run on the
+// multiprocessors, as the collectives' own kernels move data, rather than
+// on a copy engine: bench times both into a peer's memory to show what
+// the links carry (a copy engine's copy over NVLink moved less than
+// oneshot's kernel on 2 H100). cuda launches artest_copy
+// (kernels/harness/copy.cu); the host backend has no multiprocessors.
+type SMCopier interface {
+	// SMCopyReason says why CopySM cannot run here ("" when it can): a
+	// fatbin built before artest_copy existed.
+	SMCopyReason() string
+	// CopySM copies n bytes from src to dst in stream order, like Copy;
+	// the ranges do not overlap.
+	CopySM(dst, src Ptr, n int64) error
+}
+
 // Stamper is a backend that can record, in stream order, when its stream
 // reached a point: stress's witness stamps every call's return on every
 // rank and compares the times across ranks (a rank whose call returned long

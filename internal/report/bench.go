@@ -99,14 +99,21 @@ func writeBenchMethod(w *bufio.Writer, h *Header) {
 }
 
 // writePeerCopy says what the links carried when every rank copied into
-// its right neighbour at once: the bound of every busbw below. Nothing
-// on the host backend, which has no links.
+// its right neighbour at once: a reference for the busbw below. Nothing on
+// the host backend, which has no links.
 func writePeerCopy(w *bufio.Writer, h *Header) {
 	switch {
 	case h.PeerCopy != nil:
 		p := h.PeerCopy
-		fmt.Fprintf(w, "# links: every rank copying %d MiB into its right neighbour's memory at once (%d copies after one of warm-up): %.0f to %.0f GB/s per rank; no busbw below can pass it\n",
+		fmt.Fprintf(w, "# links: every rank copying %d MiB into its right neighbour's memory at once, %d times after one of warm-up: copy engine %.0f to %.0f GB/s per rank",
 			p.Bytes>>20, p.Reps, p.MinGBps, p.MaxGBps)
+		if p.SMMaxGBps > 0 {
+			fmt.Fprintf(w, ", a kernel (artest_copy) %.0f to %.0f GB/s", p.SMMinGBps, p.SMMaxGBps)
+		}
+		fmt.Fprintln(w)
+		if h.PeerCopyNote != "" {
+			fmt.Fprintf(w, "#   %s\n", h.PeerCopyNote)
+		}
 	case h.PeerCopyNote != "" && h.Backend != "host":
 		fmt.Fprintf(w, "# links: not measured: %s\n", h.PeerCopyNote)
 	}

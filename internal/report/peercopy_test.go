@@ -14,8 +14,11 @@ func TestWritePeerCopy(t *testing.T) {
 		h    Header
 		want string
 	}{
-		{"measured", Header{Backend: "cuda", PeerCopy: &PeerCopy{Bytes: 256 << 20, Reps: 5, MinGBps: 361.4, MaxGBps: 366.6}},
-			"# links: every rank copying 256 MiB into its right neighbour's memory at once (5 copies after one of warm-up): 361 to 367 GB/s per rank; no busbw below can pass it\n"},
+		{"both", Header{Backend: "cuda", PeerCopy: &PeerCopy{Bytes: 256 << 20, Reps: 5, MinGBps: 286.4, MaxGBps: 291.6, SMMinGBps: 360, SMMaxGBps: 371.5}},
+			"# links: every rank copying 256 MiB into its right neighbour's memory at once, 5 times after one of warm-up: copy engine 286 to 292 GB/s per rank, a kernel (artest_copy) 360 to 372 GB/s\n"},
+		{"copy engine only", Header{Backend: "cuda", PeerCopy: &PeerCopy{Bytes: 64 << 20, Reps: 5, MinGBps: 286.4, MaxGBps: 291.6},
+			PeerCopyNote: "copy on the multiprocessors not measured: no copy on the multiprocessors here"},
+			"# links: every rank copying 64 MiB into its right neighbour's memory at once, 5 times after one of warm-up: copy engine 286 to 292 GB/s per rank\n#   copy on the multiprocessors not measured: no copy on the multiprocessors here\n"},
 		{"why not, cuda", Header{Backend: "cuda", PeerCopyNote: "ranks share a GPU: their copies do not cross a link"},
 			"# links: not measured: ranks share a GPU: their copies do not cross a link\n"},
 		{"host says nothing", Header{Backend: "host", PeerCopyNote: "the host backend has no links between GPUs"}, ""},

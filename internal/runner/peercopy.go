@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/internal/comm"
 	"github.com/artest/artest/internal/report"
 )
@@ -51,43 +52,74 @@ func (r *run) measurePeerCopy(h *report.Header) error {
 		return nil
 	}
 	n := min(int64(peerCopyBytes), r.w.Capacity) &^ (1<<20 - 1)
-	// Start together, so that every rank's copies overlap its peers'.
-	if _, err := comm.AgreeReason(r.c, ""); err != nil {
+	p := &report.PeerCopy{Bytes: n, Reps: peerCopyReps}
+	var sm func(dst, src backend.Ptr, n int64) error
+	if c, ok := r.b.(backend.SMCopier); ok && c.SMCopyReason() == "" {
+		sm = c.CopySM
+	}
+	smWhy := ""
+	if sm == nil {
+		smWhy = "no copy on the multiprocessors here"
+	}
+	if smWhy, err = comm.AgreeReason(r.c, smWhy); err != nil {
 		return err
 	}
-	d, cerr := r.timePeerCopy(n)
-	why = ""
+	var why2 string
+	if p.MinGBps, p.MaxGBps, why2, err = r.peerCopyRate(n, r.b.Copy); err != nil {
+		return err
+	}
+	if why2 != "" {
+		h.PeerCopyNote = "link copy not measured: " + why2
+		return nil
+	}
+	if smWhy == "" {
+		if p.SMMinGBps, p.SMMaxGBps, why2, err = r.peerCopyRate(n, sm); err != nil {
+			return err
+		}
+		smWhy = why2
+	}
+	if smWhy != "" {
+		h.PeerCopyNote = "copy on the multiprocessors not measured: " + smWhy
+	}
+	h.PeerCopy = p
+	return nil
+}
+
+// peerCopyRate times copy into the right neighbour on every rank at once
+// and returns the slowest and fastest rank's rate in GB/s, or why it
+// could not ("": it could). The error is a failed collective.
+func (r *run) peerCopyRate(n int64, copy func(dst, src backend.Ptr, n int64) error) (lo, hi float64, why string, err error) {
+	// Start together, so that every rank's copies overlap its peers'.
+	if _, err := comm.AgreeReason(r.c, ""); err != nil {
+		return 0, 0, "", err
+	}
+	d, cerr := r.timePeerCopy(n, copy)
 	if cerr != nil {
 		why = fmt.Sprintf("rank %d: %v", r.w.Rank, cerr)
 	}
-	if why, err = comm.AgreeReason(r.c, why); err != nil {
-		return err
-	}
-	if why != "" {
-		h.PeerCopyNote = "link copy not measured: " + why
-		return nil
+	if why, err = comm.AgreeReason(r.c, why); err != nil || why != "" {
+		return 0, 0, why, err
 	}
 	// Rates in MB/s agree as integers: the slowest rank, and the fastest
 	// as the least negative.
 	mbps := int(math.Round(float64(n*peerCopyReps) / d.Seconds() / 1e6))
-	lo, _, err := comm.AgreeMin(r.c, mbps, "")
+	low, _, err := comm.AgreeMin(r.c, mbps, "")
 	if err != nil {
-		return err
+		return 0, 0, "", err
 	}
-	negHi, _, err := comm.AgreeMin(r.c, -mbps, "")
+	negHigh, _, err := comm.AgreeMin(r.c, -mbps, "")
 	if err != nil {
-		return err
+		return 0, 0, "", err
 	}
-	h.PeerCopy = &report.PeerCopy{Bytes: n, Reps: peerCopyReps, MinGBps: float64(lo) / 1e3, MaxGBps: float64(-negHi) / 1e3}
-	return nil
+	return float64(low) / 1e3, float64(-negHigh) / 1e3, "", nil
 }
 
 // timePeerCopy copies n bytes of this rank's staging into its right
-// neighbour's, once, then peerCopyReps times between two events.
-func (r *run) timePeerCopy(n int64) (time.Duration, error) {
+// neighbour's with copy, once, then peerCopyReps times between two events.
+func (r *run) timePeerCopy(n int64, copy func(dst, src backend.Ptr, n int64) error) (time.Duration, error) {
 	w := r.w
 	src, dst := w.Staging[w.Rank], w.Staging[(w.Rank+1)%w.Size]
-	if err := r.b.Copy(dst, src, n); err != nil {
+	if err := copy(dst, src, n); err != nil {
 		return 0, fmt.Errorf("warm-up copy: %w", err)
 	}
 	start, err := r.b.Record()
@@ -96,7 +128,7 @@ func (r *run) timePeerCopy(n int64) (time.Duration, error) {
 	}
 	defer start.Destroy()
 	for i := 0; i < peerCopyReps; i++ {
-		if err := r.b.Copy(dst, src, n); err != nil {
+		if err := copy(dst, src, n); err != nil {
 			return 0, fmt.Errorf("copy %d: %w", i, err)
 		}
 	}
