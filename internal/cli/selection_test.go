@@ -113,6 +113,11 @@ func TestListSaysWhichVariantsAreSlower(t *testing.T) {
 	require.Contains(t, notes[0], "# oneshot-cpasync: slower than oneshot at every size measured")
 	require.Contains(t, notes[1], "# ring: slower than oneshot and twoshot at every size measured")
 
+	res = runWorld(t, 2, same("--backend", "host", "--list", "--variant", "twoshot-bulk", "--dtype", "f32", "--op", "sum", "--size", "4K",
+		"--mode", "oop,reg,plain,aligned"))
+	require.Equal(t, []int{0, 0}, res.codes, res.stderr)
+	require.Contains(t, res.stderr[0], "# twoshot-bulk: slower than twoshot at every size measured")
+
 	res = runWorld(t, 2, same("--backend", "host", "--list", "--variant", "oneshot", "--dtype", "f32", "--op", "sum", "--size", "4K"))
 	require.NotContains(t, res.stderr[0], "slower than", "no note for a variant without one")
 }

@@ -24,6 +24,11 @@ func Variant() kernels.Variant {
 		Name:    "twoshot-bulk",
 		ID:      ID,
 		Summary: "twoshot (pull) whose all-gather moves tiles with cp.async.bulk through shared memory; start, mid and end barriers",
+		// docs/results/2026-11-26-h100-x4-fieldbest-nccl-tests (plugin-bench-np4.json.xz).
+		Slower: "slower than twoshot at every size measured (4 H100, bf16 sum, graph replays, 1 KiB to 256 MiB): " +
+			"1.32x to 1.44x twoshot's time up to 4 MiB and 1.56x to 1.68x from 16 MiB (2053 against 1224 us at 256 MiB); " +
+			"one thread per block issues every bulk copy in 8 KiB tiles, which twoshot's partition cannot lengthen " +
+			"(four tile buffers instead of two gained 3 % or less from 16 MiB on one H100)",
 		DTypes:  kernels.AllDTypes, Ops: kernels.AllOps,
 		MinRanks: 1, MaxRanks: 8,
 		Needs:  kernels.NeedP2P | kernels.NeedSM90,
