@@ -187,12 +187,19 @@ func Resolve(a *kernels.Args, elemBytes int64) {
 	chunk := roundUp(ceilDiv(LaneElems(count, lanes), max(n, 1)), Unit) * PartialBytes
 	slotBytes = min(slotBytes, max(pow2Ceil(chunk), MinSlotBytes))
 
+	// Where the rings do not fit the staging (messages up to a few MiB),
+	// fewer slots first, then smaller ones: every piece is a round trip
+	// over the link, and smaller slots cut a lane's chunk into more
+	// pieces. On 2 H100 (2026-11-26) slots 8 with slot bytes cut to fit
+	// took 95 to 112 us at 4 and 64 KiB where 2 full slots took 20 to 24
+	// us, and 115 against 30 us at 1 MiB with 16 lanes
+	// (docs/results/2026-11-26-h200-h100x2-poison-partitions-nccl-tests.md).
 	budget := count*elemBytes + StageSlack
-	for lanes*slots*slotBytes > budget && slotBytes > MinSlotBytes {
-		slotBytes /= 2
-	}
 	for lanes*slots*slotBytes > budget && slots > MinSlots {
 		slots /= 2
+	}
+	for lanes*slots*slotBytes > budget && slotBytes > MinSlotBytes {
+		slotBytes /= 2
 	}
 	if lanes*slots*slotBytes > budget {
 		lanes = usedLanes(count, max(1, budget/(slots*slotBytes)))

@@ -287,10 +287,10 @@ func TestRingResolve(t *testing.T) {
 	a := resolve(16<<20/4, 4, 4, nil)
 	require.Equal(t, [3]uint32{16, DefaultSlotBytes, DefaultSlots}, [3]uint32{a.Param0, a.Param1, a.Param2})
 	require.Equal(t, 16, kernels.Grid(v, a, 4, v.Blocks, v.Threads))
-	// At 1 MiB, 8 lanes: slots of a lane's chunk (32 KiB) would not fit
-	// the staging, so they halve once.
+	// At 1 MiB, 8 lanes: 8 slots of a lane's chunk (32 KiB) would not
+	// fit the staging, so the slots halve once; their bytes stay.
 	a = resolve(1<<20/4, 4, 4, nil)
-	require.Equal(t, [3]uint32{8, 16 << 10, DefaultSlots}, [3]uint32{a.Param0, a.Param1, a.Param2})
+	require.Equal(t, [3]uint32{8, 32 << 10, 4}, [3]uint32{a.Param0, a.Param1, a.Param2})
 	// Explicit values are kept; non-powers of two round down.
 	a = resolve(1<<20, 2, 2, map[string]uint32{"lanes": 3, "slot-bytes": 3000, "slots": 12})
 	require.Equal(t, [3]uint32{3, 2048, 8}, [3]uint32{a.Param0, a.Param1, a.Param2})
@@ -299,9 +299,10 @@ func TestRingResolve(t *testing.T) {
 	require.Equal(t, uint32(2), a.Param0)
 	a = resolve(100, 2, 4, map[string]uint32{"lanes": 24})
 	require.Equal(t, uint32(13), a.Param0, "L = 8 elements: 13 lanes hold 100")
-	// A small message shrinks slots to fit its staging: slot bytes first.
+	// A small message shrinks its rings to fit its staging: the slots to
+	// two first, then their bytes.
 	a = resolve(1000, 2, 2, nil)
-	require.Equal(t, [3]uint32{1, 256, 8}, [3]uint32{a.Param0, a.Param1, a.Param2})
+	require.Equal(t, [3]uint32{1, 1024, 2}, [3]uint32{a.Param0, a.Param1, a.Param2})
 
 	for _, count := range []uint64{1, 2, 3, 7, 100, 1021, 4100, 65536, 1 << 20, 1<<20 + 6} {
 		for _, n := range []uint32{1, 2, 3, 8} {
