@@ -18,10 +18,10 @@ func Variant() kernels.Variant {
 		Name:    "ring",
 		ID:      ID,
 		Summary: "Disruptor-style slot rings per lane (sequences, credits) in peers' staging: ring reduce-scatter and all-gather in one persistent producer/consumer kernel",
-		// docs/results/2026-11-22-h200-x4-bench-tune-pdl-hangs/run5 (bench4-np2.json).
-		Slower: "slower than oneshot and twoshot at every size measured (2 H200, bf16 sum, graph replays, 1 KiB to 256 MiB): " +
-			"20 us at 1 KiB and 82 to 87 us from 4 KiB to 1 MiB, a floor that does not follow the size (its cause is not measured), " +
-			"and 2.5x to 5.3x twoshot's time from 4 MiB",
+		// docs/results/2026-11-26-h200-h100x2-poison-partitions-nccl-tests (call 10).
+		Slower: "slower than oneshot and twoshot at every size measured (2 H100, bf16 sum, graph replays, 1 KiB to 256 MiB): " +
+			"24 to 27 us up to 1 MiB, 3.1x twoshot's time (every piece is a round trip over the link: start barrier, " +
+			"one piece per step, its credit), and 2.5x to 6x twoshot's time from 4 MiB",
 		DTypes: kernels.AllDTypes, Ops: kernels.AllOps,
 		MinRanks: 1, MaxRanks: 8,
 		Needs: kernels.NeedP2P,
