@@ -20,8 +20,8 @@ func Variant() kernels.Variant {
 		Summary: "Disruptor-style slot rings per lane (sequences, credits) in peers' staging: ring reduce-scatter and all-gather in one persistent producer/consumer kernel",
 		// docs/results/2026-11-26-h200-h100x2-poison-partitions-nccl-tests (call 10).
 		Slower: "slower than oneshot and twoshot at every size measured (2 H100, bf16 sum, graph replays, 1 KiB to 256 MiB): " +
-			"24 to 27 us up to 1 MiB, 3.1x twoshot's time (every piece is a round trip over the link: start barrier, " +
-			"one piece per step, its credit), and 2.5x to 6x twoshot's time from 4 MiB",
+			"24 to 27 us up to 1 MiB, 3.1x twoshot's time (a floor not yet taken apart: each piece waits for its sequence " +
+			"and credit over the link), and 2.5x to 6x twoshot's time from 4 MiB",
 		DTypes: kernels.AllDTypes, Ops: kernels.AllOps,
 		MinRanks: 1, MaxRanks: 8,
 		Needs: kernels.NeedP2P,
