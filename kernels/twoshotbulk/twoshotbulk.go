@@ -29,7 +29,7 @@ func Variant() kernels.Variant {
 			"1.32x to 1.44x twoshot's time up to 4 MiB and 1.56x to 1.68x from 16 MiB (2053 against 1224 us at 256 MiB); " +
 			"one thread per block issues every bulk copy in 8 KiB tiles, which twoshot's partition cannot lengthen " +
 			"(four tile buffers instead of two gained 3 % or less from 16 MiB on one H100)",
-		DTypes:  kernels.AllDTypes, Ops: kernels.AllOps,
+		DTypes: kernels.AllDTypes, Ops: kernels.AllOps,
 		MinRanks: 1, MaxRanks: 8,
 		Needs:  kernels.NeedP2P | kernels.NeedSM90,
 		Order:  reference.OrderRankAscendingF32,
