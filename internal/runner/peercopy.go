@@ -54,12 +54,12 @@ func (r *run) measurePeerCopy(h *report.Header) error {
 	n := min(int64(peerCopyBytes), r.w.Capacity) &^ (1<<20 - 1)
 	p := &report.PeerCopy{Bytes: n, Reps: peerCopyReps}
 	var sm func(dst, src backend.Ptr, n int64) error
-	if c, ok := r.b.(backend.SMCopier); ok && c.SMCopyReason() == "" {
-		sm = c.CopySM
-	}
-	smWhy := ""
-	if sm == nil {
-		smWhy = "no copy on the multiprocessors here"
+	smWhy := fmt.Sprintf("the %s backend has no copy on the multiprocessors", r.b.Name())
+	if c, ok := r.b.(backend.SMCopier); ok {
+		// A fatbin built before artest_copy says so.
+		if smWhy = c.SMCopyReason(); smWhy == "" {
+			sm = c.CopySM
+		}
 	}
 	if smWhy, err = comm.AgreeReason(r.c, smWhy); err != nil {
 		return err
