@@ -156,6 +156,23 @@ type Reregisterer interface {
 	ReregisterInput(c comm.Comm, owner int) error
 }
 
+// OwnRegioner is a backend that keeps some variants' input and output in
+// memory of its own instead of the world's shared input buffer and
+// Alloc's outputs: nccl-win, whose buffers must lie in NCCL windows, which
+// only ncclMemAlloc memory can be. Only a variant that reads no peer's
+// input through the world's buffers can have regions of its own (a peer
+// reads World.Input, not them).
+type OwnRegioner interface {
+	// OwnRegions is this rank's input and output region for v, each of
+	// the world's capacity, made at its first use and kept until Close;
+	// ok is false for a variant that uses the world's buffers. It is
+	// collective the first time: every rank asks at the same case.
+	OwnRegions(c comm.Comm, v *kernels.Variant) (in, out Ptr, ok bool, err error)
+	// KeepsOwnRegions says whether v's buffers are the backend's own,
+	// without making them.
+	KeepsOwnRegions(v *kernels.Variant) bool
+}
+
 // ConcurrentLauncher is a backend with a second stream: the two-streams
 // hang scenario (--inject two-streams).
 type ConcurrentLauncher interface {

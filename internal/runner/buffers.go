@@ -82,6 +82,10 @@ func (r *run) prepare(c cases.Case, v *kernels.Variant) (*caseState, error) {
 	rank := r.w.Rank
 	s.layout(rank, r.w.Size)
 	s.inRegion = r.w.Input[rank]
+	ownOut, err := r.ownRegions(s)
+	if err != nil {
+		return s, err
+	}
 	s.in = s.regIn(s.inRegion, rank)
 	alloc := func() (backend.Ptr, error) {
 		p, err := r.b.Alloc(s.region)
@@ -90,8 +94,15 @@ func (r *run) prepare(c cases.Case, v *kernels.Variant) (*caseState, error) {
 		}
 		return p, err
 	}
-	var err error
-	if !c.Mode.Registered {
+	// With regions of the backend's own, whatever the output is written
+	// to lies in the output region: in place and staged that is the
+	// staged input's region (the call copies it into the input region and
+	// reduces back into it).
+	switch {
+	case c.Mode.Registered:
+	case ownOut != 0 && c.Mode.InPlace:
+		s.src = ownOut
+	default:
 		if s.src, err = alloc(); err != nil {
 			return s, fmt.Errorf("alloc staged input: %w", err)
 		}
@@ -101,6 +112,8 @@ func (r *run) prepare(c cases.Case, v *kernels.Variant) (*caseState, error) {
 		s.out = s.inRegion
 	case c.Mode.InPlace:
 		s.out = s.src
+	case ownOut != 0:
+		s.out = ownOut
 	default:
 		if s.out, err = alloc(); err != nil {
 			return s, fmt.Errorf("alloc output: %w", err)
@@ -118,6 +131,38 @@ func (r *run) prepare(c cases.Case, v *kernels.Variant) (*caseState, error) {
 		return s, err
 	}
 	return s, nil
+}
+
+// ownRegions puts case s's input region where the backend keeps the
+// variant's own (backend.OwnRegioner: nccl-win's windows) and returns its
+// output region, or 0 where the variant uses the world's buffers.
+func (r *run) ownRegions(s *caseState) (backend.Ptr, error) {
+	own, ok := r.b.(backend.OwnRegioner)
+	if !ok {
+		return 0, nil
+	}
+	in, out, has, err := own.OwnRegions(r.c, s.launchV)
+	if err != nil {
+		return 0, fmt.Errorf("%s's buffers: %w", s.launchV.Name, err)
+	}
+	if !has {
+		return 0, nil
+	}
+	s.inRegion = in
+	return out, nil
+}
+
+// stressSkipReason says why --stress cannot run v: a stress batch gives
+// every iteration an output of its own, and a variant whose buffers are
+// the backend's own has one input and one output region.
+func (r *run) stressSkipReason(v *kernels.Variant) string {
+	if r.cfg.Stress == 0 {
+		return ""
+	}
+	if own, ok := r.b.(backend.OwnRegioner); ok && own.KeepsOwnRegions(v) {
+		return fmt.Sprintf("--stress: %s reads and writes one input and one output region of the %s backend's own, and a stress batch needs an output per iteration", v.Name, r.b.Name())
+	}
+	return ""
 }
 
 // regionBytes builds a region's host image: guards around msg.

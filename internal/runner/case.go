@@ -66,6 +66,9 @@ func (r *run) runCase(c cases.Case) (res rankResult) {
 	if reason == "" {
 		reason = r.scenarioSkipReason(v, c)
 	}
+	if reason == "" {
+		reason = r.stressSkipReason(v)
+	}
 	if reason == "" && r.cfg.Inject.Bits != 0 && v.External != nil {
 		// The switches live in artest's kernels; a plugin's kernel would run
 		// clean and pass, which would read as the fault going unnoticed.

@@ -235,7 +235,11 @@ func (r *run) launchArgs(s *caseState, out backend.Ptr) kernels.Args {
 	r.cfg.Inject.hangScenario(&a, s.elem)
 	a.SetColl(s.c.Coll)
 	for p := 0; p < w.Size; p++ {
-		a.PeerIn[p] = uint64(s.msg(w.Input[p])) + uint64(s.peerInAt(p))
+		in := w.Input[p]
+		if p == w.Rank {
+			in = s.inRegion // the world's, or the backend's own (OwnRegioner)
+		}
+		a.PeerIn[p] = uint64(s.msg(in)) + uint64(s.peerInAt(p))
 		a.PeerStage[p] = uint64(s.msg(w.Staging[p]))
 		a.PeerSignal[p] = uint64(w.Signal[p])
 	}

@@ -34,8 +34,9 @@ func Registered() kernels.Variant {
 // Window is nccl-win's complete description: ncclAllReduce on a symmetric
 // window (ncclCommWindowRegister with NCCL_WIN_COLL_SYMMETRIC, NCCL 2.27
 // and later), which lets NCCL pick its symmetric low-latency kernels;
-// nccl-tests' -R 2. The allreduce alone: the cuda backend allocates no
-// window (its skip reason), so no other collective of it runs.
+// nccl-tests' -R 2. Its input and output are the cuda backend's own: two
+// ncclMemAlloc regions registered as windows (backend.OwnRegioner), since
+// the world's IPC-shared input cannot be one. The allreduce alone.
 func Window() kernels.Variant {
 	return baseline("nccl-win", "ncclAllReduce on a symmetric window, NCCL_WIN_COLL_SYMMETRIC (nccl-tests -R 2)", kernels.NCCLWindow)
 }

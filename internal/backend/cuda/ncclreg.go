@@ -20,11 +20,6 @@ type ncclRegs struct {
 	handles map[cu.DevicePtr]nccl.RegHandle
 }
 
-// windowSkip is why nccl-win does not run on this backend even with an NCCL
-// that has windows.
-const windowSkip = "nccl-win: a symmetric window must lie in ncclMemAlloc (cuMem VMM) memory on every rank; " +
-	"artest's input buffers are cuMemAlloc'd and shared over CUDA IPC, so nccl-win is not supported yet"
-
 // ncclModeSkip is why the NCCL baseline v cannot run with the loaded NCCL,
 // or "" when it can; the communicator exists (ncclReason is "").
 func (b *Backend) ncclModeSkip(v *kernels.Variant) string {
@@ -37,7 +32,6 @@ func (b *Backend) ncclModeSkip(v *kernels.Variant) string {
 		if why := b.nccl.WindowReason(); why != "" {
 			return "nccl: " + why
 		}
-		return windowSkip
 	}
 	return ""
 }
@@ -98,8 +92,13 @@ func (b *Backend) ncclBuffers(v *kernels.Variant, send, recv cu.DevicePtr) error
 			return err
 		}
 		return b.registered(recv)
+	case kernels.NCCLWindow:
+		if why := b.nccl.WindowReason(); why != "" {
+			return errors.New("nccl: " + why)
+		}
+		return b.windowBuffers(send, recv)
 	}
-	return errors.New(b.ncclModeSkip(v))
+	return fmt.Errorf("nccl: unknown buffer mode %d", v.NCCL)
 }
 
 // trackAlloc and untrackAlloc keep ncclRegs' view of Alloc's memory; a

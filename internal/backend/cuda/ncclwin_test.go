@@ -1,0 +1,87 @@
+package cuda
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/artest/artest/internal/comm"
+	cu "github.com/artest/artest/internal/cudadrv"
+	"github.com/artest/artest/internal/nccl"
+	"github.com/artest/artest/kernels/registry"
+	"github.com/artest/artest/reference"
+)
+
+// TestNCCLWindowBuffers runs nccl-win on the fake driver and the fake
+// NCCL: its regions are two ncclMemAlloc allocations of the world's
+// capacity, registered as symmetric windows once, at the first ask; a call
+// must read the input window and write a window, and Close's
+// closeWindows undoes both registrations and frees the memory.
+func TestNCCLWindowBuffers(t *testing.T) {
+	lib := fakeNCCL(t, false)
+	const capacity = 1 << 16
+	bs, ws := setupWorld(t, registry.Builtins(), 1, capacity)
+	b, w := bs[0], ws[0]
+	b.nccl, b.ncclComm, b.ncclReason = lib, nccl.Comm(0x7001), ""
+	c := comm.NewLocalWorld(1).Rank(0)
+	win, plain := lookup(t, "nccl-win"), lookup(t, "nccl")
+
+	require.True(t, b.KeepsOwnRegions(win))
+	require.False(t, b.KeepsOwnRegions(plain))
+	require.False(t, b.KeepsOwnRegions(lookup(t, "oneshot")))
+	_, _, ok, err := b.OwnRegions(c, plain)
+	require.NoError(t, err)
+	require.False(t, ok, "nccl uses the world's buffers")
+
+	in, out, ok, err := b.OwnRegions(c, win)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.NotZero(t, in)
+	require.NotZero(t, out)
+	require.NotEqual(t, in, out)
+	require.Len(t, b.win.wins, 2)
+	require.Contains(t, lib.LastError(b.ncclComm), fmt.Sprintf("size=%d flags=1", capacity), "registered symmetric, whole")
+	require.Contains(t, lib.LastError(b.ncclComm), "live=2", "both windows registered")
+	in2, out2, _, err := b.OwnRegions(c, win)
+	require.NoError(t, err)
+	require.Equal(t, []uint64{in, out}, []uint64{in2, out2}, "made once")
+	require.Len(t, b.win.wins, 2)
+
+	call := func(send, recv uint64) error {
+		l := launch(win, w, 0, 0, 16, false)
+		l.Args.PeerIn[0], l.Args.Out = send, recv
+		l.DType, l.Op = reference.F32, reference.Sum
+		return b.Allreduce(l)
+	}
+	require.NoError(t, call(in+256, out+256))
+	require.Contains(t, lib.LastError(b.ncclComm), fmt.Sprintf("send=%#x recv=%#x count=16", in+256, out+256))
+	require.NoError(t, call(in+256, in+256), "in place: the input window")
+	require.ErrorContains(t, call(w.Input[0], out), "is not in the input window")
+	require.ErrorContains(t, call(in, w.Staging[0]), "is in neither window")
+
+	require.NoError(t, b.closeWindows())
+	require.Empty(t, b.win.wins)
+	require.Zero(t, b.win.in)
+	require.Contains(t, lib.LastError(0), "memfree")
+	// A registration now is the only live one: both windows were undone.
+	h, err := lib.CommRegister(b.ncclComm, cu.DevicePtr(w.Staging[0]), 16)
+	require.NoError(t, err)
+	require.Contains(t, lib.LastError(b.ncclComm), "live=1", "every window deregistered")
+	require.NoError(t, lib.CommDeregister(b.ncclComm, h))
+}
+
+// Without a communicator the windows cannot be made, and the reason
+// sticks: later asks fail alike without trying again.
+func TestNCCLWindowWithoutCommunicator(t *testing.T) {
+	bs, _ := setupWorld(t, registry.Builtins(), 1, 1<<16)
+	b := bs[0]
+	b.nccl = fakeNCCL(t, false)
+	c := comm.NewLocalWorld(1).Rank(0)
+	win := lookup(t, "nccl-win")
+	for i := 0; i < 2; i++ {
+		_, _, ok, err := b.OwnRegions(c, win)
+		require.True(t, ok)
+		require.ErrorContains(t, err, "nccl-win: no NCCL communicator")
+	}
+}
