@@ -216,8 +216,14 @@ __device__ __forceinline__ bool wait_until(Ready ready, uint64_t timeout_ns, uin
   const uint64_t deadline = timeout_ns != 0 ? global_timer_ns() + timeout_ns : ~uint64_t{0};
   uint32_t sleep_ns = min_ns;
   for (;;) {
+#if defined(ARTEST_EXPERIMENT_SPIN)
+    // Measurement only (a fatbin built with it prices the backoff): poll
+    // without sleeping, as vLLM's barrier does.
+    (void)sleep_ns;
+#else
     __nanosleep(sleep_ns);
     if (sleep_ns < max_ns) sleep_ns *= 2;
+#endif
     if (ready()) return false;
     if (global_timer_ns() > deadline) return true;
   }
@@ -315,7 +321,12 @@ __device__ __forceinline__ void pdl_wait(const ArtestArgs& a) {
   // starts, and they stop at their own griddepcontrol.wait until this
   // grid has finished and its writes are visible. Without a successor
   // launched with PDL it does nothing.
+#if !defined(ARTEST_EXPERIMENT_LATE_TRIGGER)
+  // (Measurement only, a fatbin built with ARTEST_EXPERIMENT_LATE_TRIGGER
+  // leaves this out: the successor then starts when this grid exits, which
+  // prices the early start of bench --pdl-chain.)
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
 #else
   (void)a;
 #endif
