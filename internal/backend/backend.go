@@ -173,6 +173,16 @@ type OwnRegioner interface {
 	KeepsOwnRegions(v *kernels.Variant) bool
 }
 
+// DefectKnower is a backend that knows cases a baseline it runs gets
+// wrong for a reason outside artest (a library's bug, each with a findings
+// page): the runner skips them, naming the defect, unless told to run them
+// (--run-known-defects).
+type DefectKnower interface {
+	// KnownDefect is the defect a case of v on dt, its buffers offsetBytes
+	// past an aligned address, would show with the loaded library, or "".
+	KnownDefect(v *kernels.Variant, dt reference.DType, offsetBytes int64) string
+}
+
 // ConcurrentLauncher is a backend with a second stream: the two-streams
 // hang scenario (--inject two-streams).
 type ConcurrentLauncher interface {

@@ -56,20 +56,22 @@ type Options struct {
 	ShareGPU  bool     `json:"share_gpus,omitempty"`
 	// TimeSlicing lets ranks share a GPU without MPS; AllowSharedTiming
 	// lets bench and tune time a run whose ranks share GPUs.
-	TimeSlicing       bool     `json:"time_slicing,omitempty"`
-	AllowSharedTiming bool     `json:"allow_shared_timing,omitempty"`
-	NCCL              string   `json:"nccl,omitempty"`
-	HostMax           string   `json:"host_max_size"`
-	Params            []string `json:"params,omitempty"`
-	Repro             string   `json:"repro,omitempty"`
-	ReproDir          string   `json:"repro_dir,omitempty"`
-	Bench             bool     `json:"bench,omitempty"`
-	MinBytes          string   `json:"minbytes,omitempty"`
-	MaxBytes          string   `json:"maxbytes,omitempty"`
-	Factor            string   `json:"stepfactor,omitempty"`
-	Agg               string   `json:"agg"`
-	Plot              string   `json:"plot,omitempty"`
-	PDL               bool     `json:"pdl,omitempty"`
+	TimeSlicing       bool `json:"time_slicing,omitempty"`
+	AllowSharedTiming bool `json:"allow_shared_timing,omitempty"`
+	// RunKnownDefects runs the cases a baseline is known to get wrong.
+	RunKnownDefects bool     `json:"run_known_defects,omitempty"`
+	NCCL            string   `json:"nccl,omitempty"`
+	HostMax         string   `json:"host_max_size"`
+	Params          []string `json:"params,omitempty"`
+	Repro           string   `json:"repro,omitempty"`
+	ReproDir        string   `json:"repro_dir,omitempty"`
+	Bench           bool     `json:"bench,omitempty"`
+	MinBytes        string   `json:"minbytes,omitempty"`
+	MaxBytes        string   `json:"maxbytes,omitempty"`
+	Factor          string   `json:"stepfactor,omitempty"`
+	Agg             string   `json:"agg"`
+	Plot            string   `json:"plot,omitempty"`
+	PDL             bool     `json:"pdl,omitempty"`
 	// Overlap is bench's --overlap BLOCKS, as given; overlap is it parsed
 	// (0: off).
 	Overlap string `json:"overlap,omitempty"`
@@ -314,6 +316,7 @@ func newFlagSet(o *Options) *flag.FlagSet {
 	fs.BoolVar(&o.AllowMulticast, "allow-multicast", false, "cuda backend: let the multimem variant create an NVLS multicast object; it runs only if NCCL_NVLS_ENABLE is not 0 and the GPU supports multicast, else its cases are skipped with the reason. Never on shared machines: a multicast object can take the node's GPUs out of service")
 	fs.BoolVar(&o.ShareGPU, "share-gpus", false, "cuda backend: allow more local ranks than GPUs (rank r uses GPU r mod count) when an MPS server serves them (see `artest mps`); every custom launch's grid is capped so all ranks' blocks are resident at once; protocol coverage only, timings mean nothing")
 	fs.BoolVar(&o.TimeSlicing, "time-slicing", false, "cuda backend: with --share-gpus, run even without MPS (the ranks' contexts take turns on the GPU: barrier kernels crawl and may hang)")
+	fs.BoolVar(&o.RunKnownDefects, "run-known-defects", false, "run the cases a baseline is known to get wrong (a library's bug with a findings page, e.g. nccl-win's 16-bit cases at odd offsets with NCCL 2.28.9); skipped otherwise, saying why")
 	fs.BoolVar(&o.AllowSharedTiming, "allow-shared-timing", false, "let bench and tune run while ranks share GPUs (their times mean nothing; the reports say so)")
 	fs.StringVar(&o.NCCL, "nccl", "", "cuda backend: path of libnccl.so.2 (default: $ARTEST_NCCL, the loader path, well-known places)")
 	fs.BoolVar(&o.Version, "version", false, "print the version and exit")

@@ -26,6 +26,7 @@ func TestRerunArgsCarryEveryFlagSet(t *testing.T) {
 		"share-gpus":          {[]string{"--share-gpus"}, []string{"--share-gpus"}},
 		"time-slicing":        {[]string{"--share-gpus", "--time-slicing"}, []string{"--share-gpus", "--time-slicing"}},
 		"allow-shared-timing": {[]string{"--allow-shared-timing"}, []string{"--allow-shared-timing"}},
+		"run-known-defects":   {[]string{"--run-known-defects"}, []string{"--run-known-defects"}},
 		"shm-dir":             {[]string{"--shm-dir", "/tmp/x y"}, []string{"--shm-dir", "/tmp/x y"}},
 		"fatbin":              {[]string{"--fatbin", "/opt/a.fatbin"}, []string{"--fatbin", "/opt/a.fatbin"}},
 		"nccl":                {[]string{"--nccl", "/opt/libnccl.so.2"}, []string{"--nccl", "/opt/libnccl.so.2"}},

@@ -69,6 +69,9 @@ func (r *run) runCase(c cases.Case) (res rankResult) {
 	if reason == "" {
 		reason = r.stressSkipReason(v)
 	}
+	if kd, ok := r.b.(backend.DefectKnower); ok && reason == "" && !r.cfg.RunKnownDefects {
+		reason = kd.KnownDefect(v, c.DType, int64(c.Mode.Offset)*int64(c.DType.Size()))
+	}
 	if reason == "" && r.cfg.Inject.Bits != 0 && v.External != nil {
 		// The switches live in artest's kernels; a plugin's kernel would run
 		// clean and pass, which would read as the fault going unnoticed.

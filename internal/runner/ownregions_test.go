@@ -54,6 +54,16 @@ func (b *ownRegionsBackend) Allreduce(l *backend.Launch) error {
 // runOwnRegions runs cases ids on one rank over ownRegionsBackend.
 func runOwnRegions(t *testing.T, ids []string, stress int) (*ownRegionsBackend, *report.Report) {
 	t.Helper()
+	var b *ownRegionsBackend
+	rep := runWith(t, ids, func(ob *ownRegionsBackend) any { b = ob; return ob }, func(c *Config) { c.Stress = stress })
+	return b, rep
+}
+
+// runWith runs cases ids on one rank over the backend wrap makes of an
+// ownRegionsBackend (which keeps oneshot's regions), cfg adjusting the
+// configuration.
+func runWith(t *testing.T, ids []string, wrap func(*ownRegionsBackend) any, cfg func(*Config)) *report.Report {
+	t.Helper()
 	set := registry.Builtins()
 	cs, err := cases.Build(set, cases.Selection{IDs: ids}, 1)
 	require.NoError(t, err)
@@ -62,18 +72,19 @@ func runOwnRegions(t *testing.T, ids []string, stress int) (*ownRegionsBackend, 
 	defer hb.Close()
 	w, err := hb.Setup(world.Rank(0), Capacity(cs), set)
 	require.NoError(t, err)
-	b := &ownRegionsBackend{Backend: hb, variant: "oneshot", capacity: w.Capacity}
+	b := wrap(&ownRegionsBackend{Backend: hb, variant: "oneshot", capacity: w.Capacity}).(backend.Backend)
 	js := filepath.Join(t.TempDir(), "r.json")
 	var stdout, stderr bytes.Buffer
-	cfg := &Config{Variants: set, Cases: cs, Seed: 1, Iters: 2, Reps: 1, Timeout: 10 * time.Second, Stress: stress,
+	c := &Config{Variants: set, Cases: cs, Seed: 1, Iters: 2, Reps: 1, Timeout: 10 * time.Second,
 		Header: report.Header{Tool: "artest", Ranks: 1, Backend: "host"}, Stdout: &stdout, Stderr: &stderr, JSONPath: js}
-	code := Run(world.Rank(0), b, w, cfg)
+	cfg(c)
+	code := Run(world.Rank(0), b, w, c)
 	f, err := os.Open(js)
 	require.NoError(t, err, "exit %d: %s", code, stderr.String())
 	defer f.Close()
 	rep, err := report.ReadJSON(f)
 	require.NoError(t, err)
-	return b, rep
+	return rep
 }
 
 // A variant whose buffers are the backend's own is given them in every

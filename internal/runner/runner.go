@@ -97,6 +97,10 @@ type Config struct {
 	// with a normal launch.
 	PDL bool
 
+	// RunKnownDefects runs the cases a backend knows a baseline gets
+	// wrong (backend.DefectKnower), which are skipped otherwise.
+	RunKnownDefects bool
+
 	// PDLChain, in bench runs, times every registered case's calls a
 	// second time with each allreduce launched with PDL after the
 	// previous one (mode_chain.go).

@@ -150,12 +150,16 @@ __device__ __forceinline__ void epoch_end(const ArtestArgs& a, uint32_t e) {
 // would add a second system-scope fence to every barrier for nothing the
 // release does not already give.
 //
-// Backoff: the first poll is immediate (small messages are latency-bound);
-// then __nanosleep from 32 ns doubling to a 128 ns cap (the sleep is a hint:
-// the hardware may sleep from 0 to about twice the value). On two H200s a
-// 1024 ns cap cost 0.5 to 1.5 us per launch from 64 KiB to 1 MiB, while 128 ns
-// was as fast as a pure spin; the poll is a local load by one warp per block,
-// so the short sleep costs nothing measurable.
+// Backoff: the first kSpinPolls polls follow each other at once (small
+// messages are latency-bound, and a barrier's wait is usually a link's
+// one-way latency); then __nanosleep from 32 ns doubling to a 128 ns cap
+// (the sleep is a hint: the hardware may sleep from 0 to about twice the
+// value), so a long wait (a late peer, ranks sharing a GPU) issues few
+// loads. On two H200s a 1024 ns cap cost 0.5 to 1.5 us per launch from 64
+// KiB to 1 MiB; sleeping from the second poll on cost oneshot 0.2 to 0.3 us
+// per call from 256 KiB to 1 MiB against never sleeping (three runs each,
+// vLLM's kernel in the same runs unchanged); the poll is a local load by
+// one warp per block.
 //
 // Deadline: when a.wait_timeout_ns != 0, a thread whose wait has
 // lasted longer than that since its first failed poll gives up: it records
@@ -197,9 +201,13 @@ enum class Sync : uint32_t { kArrive = 0, kPublish = 1 };
 
 constexpr uint32_t kBackoffMinNs = 32;
 constexpr uint32_t kBackoffMaxNs = 128;
+// Polls without a sleep before the backoff starts: each is a load that
+// misses L1 (an L2 round trip, some hundreds of cycles), so 64 of them
+// cover a link round trip many times over and end within tens of us.
+constexpr uint32_t kSpinPolls = 64;
 
 // The slow path of a wait on *word reaching want, after a failed first
-// poll: backoff from min_ns doubling to max_ns, and a deadline timeout_ns
+// poll: kSpinPolls polls at once, then backoff from min_ns doubling to max_ns, and a deadline timeout_ns
 // from here on %globaltimer (read once per poll, only in this path; 0: no
 // deadline, kept as a deadline that never comes, so the loop has one test
 // and one 64-bit value live). Returns false once the word has reached want,
@@ -215,14 +223,20 @@ template <typename Ready>
 __device__ __forceinline__ bool wait_until(Ready ready, uint64_t timeout_ns, uint32_t min_ns, uint32_t max_ns) {
   const uint64_t deadline = timeout_ns != 0 ? global_timer_ns() + timeout_ns : ~uint64_t{0};
   uint32_t sleep_ns = min_ns;
+  uint32_t spins = kSpinPolls;
   for (;;) {
 #if defined(ARTEST_EXPERIMENT_SPIN)
     // Measurement only (a fatbin built with it prices the backoff): poll
-    // without sleeping, as vLLM's barrier does.
+    // without ever sleeping, as vLLM's barrier does.
     (void)sleep_ns;
+    (void)spins;
 #else
-    __nanosleep(sleep_ns);
-    if (sleep_ns < max_ns) sleep_ns *= 2;
+    if (spins != 0) {
+      --spins;
+    } else {
+      __nanosleep(sleep_ns);
+      if (sleep_ns < max_ns) sleep_ns *= 2;
+    }
 #endif
     if (ready()) return false;
     if (global_timer_ns() > deadline) return true;
