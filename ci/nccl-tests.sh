@@ -3,7 +3,7 @@
 # builds NVIDIA's nccl-tests (all_reduce_perf, reduce_scatter_perf,
 # all_gather_perf; one process driving NP GPUs, no MPI) against the NCCL
 # that artest loads, runs them at registration modes -R 0, 1 and 2 with
-# CUDA graphs, runs `artest bench` with the nccl and nccl-reg baselines on
+# CUDA graphs, runs `artest bench` with the nccl, nccl-reg and nccl-win baselines on
 # the same sizes, and prints both and their ratio per size
 # (ci/nccl-tests-compare.py): artest's nccl times should agree with
 # nccl-tests -R 0 within 10 %.
@@ -90,7 +90,7 @@ for t in all_reduce reduce_scatter all_gather; do
 			>"$out/$t-R0-1proc.log" 2>&1 || { echo "nccl-tests: $t -g $np failed" >&2; rc=1; }
 	fi
 done
-mpirun -np "$np" bin/artest bench --variant nccl,nccl-reg -b 1K -e 256M -f 4 --json "$out/artest-nccl.json" \
+mpirun -np "$np" bin/artest bench --variant nccl,nccl-reg,nccl-win -b 1K -e 256M -f 4 --json "$out/artest-nccl.json" \
 	>"$out/artest-nccl.log" 2>&1 || rc=1
 mpirun -np "$np" bin/artest bench --coll reduce-scatter,all-gather --variant nccl -b 1K -e 256M -f 4 \
 	--json "$out/artest-nccl-colls.json" >"$out/artest-nccl-colls.log" 2>&1 || rc=1
