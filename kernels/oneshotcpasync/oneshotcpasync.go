@@ -19,10 +19,12 @@ func Variant() kernels.Variant {
 		Name:    "oneshot-cpasync",
 		ID:      ID,
 		Summary: "oneshot with a cp.async pipeline (stages x 16-byte copies from every peer into shared memory); start and end barriers",
-		// docs/results/2026-11-22-h200-x4-bench-tune-pdl-hangs/run5 (bench4-np2.json).
+		// docs/results/2026-11-22-h200-x4-bench-tune-pdl-hangs/run5 (bench4-np2.json);
+		// the reason: docs/results/2026-11-26-h100-h200-x2-nccl-win-vllm-study.md.
 		Slower: "slower than oneshot at every size measured (2 H200, bf16 sum, graph replays, 1 KiB to 256 MiB): " +
 			"1.05x to 1.2x oneshot's time up to 256 KiB and 1.5x to 2.1x from 1 MiB (1755 against 821 us at 256 MiB); " +
-			"where the pipeline through shared memory loses is not measured",
+			"the loss is its cp.async reads of a peer's memory over NVLink: at one rank, local memory only, it is faster " +
+			"than oneshot (354 against 740 us at 256 MiB, H100), and 4 stages with 132 blocks change nothing over NVLink (1755 against 1753 us)",
 		DTypes: kernels.AllDTypes, Ops: kernels.AllOps,
 		MinRanks: 1, MaxRanks: 8,
 		Needs:  kernels.NeedP2P | kernels.NeedSM80,

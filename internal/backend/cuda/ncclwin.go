@@ -129,23 +129,42 @@ func (b *Backend) closeWindows() error {
 	return errors.Join(errs...)
 }
 
-// windowDefectNCCL is the NCCL whose symmetric allreduce was seen to get
-// 16-bit sums wrong at offsets of 2 mod 4 bytes (windowDefect); other
-// versions run those cases, so a fixed NCCL, or another broken one, shows.
-var windowDefectNCCL = nccl.Version{Major: 2, Minor: 28, Patch: 9}
+// windowDefectFrom and windowDefectFixed bound the NCCLs whose symmetric
+// LL allreduce gets 16-bit sums wrong at offsets of 2 mod 4 bytes: seen
+// with 2.28.9; its load helper (loadPack) is the same through 2.29.7 and
+// was rewritten in 2.30.3, whose notes list the fix. Other versions run
+// those cases, so an older broken NCCL shows itself.
+var (
+	windowDefectFrom  = nccl.Version{Major: 2, Minor: 28, Patch: 9}
+	windowDefectFixed = nccl.Version{Major: 2, Minor: 30, Patch: 3}
+)
 
 // windowDefect is the reason nccl-win's cases of 16-bit types at an offset
-// of 2 mod 4 bytes are skipped with NCCL 2.28.9 (backend.DefectKnower).
-const windowDefect = "a known defect of NCCL 2.28.9, not run (--run-known-defects runs it): " +
-	"its symmetric allreduce kernel AllReduce_AGxLL_R returns one element in four wrong for f16 and bf16 " +
+// of 2 mod 4 bytes are skipped with those NCCLs (backend.DefectKnower).
+const windowDefect = "a known defect of NCCL 2.28.9 to 2.30.2, not run (--run-known-defects runs it): " +
+	"its symmetric LL allreduce (AllReduce_AGxLL_R) returns one element in four wrong for f16 and bf16 " +
 	"at buffer offsets of 2 mod 4 bytes (docs/findings/2026-11-nccl-symmetric-misaligned-16bit.md)"
+
+// versionBefore reports whether a is an older NCCL than b.
+func versionBefore(a, b nccl.Version) bool {
+	if a.Major != b.Major {
+		return a.Major < b.Major
+	}
+	if a.Minor != b.Minor {
+		return a.Minor < b.Minor
+	}
+	return a.Patch < b.Patch
+}
 
 // KnownDefect is backend.DefectKnower's: nccl-win's cases that NCCL 2.28.9
 // gets wrong. All sizes are skipped, not only those where NCCL picks that
 // kernel: which kernel it picks depends on the size, the ranks and the
 // machine.
 func (b *Backend) KnownDefect(v *kernels.Variant, dt reference.DType, offsetBytes int64) string {
-	if !b.KeepsOwnRegions(v) || b.nccl == nil || b.nccl.Version() != windowDefectNCCL {
+	if !b.KeepsOwnRegions(v) || b.nccl == nil {
+		return ""
+	}
+	if ver := b.nccl.Version(); versionBefore(ver, windowDefectFrom) || !versionBefore(ver, windowDefectFixed) {
 		return ""
 	}
 	if dt.Size() != 2 || offsetBytes%4 != 2 {

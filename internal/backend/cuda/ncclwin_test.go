@@ -87,10 +87,11 @@ func TestNCCLWindowWithoutCommunicator(t *testing.T) {
 }
 
 // NCCL 2.28.9's symmetric allreduce gets 16-bit sums wrong at offsets of
-// 2 mod 4 bytes: those nccl-win cases, and only those, are known defects.
+// 2 mod 4 bytes: those nccl-win cases, and only those, are known defects,
+// from 2.28.9 up to the fixed 2.30.3.
 func TestNCCLWindowKnownDefect(t *testing.T) {
 	newLib, oldLib := fakeNCCL(t, false), fakeNCCL(t, true)
-	require.Equal(t, windowDefectNCCL, newLib.Version(), "the fake is the NCCL the defect was seen with")
+	require.Equal(t, windowDefectFrom, newLib.Version(), "the fake is the NCCL the defect was seen with")
 	for _, tc := range []struct {
 		name    string
 		variant string
@@ -113,5 +114,23 @@ func TestNCCLWindowKnownDefect(t *testing.T) {
 			b := &Backend{nccl: tc.lib}
 			require.Equal(t, tc.want, b.KnownDefect(lookup(t, tc.variant), tc.dt, tc.offset))
 		})
+	}
+}
+
+func TestNCCLVersionBefore(t *testing.T) {
+	v := func(a, b, c int) nccl.Version { return nccl.Version{Major: a, Minor: b, Patch: c} }
+	for _, tc := range []struct {
+		a, b nccl.Version
+		want bool
+	}{
+		{v(2, 28, 8), v(2, 28, 9), true},
+		{v(2, 28, 9), v(2, 28, 9), false},
+		{v(2, 29, 7), v(2, 30, 3), true},
+		{v(2, 30, 3), v(2, 30, 3), false},
+		{v(2, 31, 0), v(2, 30, 3), false},
+		{v(2, 27, 9), v(2, 28, 0), true},
+		{v(3, 0, 0), v(2, 30, 3), false},
+	} {
+		require.Equal(t, tc.want, versionBefore(tc.a, tc.b), "%v < %v", tc.a, tc.b)
 	}
 }
