@@ -51,7 +51,7 @@ const (
 	OffTraceVariant = 64  // variant id of the last kernel that ran
 	OffTraceCount   = 68  // launches completed, incremented by block 0
 	OffLlSeq        = 72  // oneshot-ll: sequence number of the last launch (kernels/oneshotll/oneshot_ll.cu)
-	OffLlDone       = 76  // oneshot-ll: blocks of the launch in progress that have finished
+	OffLlDone       = 76  // oneshot-ll: blocks of the launch in progress that have read its sequence
 	OffDiag         = 128 // DiagWords uint32, written by a kernel that gave up
 	DiagWords       = 16
 	OffEpoch        = 256                                       // [MaxBlocks]uint64: epoch | claim<<32

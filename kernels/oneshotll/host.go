@@ -17,7 +17,7 @@ import (
 // staging as LL words (data | sequence<<32, one 64-bit atomic store each),
 // then reduce each slot from our own staging once all its words carry this
 // launch's sequence. No barriers; the sequence is the rank's, advanced by
-// the last block to finish.
+// the last block to count itself as having read it.
 func Host(k *hostmodel.Kernel, b int) error {
 	a := k.Args()
 	n := int(a.NRanks)
@@ -32,6 +32,9 @@ func Host(k *hostmodel.Kernel, b int) error {
 	}
 	own := k.Own()
 	seq := launchSeq(k)
+	// Counted as soon as the sequence is read, as the kernel does; the
+	// block that counts last advances the sequence at its end.
+	last := own.Add(sigblock.OffLlDone, 1) == uint32(k.Blocks())
 	myHalf := uint64(seq&1) * half
 	lo, hi := hostmodel.Span(slots, b, k.Blocks())
 
@@ -81,7 +84,7 @@ func Host(k *hostmodel.Kernel, b int) error {
 			}
 		}
 	}
-	if own.Add(sigblock.OffLlDone, 1) == uint32(k.Blocks()) {
+	if last {
 		own.Store(sigblock.OffLlDone, 0)
 		own.Store(sigblock.OffLlSeq, seq)
 	}

@@ -28,9 +28,13 @@
 // The sequence is one per rank (SIG_OFF_LL_SEQ holds the last one used; a
 // launch uses it + 1, so never 0, which zeroed staging holds), not per block: a slot may
 // belong to another block in an earlier launch with another grid, and
-// per-block epochs of different blocks can be equal. Every block reads it
-// at the start; the last block to finish (SIG_OFF_LL_DONE counts them)
-// advances it, so no block of this launch can see the next value.
+// per-block epochs of different blocks can be equal. Every thread reads it
+// at the start; once all threads of a block have, the block counts itself
+// in SIG_OFF_LL_DONE, and the block that counts last advances it at its
+// end, so no block of this launch can see the next value. The count is
+// made at the start and its result used only at the end, so the atomic's
+// round trip overlaps the push and the poll instead of ending the launch
+// (counted at the end, it cost every launch that round trip).
 #include "device/common.cuh"
 #include "oneshot_ll.cuh"
 
@@ -104,6 +108,16 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
   // their reduce, so all of them read the same value.
   const uint32_t seq = *reinterpret_cast<volatile uint32_t*>(sig + SIG_OFF_LL_SEQ) + 1;
   const uint64_t my_half = (seq & 1u) * half;
+  // Count the block once every thread of it holds seq: the block-wide OR
+  // takes a predicate computed from each thread's seq, so every load has
+  // returned its value before thread 0 counts, and the last counter stores
+  // the next sequence only after its count returned (it needs the result).
+  // The count is relaxed: an acquire-release atomic put a MEMBAR.GPU and an
+  // L1 invalidate in front of warp 0's pushes. (The predicate is true only
+  // if the word wrapped to all ones; nothing acts on it.)
+  (void)__syncthreads_or(seq == 0);
+  uint32_t counted = 0;
+  if (threadIdx.x == 0) counted = atomicAdd(reinterpret_cast<unsigned int*>(sig + SIG_OFF_LL_DONE), 1u) + 1;
 
   const bool vec = all_aligned16(&a.peer_in[a.rank], 1, a.out);
   const Plan<T> plan(a, vec);
@@ -158,15 +172,16 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
       S::store_out_elems(a, base, plan.valid(base), out);
     }
   }
-  // A block that gave up leaves as a whole (as barrier() does); it never
-  // counts itself done, so the sequence does not advance and the runner
-  // ends the job (exit 3) from the diag words.
+  // A block that gave up leaves as a whole (as barrier() does), before its
+  // end: if it counted last the sequence does not advance; either way the
+  // runner ends the job (exit 3) from the diag words, and no launch after a
+  // give-up is trusted.
   if (__syncthreads_or(gave_up)) asm volatile("exit;");
 
   if (threadIdx.x == 0) {
-    const uint32_t done = atomicAdd(reinterpret_cast<unsigned int*>(sig + SIG_OFF_LL_DONE), 1u);
-    if (done + 1 == gridDim.x) {
-      // The last block: every block has read seq.
+    if (counted == gridDim.x) {
+      // The block that counted last: every thread of the launch has read
+      // seq (the acquire of its count saw every other block's release).
       *reinterpret_cast<volatile uint32_t*>(sig + SIG_OFF_LL_DONE) = 0;
       *reinterpret_cast<volatile uint32_t*>(sig + SIG_OFF_LL_SEQ) = seq;
       *reinterpret_cast<uint32_t*>(sig + SIG_OFF_TRACE_VARIANT) = a.variant_id;
