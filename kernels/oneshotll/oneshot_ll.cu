@@ -87,12 +87,18 @@ __device__ __forceinline__ bool wait_slot(const ArtestArgs& a, uint64_t p, uint3
   return false;
 }
 
-template <typename T, uint32_t OP>
+// NR is the rank count when the kernel is built for one (2, 4 or 8: the
+// counts inference runs on), or 0 for any count up to kMaxRanks. The poll
+// and reduce loops below are unrolled to the array size; built for any
+// count, every one of the kMaxRanks unrolled steps issues, predicated off or
+// not, which at 2 ranks was most of the kernel's instructions.
+template <typename T, uint32_t OP, uint32_t NR>
 __device__ __forceinline__ void run(const ArtestArgs& a) {
   using S = Slot<T>;
   using R = Reduce<T, OP>;
+  constexpr uint32_t kRanks = NR != 0 ? NR : kMaxRanks;
   pdl_wait(a);  // --pdl: before any input read or flag store (sync.cuh)
-  const uint32_t n = a.nranks;
+  const uint32_t n = NR != 0 ? NR : a.nranks;
   const uint64_t slots = artest_ceil_div(a.count, S::kElems);
   const uint64_t region = slots * kSlotBytes;  // one rank's region in a half
   const uint64_t half = artest_ll_half_bytes(a.stage_bytes);
@@ -147,16 +153,16 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
     // independent: n local round trips would otherwise be paid one after
     // another), then the wait for those not there yet, then the reduce in
     // rank order.
-    uint4 x[kMaxRanks];
-    bool ready[kMaxRanks];
+    uint4 x[kRanks];
+    bool ready[kRanks];
 #pragma unroll
-    for (uint32_t s = 0; s < kMaxRanks; ++s) {
+    for (uint32_t s = 0; s < kRanks; ++s) {
       uint32_t seen;
       if (s < n) ready[s] = load(stage + s * region + k * kSlotBytes, seq, x[s], seen);
     }
     float acc[S::kElems];
 #pragma unroll
-    for (uint32_t s = 0; s < kMaxRanks; ++s) {
+    for (uint32_t s = 0; s < kRanks; ++s) {
       if (s >= n) break;
       if (!ready[s] && !wait_slot(a, stage + s * region + k * kSlotBytes, seq, k, s, x[s])) {
         gave_up = true;
@@ -193,10 +199,24 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
 }  // namespace ll
 }  // namespace artest
 
+// One kernel per dtype and op; the rank count picks its specialization
+// (uniform across the grid, so no divergence).
 #define ARTEST_ONESHOT_LL_KERNEL(dname, T, oname, OPV)                               \
   extern "C" __global__ void __launch_bounds__(ARTEST_MAX_THREADS)                   \
       artest_oneshot_ll_##dname##_##oname(const __grid_constant__ ArtestArgs args) { \
-    artest::ll::run<T, OPV>(args);                                                   \
+    switch (args.nranks) {                                                           \
+      case 2:                                                                        \
+        artest::ll::run<T, OPV, 2>(args);                                            \
+        break;                                                                       \
+      case 4:                                                                        \
+        artest::ll::run<T, OPV, 4>(args);                                            \
+        break;                                                                       \
+      case 8:                                                                        \
+        artest::ll::run<T, OPV, 8>(args);                                            \
+        break;                                                                       \
+      default:                                                                       \
+        artest::ll::run<T, OPV, 0>(args);                                            \
+    }                                                                                \
   }
 
 ARTEST_FOR_EACH_DTYPE_OP(ARTEST_ONESHOT_LL_KERNEL)
