@@ -96,8 +96,8 @@ template <typename T, uint32_t OP, uint32_t NR>
 __device__ __forceinline__ void run(const ArtestArgs& a) {
   using S = Slot<T>;
   using R = Reduce<T, OP>;
-  constexpr uint32_t kRanks = NR != 0 ? NR : kMaxRanks;
   pdl_wait(a);  // --pdl: before any input read or flag store (sync.cuh)
+  constexpr uint32_t kRanks = NR != 0 ? NR : kMaxRanks;
   const uint32_t n = NR != 0 ? NR : a.nranks;
   const uint64_t slots = artest_ceil_div(a.count, S::kElems);
   const uint64_t region = slots * kSlotBytes;  // one rank's region in a half
