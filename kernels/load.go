@@ -20,8 +20,21 @@ type LoadArgs struct {
 	Peers     [LoadMaxPeers]uint64
 	PeerBytes uint64
 	NPeers    uint32
-	Reserved  uint32
+	// Kind, when NPeers is 0: LoadKindMemory or LoadKindSM.
+	Kind uint32
 }
+
+// The load's kinds (ARTEST_LOAD_MEMORY, ARTEST_LOAD_SM in load.cu).
+const (
+	// LoadKindMemory streams read-modify-writes over the scratch: the
+	// loaded rank's blocks share the SMs and the memory bandwidth with it
+	// (as do any ranks on the same GPU).
+	LoadKindMemory uint32 = 0
+	// LoadKindSM keeps every thread on one shared-memory word's atomics:
+	// it slows the blocks on the same multiprocessors and touches no memory
+	// another rank reads.
+	LoadKindSM uint32 = 1
+)
 
 // LoadMaxPeers is the most peers a link load reads (ARTEST_LOAD_MAX_PEERS).
 const LoadMaxPeers = 8
@@ -37,6 +50,11 @@ const LoadMax = 10 * time.Millisecond
 const (
 	LoadThreads     = 64
 	LoadBlocksPerSM = 8
+	// LoadSMBlocksPerSM is the SM kind's: 1024 threads of atomics on each
+	// multiprocessor, leaving 1024 for the allreduce's block (measured at
+	// 16 on one H200 under MPS, 2026-11-26; kernels/harness/load.cu says
+	// what it caught).
+	LoadSMBlocksPerSM = 16
 )
 
 // LoadHead is the scratch's head, the deadline word padded to 16 bytes

@@ -402,3 +402,38 @@ func TestFakeStreamsEventsGraphs(t *testing.T) {
 	require.NoError(t, d.GraphDestroy(g))
 	require.NoError(t, d.StreamDestroy(s))
 }
+
+func TestFakeSMPartition(t *testing.T) {
+	d := fake(t)
+	for _, tc := range []struct {
+		sms           string
+		groups, index int
+		want          int
+		err           string
+	}{
+		{"132", 2, 0, 64, ""},
+		{"132", 2, 1, 64, ""},
+		{"132", 4, 3, 32, ""},
+		{"132", 8, 7, 16, ""},
+		{"132", 1, 0, 128, ""},
+		{"78", 4, 0, 16, ""}, // 19 per group rounds down to 16
+		{"132", 32, 0, 0, "132 SMs do not split into 32 groups"},
+		{"132", 2, 2, 0, "no such group"},
+		{"132", 0, 0, 0, "no such group"},
+	} {
+		t.Setenv("FAKECUDA_SMS", tc.sms)
+		g, n, err := d.SMPartition(0, tc.groups, tc.index)
+		if tc.err != "" {
+			require.ErrorContains(t, err, tc.err, "%+v", tc)
+			continue
+		}
+		require.NoError(t, err, "%+v", tc)
+		require.Equal(t, tc.want, n, "%+v", tc)
+		require.NotZero(t, g)
+		s, err := d.GreenCtxStreamCreate(g, StreamNonBlocking)
+		require.NoError(t, err)
+		require.NotZero(t, s)
+		require.NoError(t, d.StreamDestroy(s))
+		require.NoError(t, d.GreenCtxDestroy(g))
+	}
+}

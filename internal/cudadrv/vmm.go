@@ -70,6 +70,8 @@ type lazySymbols struct {
 	vmm       *vmmSymbols
 	vmmErr    error
 	multicast *multicastSymbols
+	green     *greenSymbols // green.go
+	greenErr  error
 }
 
 type vmmSymbols struct {

@@ -1,10 +1,18 @@
 // artest_load: the straggler schedule's side load on the cuda backend
 // (backend.Straggler). Forked onto a side stream beside one rank's
-// allreduce, every thread streams 16-byte read-modify-writes over a
-// scratch buffer larger than L2 until a deadline of the global timer, so
-// the allreduce's blocks share issue slots, load/store units and memory
-// bandwidth with it and read slowly: a straggler made from outside the
-// kernel under test.
+// allreduce, it runs until a deadline of the global timer, so that the
+// allreduce's blocks read slowly: a straggler made from outside the kernel
+// under test. Three kinds:
+//   memory  every thread streams 16-byte read-modify-writes over a scratch
+//           buffer larger than L2: the blocks share issue slots, load/store
+//           units and memory bandwidth with it;
+//   sm      every thread adds to one shared-memory word, over and over:
+//           the atomics serialise in the multiprocessor's shared-memory
+//           pipe, which the allreduce's loads and stores share, and touch
+//           no memory a peer reads (ranks that share a GPU, each on SMs of
+//           its own, slow only the loaded rank's blocks);
+//   link    (npeers > 0) every thread reads the peers' buffers over the
+//           links, whatever the kind.
 //
 // The deadline is the first block's start plus ns (at most
 // ARTEST_LOAD_MAX_NS), shared through the scratch's first word, which the
@@ -27,7 +35,7 @@ struct ArtestLoadArgs {
   uint64_t peers[ARTEST_LOAD_MAX_PEERS];  // the link load: peers' buffers, as this process maps them
   uint64_t peer_bytes;  // readable bytes of each, a multiple of 16
   uint32_t npeers;      // 0: no link load
-  uint32_t reserved;
+  uint32_t kind;        // ARTEST_LOAD_MEMORY or ARTEST_LOAD_SM, when npeers is 0
 };
 
 static_assert(sizeof(ArtestLoadArgs) == 104, "ArtestLoadArgs changed: change kernels.LoadArgs with it");
@@ -35,6 +43,10 @@ static_assert(sizeof(ArtestLoadArgs) == 104, "ArtestLoadArgs changed: change ker
 // The longest load (kernels.LoadMax): 10 ms, far above the straggler's
 // 200 us, short enough that a bad argument cannot hold a GPU for long.
 constexpr uint64_t ARTEST_LOAD_MAX_NS = 10000000ull;
+
+// The load's kinds (kernels.LoadKindMemory, kernels.LoadKindSM).
+constexpr uint32_t ARTEST_LOAD_MEMORY = 0;
+constexpr uint32_t ARTEST_LOAD_SM = 1;
 
 // Threads per block (kernels.LoadThreads).
 constexpr int ARTEST_LOAD_THREADS = 64;
@@ -92,6 +104,28 @@ extern "C" __global__ void __launch_bounds__(ARTEST_LOAD_THREADS) artest_load(co
     }
     // Never true for the scratch's own words past the deadline word; keeps
     // the reads' results used.
+    if (sink == 0xffffffffu && args.bytes > ARTEST_LOAD_HEAD + 16)
+      reinterpret_cast<uint32_t*>(args.buf + ARTEST_LOAD_HEAD)[0] ^= sink;
+    return;
+  }
+  if (args.kind == ARTEST_LOAD_SM) {
+    // Every thread of the block on one word: each warp's atomic is 32
+    // conflicting updates, and the pipe is never idle. Of four loads that
+    // stay on the SMs (FMA chains, scattered L1 hits, one-word shared
+    // atomics, a read a 2 MiB page), this slowed the loaded rank's blocks
+    // the most (one H200 under MPS, vLLM's one-stage kernel without its end
+    // barrier: 339 to 902 wrong iterations of 8000 at 2 and 4 ranks, against
+    // 73 to 212, 65 to 91 and 16 to 33; 2026-11-26).
+    __shared__ uint32_t word;
+    if (threadIdx.x == 0) word = 0;
+    __syncthreads();
+    uint32_t sink = 0;
+    while (artest::global_timer_ns() < deadline) {
+#pragma unroll
+      for (int k = 0; k < 16; k++) sink += atomicAdd(&word, 1u);
+    }
+    // Keeps the atomics' results used; when it happens to be true it
+    // flips a word of the scratch, which nothing reads.
     if (sink == 0xffffffffu && args.bytes > ARTEST_LOAD_HEAD + 16)
       reinterpret_cast<uint32_t*>(args.buf + ARTEST_LOAD_HEAD)[0] ^= sink;
     return;

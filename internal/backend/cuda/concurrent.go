@@ -21,7 +21,7 @@ var (
 // backend's one OS thread).
 func (b *Backend) AllreduceConcurrent(l *backend.Launch) error {
 	if b.side == 0 {
-		s, err := b.d.StreamCreate(cu.StreamNonBlocking)
+		s, err := b.newStream()
 		if err != nil {
 			return wrap(err)
 		}

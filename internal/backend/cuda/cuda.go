@@ -82,10 +82,16 @@ type Backend struct {
 	// sharedReason, when ranks share a GPU, names two of them: there is
 	// no link between them for the link load to busy.
 	sharedReason string
-	devices      []string
-	topology     any
-	rank         int
-	localRank    int
+	// green, when ranks share this GPU, is this rank's green context:
+	// greenSMs multiprocessors of its own (sms.go); smNote says how the
+	// ranks share the SMs, for the report.
+	green     cu.GreenCtx
+	greenSMs  int
+	smNote    string
+	devices   []string
+	topology  any
+	rank      int
+	localRank int
 
 	ext externals // the External variants' set-up and last call (external.go)
 
@@ -160,7 +166,10 @@ func Open(o Options, c comm.Comm) (*Backend, error) {
 		b.Close()
 		return nil, err
 	}
-	if b.stream, err = d.StreamCreate(cu.StreamNonBlocking); err != nil {
+	if b.share.Shared() {
+		b.partitionSMs(c.LocalRank() / n)
+	}
+	if b.stream, err = b.newStream(); err != nil {
 		b.Close()
 		return nil, exitcode.Envf("create stream: %v", err)
 	}
@@ -227,6 +236,9 @@ func (b *Backend) Info() backend.Info {
 	info := backend.Info{Versions: v, Devices: b.devices, Topology: b.topology}
 	if b.share.Shared() {
 		info.Sharing = b.share.String()
+		if b.smNote != "" {
+			info.Sharing += "; " + b.smNote
+		}
 	}
 	return info
 }
@@ -858,6 +870,9 @@ func (b *Backend) Close() error {
 	}
 	if b.module != 0 {
 		errs = append(errs, b.d.ModuleUnload(b.module))
+	}
+	if b.green != 0 {
+		errs = append(errs, b.d.GreenCtxDestroy(b.green))
 	}
 	errs = append(errs, b.d.PrimaryCtxRelease(b.dev))
 	return errors.Join(errs...)

@@ -51,6 +51,10 @@ func (b *Backend) GridCap(l *backend.Launch, late bool) (int, string, error) {
 	if err != nil && !errors.Is(err, cu.ErrSymbolMissing) {
 		return 0, "", err
 	}
+	if b.green != 0 {
+		// This rank's grid runs on its own partition.
+		ctxSMs = b.greenSMs
+	}
 	lim := coresident.Limits{PerSM: per, SMs: b.sms, ContextSMs: ctxSMs, Ranks: b.RanksPerGPU(), Late: late}
 	c := gridCap{lim.Blocks(), fmt.Sprintf("%s at %d threads, %d B shared: %s", k.name, l.Threads, shared, lim)}
 	b.caps[k] = c

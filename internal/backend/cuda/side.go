@@ -23,8 +23,8 @@ func (s *sideStream) open(b *Backend, what string) error {
 	s.what = what
 	var err error
 	if s.stream == 0 {
-		if s.stream, err = b.d.StreamCreate(cu.StreamNonBlocking); err != nil {
-			return fmt.Errorf("%s side stream: cuStreamCreate: %w", what, wrap(err))
+		if s.stream, err = b.newStream(); err != nil {
+			return fmt.Errorf("%s side stream: %w", what, wrap(err))
 		}
 	}
 	for _, e := range []*cu.Event{&s.fork, &s.join} {

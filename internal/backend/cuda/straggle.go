@@ -85,14 +85,32 @@ func (b *Backend) straggle(d time.Duration, link bool) error {
 	}
 	args := kernels.LoadArgs{Buf: uint64(l.buf), Bytes: kernels.LoadScratchBytes,
 		Ns: uint64(min(max(d, 0), kernels.LoadMax).Nanoseconds())}
+	perSM := kernels.LoadBlocksPerSM
 	if link {
 		linkPeers(&args, b.world)
+	} else if args.Kind = b.loadKind(); args.Kind == kernels.LoadKindSM {
+		perSM = kernels.LoadSMBlocksPerSM
 	}
-	grid := cu.D1(uint32(max(b.sms, 1) * kernels.LoadBlocksPerSM))
+	grid := cu.D1(uint32(max(b.ownSMs(), 1) * perSM))
 	if err := cu.LaunchArg(b.d, f, grid, cu.D1(kernels.LoadThreads), 0, l.side.stream, &args); err != nil {
 		return fmt.Errorf("straggler: launch %s for %v: %w", kernels.LoadKernel, d, wrap(err))
 	}
 	return nil
+}
+
+// loadKind is the straggler's load where it does not read over the links.
+// Ranks that share a GPU share its memory: a memory load slows every
+// rank's reads alike, and a rank that returns without waiting for the
+// loaded one (a missing end barrier) is early by about a microsecond. On
+// SMs of its own (sms.go), the SM kind slows the loaded rank's blocks
+// alone (one H200 under MPS, 2026-11-26: vLLM's one-stage kernel without
+// its end barrier found wrong in 0 of 8000 iterations with the memory
+// load, 339 to 902 with this one).
+func (b *Backend) loadKind() uint32 {
+	if b.share.Shared() {
+		return kernels.LoadKindSM
+	}
+	return kernels.LoadKindMemory
 }
 
 // LinkReason says why the link load cannot run ("" when it can): it reads

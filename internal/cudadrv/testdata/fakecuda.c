@@ -380,3 +380,65 @@ CUresult cuMulticastUnbind(unsigned long long mc, CUdevice d, size_t mcOff, size
 	if ((mc & 0xf0000) != 0x80000 || d < 0 || d > 1) return INVALID_VALUE;
 	return mcOff % GRAN == 0 && size % GRAN == 0 && size ? OK : INVALID_VALUE;
 }
+
+/* Green contexts: a device of FAKECUDA_SMS (default 132) SMs that splits
+ * into partitions of at least 8, in steps of 8, as sm_90 does. */
+typedef struct {
+	int type;
+	unsigned char pad[92];
+	union {
+		struct { unsigned int smCount, minPart, align; } sm;
+		unsigned char over[48];
+	} u;
+} DevResource;
+
+CUresult cuDeviceGetDevResource(int dev, DevResource *r, int type) {
+	const char *n = getenv("FAKECUDA_SMS");
+	if (type != 1 || dev < 0 || dev > 1) return INVALID_VALUE;
+	memset(r, 0, sizeof *r);
+	r->type = 1;
+	r->u.sm.smCount = n ? (unsigned int)atoi(n) : 132;
+	r->u.sm.minPart = 8;
+	r->u.sm.align = 8;
+	return OK;
+}
+
+CUresult cuDevSmResourceSplitByCount(DevResource *out, unsigned int *n, const DevResource *in, DevResource *rem, unsigned int flags, unsigned int minCount) {
+	(void)rem;
+	if (!n || !in || in->type != 1 || flags != 0 || minCount > in->u.sm.smCount) return INVALID_VALUE;
+	unsigned int c = minCount < 8 ? 8 : (minCount + 7) / 8 * 8;
+	unsigned int possible = in->u.sm.smCount / c;
+	if (!out) {
+		*n = possible;
+		return OK;
+	}
+	if (*n > possible) *n = possible;
+	for (unsigned int i = 0; i < *n; i++) {
+		out[i] = *in;
+		out[i].u.sm.smCount = c;
+		out[i].pad[0] = (unsigned char)i;
+	}
+	return OK;
+}
+
+CUresult cuDevResourceGenerateDesc(H *d, DevResource *r, unsigned int n) {
+	if (n != 1 || r->type != 1) return INVALID_VALUE;
+	*d = (H)(uintptr_t)(0x7000 + r->pad[0]);
+	return OK;
+}
+
+CUresult cuGreenCtxCreate(H *g, H desc, int dev, unsigned int flags) {
+	if (flags != 1 || !desc || dev < 0 || dev > 1) return INVALID_VALUE;
+	*g = (H)((uintptr_t)desc + 0x100);
+	return OK;
+}
+
+/* The same handles as cuStreamCreate's. */
+CUresult cuGreenCtxStreamCreate(H *s, H g, unsigned int flags, int prio) {
+	(void)prio;
+	if (!g) return INVALID_VALUE;
+	*s = (H)(uintptr_t)(0x4000 + flags);
+	return OK;
+}
+
+CUresult cuGreenCtxDestroy(H g) { return g ? OK : INVALID_VALUE; }
