@@ -1,7 +1,10 @@
 package cuda
 
 import (
+	"encoding/binary"
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -38,6 +41,47 @@ func TestLinkPeers(t *testing.T) {
 			if len(tc.peers) > 0 {
 				require.Equal(t, uint64(4096), a.PeerBytes)
 			}
+		})
+	}
+}
+
+// The straggler's load: one rank per GPU streams memory, LoadBlocksPerSM
+// blocks a multiprocessor; ranks that share a GPU get the SM kind,
+// LoadSMBlocksPerSM blocks a multiprocessor of the rank's own.
+func TestStraggleKindAndGrid(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		perGPU   int
+		sms      int
+		green    int // the rank's own SMs (0: no partition)
+		wantKind uint32
+		wantGrid uint64
+	}{
+		{"one rank per GPU", 1, 132, 0, kernels.LoadKindMemory, 132 * kernels.LoadBlocksPerSM},
+		{"4 ranks on one GPU, partitioned", 4, 132, 32, kernels.LoadKindSM, 32 * kernels.LoadSMBlocksPerSM},
+		{"2 ranks on one GPU, no partition", 2, 132, 0, kernels.LoadKindSM, 132 * kernels.LoadSMBlocksPerSM},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := fakeDriver(t)
+			b := fakeBackend(t, d, 0)
+			b.fns[kernels.LoadKernel] = 0x3000 // the fake's recording kernel
+			b.share.PerGPU, b.sms = tc.perGPU, tc.sms
+			if tc.green > 0 {
+				b.green, b.greenSMs = 0x9000, tc.green
+			}
+			require.Equal(t, tc.wantKind, b.loadKind())
+			require.NoError(t, b.PrepareStraggle())
+			defer func() {
+				b.green = 0
+				require.NoError(t, errors.Join(b.closeLoad()...))
+			}()
+			require.NoError(t, b.Straggle(200*time.Microsecond))
+			// The fake writes the launch's shape over the first words of
+			// the load's one argument, the scratch: [1] is the grid.
+			rec := make([]byte, 9*8)
+			require.NoError(t, d.MemcpyDtoH(rec, b.load.buf))
+			require.Equal(t, tc.wantGrid, binary.LittleEndian.Uint64(rec[8:]))
+			require.Equal(t, uint64(kernels.LoadThreads), binary.LittleEndian.Uint64(rec[32:]))
 		})
 	}
 }
