@@ -130,6 +130,8 @@ extern "C" __global__ void __launch_bounds__(ARTEST_LOAD_THREADS) artest_load(co
       reinterpret_cast<uint32_t*>(args.buf + ARTEST_LOAD_HEAD)[0] ^= sink;
     return;
   }
+  // A kind this build does not know: no load (the host sends none).
+  if (args.kind != ARTEST_LOAD_MEMORY) return;
   const uint64_t vecs = args.bytes > ARTEST_LOAD_HEAD ? (args.bytes - ARTEST_LOAD_HEAD) / 16 : 0;
   uint4* v = reinterpret_cast<uint4*>(args.buf + ARTEST_LOAD_HEAD);
   const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
