@@ -187,7 +187,8 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
   if (threadIdx.x == 0) {
     if (counted == gridDim.x) {
       // The block that counted last: every thread of the launch has read
-      // seq (the acquire of its count saw every other block's release).
+      // seq (each block counted only once its threads' loads of seq had
+      // returned: their values fed the block-wide OR before the count).
       *reinterpret_cast<volatile uint32_t*>(sig + SIG_OFF_LL_DONE) = 0;
       *reinterpret_cast<volatile uint32_t*>(sig + SIG_OFF_LL_SEQ) = seq;
       *reinterpret_cast<uint32_t*>(sig + SIG_OFF_TRACE_VARIANT) = a.variant_id;
