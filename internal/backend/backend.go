@@ -220,15 +220,31 @@ type SMCopier interface {
 // reached a point: stress's witness stamps every call's return on every
 // rank and compares the times across ranks (a rank whose call returned long
 // before a peer's finished did not wait for it). The host backend reads
-// the wall clock in its stream goroutine; cuda launches one thread of
-// artest_stamp (kernels/harness/stamp.cu), which writes the GPU's global timer.
+// the wall clock in its stream goroutine; cuda records an event (or, where
+// events recorded in a graph cannot be timed, launches artest_stamp).
 type Stamper interface {
-	// Stamp writes the stream's clock, in ns, into the 8 bytes at p when
-	// the stream reaches it (little-endian uint64).
-	Stamp(p Ptr) error
+	// PrepareStamps readies slots 0..n-1; called with the stream idle.
+	PrepareStamps(n int) error
+	// Stamp marks slot j with the moment the stream reaches it;
+	// capturing: the stream is being captured into a graph, and each
+	// replay marks it again.
+	Stamp(j int, capturing bool) error
+	// Stamps reads slots 0..n-1 once the stream has passed them, in ns of
+	// the stream clock; called before the ClockSync that follows them.
+	Stamps(n int) ([]int64, error)
+	// FreeStamps releases what PrepareStamps took.
+	FreeStamps()
 	// ClockSync relates the stream clock to the host's wall clock; called
 	// with the stream idle.
 	ClockSync() (ClockSync, error)
+}
+
+// SMStamper is a Stamper whose stamps may wait for room on the GPU's
+// multiprocessors (a kernel launch): a stamp between a call and the copy
+// after it then delays the copy, and a stamp on a rank whose SMs are busy
+// comes late.
+type SMStamper interface {
+	StampsWaitForSMs() bool
 }
 
 // ClockSync relates a stream's clock to the host's wall clock (Unix ns).
@@ -241,6 +257,9 @@ type ClockSync struct {
 	// global timer) compare their stamps as they are, exactly. Host is
 	// the host whose wall clock Offset refers to.
 	Domain, Host string
+	// Stamps names what the stamps are: "events" (cuda's default),
+	// "kernel" (artest_stamp) or "wall clock" (the host backend).
+	Stamps string
 }
 
 // Straggler is a backend that can load its own device beside its stream

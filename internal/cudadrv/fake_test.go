@@ -384,7 +384,11 @@ func TestFakeStreamsEventsGraphs(t *testing.T) {
 	require.True(t, done)
 	el, err := d.EventElapsed(start, end)
 	require.NoError(t, err)
-	require.Equal(t, "3ms", el.String(), "the fake reports 1.5 ms per event in between")
+	require.Equal(t, "1.5ms", el.String(), "the fake's clock advances 1.5 ms per record")
+	require.NoError(t, d.EventRecordExternal(start, s), "the fake takes only CU_EVENT_RECORD_EXTERNAL")
+	el, err = d.EventElapsed(start, end)
+	require.NoError(t, err)
+	require.Equal(t, "-1.5ms", el.String())
 	require.NoError(t, d.EventDestroy(start))
 	require.ErrorIs(t, d.EventDestroy(0), ErrInvalidValue)
 

@@ -225,6 +225,44 @@ func TestGPUGraphCaptureOfMemset(t *testing.T) {
 	}
 }
 
+// An event recorded inside a captured graph (CU_EVENT_RECORD_EXTERNAL) is
+// timed against one recorded on the stream before the replay: the stress
+// witness's stamps in graph modes rely on it.
+func TestGPUGraphEventTiming(t *testing.T) {
+	d := gpu(t)
+	s, err := d.StreamCreate(StreamNonBlocking)
+	require.NoError(t, err)
+	defer d.StreamDestroy(s)
+	before, err := d.EventCreate(EventDefault)
+	require.NoError(t, err)
+	defer d.EventDestroy(before)
+	inGraph, err := d.EventCreate(EventDefault)
+	require.NoError(t, err)
+	defer d.EventDestroy(inGraph)
+	const n = 64 << 20
+	p, err := d.MemAlloc(n)
+	require.NoError(t, err)
+	defer d.MemFree(p)
+
+	require.NoError(t, d.StreamBeginCapture(s, CaptureThreadLocal))
+	require.NoError(t, d.MemsetD32Async(p, 7, n/4, s))
+	require.NoError(t, d.EventRecordExternal(inGraph, s))
+	g, err := d.StreamEndCapture(s)
+	require.NoError(t, err)
+	defer d.GraphDestroy(g)
+	exec, err := d.GraphInstantiate(g, 0)
+	require.NoError(t, err)
+	defer d.GraphExecDestroy(exec)
+
+	require.NoError(t, d.EventRecord(before, s))
+	require.NoError(t, d.GraphLaunch(exec, s))
+	require.NoError(t, d.StreamSynchronize(s))
+	el, err := d.EventElapsed(before, inGraph)
+	require.NoError(t, err)
+	t.Logf("a 64 MiB memset replayed in a graph, to its event: %v", el)
+	require.Positive(t, el)
+}
+
 // recordPTX is a kernel with one 24-byte by-value struct parameter
 // {out, a, b}: block 0 thread 0 writes a+b and the grid size to out.
 const recordPTX = `

@@ -62,6 +62,20 @@ func (d *Driver) EventRecord(e Event, s Stream) error {
 	return d.check(&d.t.eventRecord, C.art_cuEventRecord(d.t.eventRecord.ptr, C.uintptr_t(e), C.uintptr_t(s)))
 }
 
+// EventRecordExternal queues e on s inside a capture as a graph node of
+// its own (CU_EVENT_RECORD_EXTERNAL): every replay of the graph records e
+// when it reaches that node. A plain EventRecord in a capture only joins
+// streams and records nothing when the graph runs.
+func (d *Driver) EventRecordExternal(e Event, s Stream) error {
+	if d.t.eventRecordWithFlags.ptr == nil {
+		return missing(&d.t.eventRecordWithFlags)
+	}
+	return d.check(&d.t.eventRecordWithFlags, C.art_cuEventRecordWithFlags(d.t.eventRecordWithFlags.ptr, C.uintptr_t(e), C.uintptr_t(s), C.uint(eventRecordExternal)))
+}
+
+// eventRecordExternal is CU_EVENT_RECORD_EXTERNAL (cuda.h, CUDA 11.1).
+const eventRecordExternal = 0x1
+
 // EventQuery reports whether the work before e's last record has finished.
 func (d *Driver) EventQuery(e Event) (done bool, err error) {
 	return d.ready(&d.t.eventQuery, C.art_cuEventQuery(d.t.eventQuery.ptr, C.uintptr_t(e)))

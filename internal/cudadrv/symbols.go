@@ -47,7 +47,7 @@ type table struct {
 	streamCreate, streamDestroy, streamSynchronize, streamQuery          symbol
 	streamWaitEvent                                                      symbol
 	eventCreate, eventRecord, eventQuery, eventSynchronize, eventElapsed symbol
-	eventDestroy                                                         symbol
+	eventDestroy, eventRecordWithFlags                                   symbol
 
 	streamBeginCapture, streamEndCapture                          symbol
 	graphInstantiate, graphLaunch, graphExecDestroy, graphDestroy symbol
@@ -128,6 +128,7 @@ func (t *table) specs() []symbolSpec {
 		{dst: &t.eventSynchronize, names: []string{"cuEventSynchronize"}},
 		{dst: &t.eventElapsed, names: []string{"cuEventElapsedTime_v2", "cuEventElapsedTime"}},
 		{dst: &t.eventDestroy, names: []string{"cuEventDestroy_v2"}},
+		{dst: &t.eventRecordWithFlags, names: []string{"cuEventRecordWithFlags"}, optional: true}, // CUDA 11.1
 
 		{dst: &t.streamBeginCapture, names: []string{"cuStreamBeginCapture_v2"}},
 		{dst: &t.streamEndCapture, names: []string{"cuStreamEndCapture"}},

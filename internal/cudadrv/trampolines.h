@@ -413,6 +413,11 @@ static inline CUresult art_cuEventRecord(void *f, uintptr_t e, uintptr_t s) {
 	return ((cuEventRecord_t)f)((CUhandle)e, (CUhandle)s);
 }
 
+typedef CUresult (*cuEventRecordWithFlags_t)(CUhandle, CUhandle, unsigned int);
+static inline CUresult art_cuEventRecordWithFlags(void *f, uintptr_t e, uintptr_t s, unsigned int flags) {
+	return ((cuEventRecordWithFlags_t)f)((CUhandle)e, (CUhandle)s, flags);
+}
+
 typedef CUresult (*cuEventQuery_t)(CUhandle);
 static inline CUresult art_cuEventQuery(void *f, uintptr_t e) {
 	return ((cuEventQuery_t)f)((CUhandle)e);

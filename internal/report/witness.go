@@ -28,6 +28,10 @@ type Witness struct {
 	// load (--schedule link) ran in them, and it holds its GPU's kernel
 	// ends, so a lead there says nothing.
 	LinkSkipped int `json:"link_skipped,omitempty"`
+	// LinkMaxLeadUS and LinkOver are the same measures over the
+	// LinkSkipped iterations: shown, never warned on.
+	LinkMaxLeadUS float64 `json:"link_max_lead_us,omitempty"`
+	LinkOver      int     `json:"link_over,omitempty"`
 	// HostSkipped iterations of Iterations were not compared: the rank
 	// that finished last ran its stamp right after its host enqueued it
 	// (the host, not the call, decided when), so its lead is not known.
@@ -35,6 +39,11 @@ type Witness struct {
 	// SameClock: every rank read one clock (one GPU's timer), so the
 	// leads are exact; else they went through the host's wall clock.
 	SameClock bool `json:"same_clock,omitempty"`
+	// Stamps names what the stamps were: "events" (timestamps the GPU
+	// takes when the work before them finishes, needing no SM),
+	// "kernel" (one thread writing the global timer, which waits for
+	// room on the SMs) or "wall clock" (the host backend).
+	Stamps string `json:"stamps,omitempty"`
 	// Silent says why the leads give no warning: the variant returns
 	// before its peers finish by design (it pushes its data rather than
 	// letting peers read it), or the ranks share a GPU.

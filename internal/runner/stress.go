@@ -69,6 +69,10 @@ type stressCase struct {
 	// shared: ranks share a GPU, and start each batch together
 	// (agreeBatch).
 	shared bool
+	// stampLast: the witness stamps each iteration after its copies, not
+	// right after its call (ranks sharing a GPU, with stamps that wait
+	// for room on the SMs; see enqueueBatch).
+	stampLast bool
 	// The batches' buffers: k input slots, k output slots (none where
 	// the result overwrites the staged input), the poison-after-return
 	// source, and the witness's stamps (nil: none).

@@ -120,11 +120,11 @@ func (st *stressCase) enqueueBatch(s0, kk int, mark bool) error {
 		if err := r.enqueueCall(s, &st.launches[j], s.inOf(st.at(st.srcAll, j))); err != nil {
 			return err
 		}
-		if st.wit != nil && !st.shared {
+		if st.wit != nil && !st.stampLast {
 			// Right after the call, before the copies: the witness
 			// compares calls, and a copy slower on one rank than on
 			// its peer would count as a lead. The poison waits for
-			// the stamp (one tiny kernel) instead.
+			// the stamp (an event record, or one tiny kernel) instead.
 			if err := st.wit.stamp(j, mark); err != nil {
 				return err
 			}
@@ -145,14 +145,13 @@ func (st *stressCase) enqueueBatch(s0, kk int, mark bool) error {
 				return fmt.Errorf("poison after return: %w", err)
 			}
 		}
-		if st.wit != nil && st.shared {
-			// Ranks that share a GPU get no witness warning (their
-			// stamps wait for each other's blocks), and there the
-			// stamp's launch between the return and the poison closed
-			// the window a missing end barrier leaves: one H200 under
-			// MPS, 2 ranks, oneshot without its end barrier caught in
-			// 0 of 5 runs with the stamp first, 5 of 5 with it last
-			// (2026-11-26). Their stamps follow the copies.
+		if st.wit != nil && st.stampLast {
+			// Where ranks share a GPU, a kernel stamp's launch between
+			// the return and the poison closed the window a missing
+			// end barrier leaves: one H200 under MPS, 2 ranks, oneshot
+			// without its end barrier caught in 0 of 5 runs with the
+			// stamp first, 5 of 5 with it last (2026-11-26). Kernel
+			// stamps follow the copies there.
 			if err := st.wit.stamp(j, mark); err != nil {
 				return err
 			}

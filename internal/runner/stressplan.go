@@ -88,6 +88,9 @@ func (r *run) planStress(s *caseState, res *rankResult) *stressCase {
 		stats: checkStats{Checker: CheckHost, Bytes: s.outBytes}}
 	st.k = int(min(int64(st.n), stressMaxBatch, max(1, stressBudget/(2*st.slot))))
 	st.marker, _ = r.b.(backend.ProgressMarker)
+	if sm, ok := r.b.(backend.SMStamper); ok && st.shared {
+		st.stampLast = sm.StampsWaitForSMs()
+	}
 	if r.checksOnDevice(s.c) {
 		st.stats.Checker = CheckDevice
 	}

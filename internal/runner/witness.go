@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"encoding/binary"
 	"fmt"
 	"time"
 
@@ -66,6 +65,8 @@ type witnessStamps struct {
 	// clock's host (backend.ClockSync).
 	Domain string `json:"domain"`
 	Host   string `json:"host"`
+	// Stamps names what the stamps are (backend.ClockSync).
+	Stamps string `json:"stamps,omitempty"`
 	// Loads are the straggler loads every rank planned alike, one per
 	// iteration that ran one.
 	Loads []witnessLoad `json:"loads,omitempty"`
@@ -87,7 +88,6 @@ type witnessLoad struct {
 // witness records one rank's stamps during a stress case.
 type witness struct {
 	st   backend.Stamper
-	buf  backend.Ptr // one 8-byte slot per iteration of a batch
 	last backend.ClockSync
 	out  witnessStamps
 	// enq is when the host began to enqueue each stamp of the batch (0 in
@@ -106,16 +106,16 @@ func (r *run) newWitness(k int) (*witness, error) {
 	if s, ok := r.b.(interface{ StampReason() string }); ok && s.StampReason() != "" {
 		return nil, nil
 	}
+	if err := st.PrepareStamps(k); err != nil {
+		return nil, fmt.Errorf("witness: %d stamp slots: %w", k, err)
+	}
 	cs, err := st.ClockSync()
 	if err != nil {
+		st.FreeStamps()
 		return nil, fmt.Errorf("witness: %w", err)
 	}
-	buf, err := r.b.Alloc(int64(k) * 8)
-	if err != nil {
-		return nil, fmt.Errorf("witness: alloc %d stamp slots: %w", k, err)
-	}
-	return &witness{st: st, buf: buf, last: cs, enq: make([]int64, k), out: witnessStamps{
-		UncertaintyNs: cs.Uncertainty.Nanoseconds(), Domain: cs.Domain, Host: cs.Host}}, nil
+	return &witness{st: st, last: cs, enq: make([]int64, k), out: witnessStamps{
+		UncertaintyNs: cs.Uncertainty.Nanoseconds(), Domain: cs.Domain, Host: cs.Host, Stamps: cs.Stamps}}, nil
 }
 
 // stamp enqueues the stamp of the batch's iteration j; direct is false
@@ -125,7 +125,7 @@ func (w *witness) stamp(j int, direct bool) error {
 	if direct {
 		w.enq[j] = time.Now().UnixNano()
 	}
-	if err := w.st.Stamp(w.buf + backend.Ptr(8*j)); err != nil {
+	if err := w.st.Stamp(j, !direct); err != nil {
 		return fmt.Errorf("witness: %w", err)
 	}
 	return nil
@@ -138,17 +138,15 @@ func (w *witness) stamp(j int, direct bool) error {
 // stamps move to the wall clock by the offset interpolated between the
 // syncs before and after it.
 func (w *witness) collect(b backend.Backend, kk int, loads []witnessLoad) error {
-	raw := make([]byte, 8*kk)
-	if err := b.Download(raw, w.buf); err != nil {
-		return fmt.Errorf("witness: download %d stamps: %w", kk, err)
+	ends, err := w.st.Stamps(kk)
+	if err != nil {
+		return fmt.Errorf("witness: %w", err)
 	}
 	cs, err := w.st.ClockSync()
 	if err != nil {
 		return fmt.Errorf("witness: %w", err)
 	}
-	ends := make([]int64, kk)
 	for j := range ends {
-		ends[j] = int64(binary.LittleEndian.Uint64(raw[8*j:]))
 		if j < len(loads) && loads[j].Ns > 0 {
 			l := loads[j]
 			l.Iter = len(w.out.Ends) + j
@@ -174,9 +172,9 @@ func toWall(ends []int64, from, to int64) []int64 {
 	return out
 }
 
-func (w *witness) free(b backend.Backend) {
-	if w != nil && w.buf != 0 {
-		_ = b.Free(w.buf)
+func (w *witness) free(backend.Backend) {
+	if w != nil {
+		w.st.FreeStamps()
 	}
 }
 
@@ -225,7 +223,7 @@ func mergeWitness(rs []rankResult, backendName, early string) *report.Witness {
 		}
 		return time.Duration(rs[r].Witness.UncertaintyNs)
 	}
-	w := &report.Witness{Iterations: n, Iteration: -1, SameClock: oneDomain}
+	w := &report.Witness{Iterations: n, Iteration: -1, SameClock: oneDomain, Stamps: rs[0].Witness.Stamps}
 	// A link load holds the kernel ends of its GPU, so its rank's stamps
 	// come late whatever the kernel does (correct kernels led by up to
 	// 130 us on 2 H200): the iterations it ran beside are not compared.
@@ -250,26 +248,6 @@ func mergeWitness(rs []rankResult, backendName, early string) *report.Witness {
 	held := false
 	var worstThreshold time.Duration
 	for i := 0; i < n; i++ {
-		earliest, latest := at(0, i), at(0, i)
-		for r := range rs {
-			earliest, latest = min(earliest, at(r, i)), max(latest, at(r, i))
-		}
-		if l, ok := loads[i]; ok {
-			end := max(sideFree[l.Rank], latest) + l.Ns
-			sideFree[l.Rank] = end
-			if l.Link {
-				if e := end + linkDrain.Nanoseconds(); !held || e > until {
-					until = e
-				}
-				held = true
-				w.LinkSkipped++
-				continue
-			}
-		}
-		if held && earliest <= until {
-			w.LinkSkipped++
-			continue
-		}
 		first, last := 0, 0
 		for r := range rs {
 			if at(r, i) < at(first, i) {
@@ -279,14 +257,35 @@ func mergeWitness(rs []rankResult, backendName, early string) *report.Witness {
 				last = r
 			}
 		}
+		earliest, latest := at(first, i), at(last, i)
+		lead := time.Duration(latest - earliest)
+		threshold := base + unc(first) + unc(last)
+		linkSkip := false
+		if l, ok := loads[i]; ok {
+			end := max(sideFree[l.Rank], latest) + l.Ns
+			sideFree[l.Rank] = end
+			if l.Link {
+				if e := end + linkDrain.Nanoseconds(); !held || e > until {
+					until = e
+				}
+				held = true
+				linkSkip = true
+			}
+		}
+		if linkSkip || (held && earliest <= until) {
+			w.LinkSkipped++
+			w.LinkMaxLeadUS = max(w.LinkMaxLeadUS, float64(lead.Nanoseconds())/1e3)
+			if lead > threshold {
+				w.LinkOver++
+			}
+			continue
+		}
 		if checkHostLate && hostLateStamp(rs[last].Witness, i, hostLate+unc(last)) {
 			// The last rank's stamp may mark its host's delay: the lead
 			// is not known.
 			w.HostSkipped++
 			continue
 		}
-		lead := time.Duration(at(last, i) - at(first, i))
-		threshold := base + unc(first) + unc(last)
 		if lead > threshold {
 			w.Over++
 		}

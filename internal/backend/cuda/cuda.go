@@ -105,8 +105,9 @@ type Backend struct {
 	ncclMaxCTAs int
 	caps        map[capKey]gridCap
 
-	load loadState    // the straggler schedule's side load (straggle.go)
-	ovl  overlapState // bench --overlap's compute load (overlap.go)
+	stamp stampState   // the stress witness's stamps (stamp.go)
+	load  loadState    // the straggler schedule's side load (straggle.go)
+	ovl   overlapState // bench --overlap's compute load (overlap.go)
 
 	// The device checker's verdicts (check.go), grown to the largest batch.
 	checkBuf   cu.DevicePtr
@@ -861,6 +862,7 @@ func (b *Backend) Close() error {
 		errs = append(errs, b.d.MemFree(b.checkBuf))
 	}
 	errs = append(errs, b.closeLoad()...)
+	errs = append(errs, b.closeStamps()...)
 	errs = append(errs, b.closeOverlap()...)
 	if b.stream != 0 {
 		errs = append(errs, b.d.StreamDestroy(b.stream))

@@ -3,6 +3,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/artest/artest/internal/backend"
@@ -105,8 +106,15 @@ func (b *Backend) straggle(d time.Duration, link bool) error {
 // SMs of its own (sms.go), the SM kind slows the loaded rank's blocks
 // alone (one H200 under MPS, 2026-11-26: vLLM's one-stage kernel without
 // its end barrier found wrong in 0 of 8000 iterations with the memory
-// load, 339 to 902 with this one).
+// load, 339 to 902 with this one). ARTEST_LOAD_KIND=sm or memory
+// overrides the choice, to compare the two in one setting.
 func (b *Backend) loadKind() uint32 {
+	switch os.Getenv("ARTEST_LOAD_KIND") {
+	case "sm":
+		return kernels.LoadKindSM
+	case "memory":
+		return kernels.LoadKindMemory
+	}
 	if b.share.Shared() {
 		return kernels.LoadKindSM
 	}

@@ -57,6 +57,10 @@ type Backend struct {
 	// producer is the --pdl producer enqueued last and not yet waited
 	// for (pdl.go); only stream operations touch it.
 	producer *hostmodel.Producer
+	// stamps are the stress witness's slots (Stamp), written by the
+	// stream's goroutine.
+	stampMu sync.Mutex
+	stamps  []int64
 	// spinners are the straggler's load goroutines (straggle.go).
 	spinners sync.WaitGroup
 	// overlapping are bench --overlap's load goroutines and overlapBlocks

@@ -1,8 +1,8 @@
 package host
 
 import (
-	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"sync"
 	"time"
@@ -153,18 +153,53 @@ func (b *Backend) Delay(d time.Duration) error {
 	})
 }
 
-// Stamp writes the wall clock (Unix ns) into the 8 bytes at p when the
-// stream reaches it (backend.Stamper).
-func (b *Backend) Stamp(p backend.Ptr) error {
+// PrepareStamps readies n stamp slots (backend.Stamper).
+func (b *Backend) PrepareStamps(n int) error {
+	b.stampMu.Lock()
+	defer b.stampMu.Unlock()
+	if len(b.stamps) < n {
+		b.stamps = make([]int64, n)
+	}
+	return nil
+}
+
+// Stamp writes the wall clock (Unix ns) into slot j when the stream
+// reaches it; a captured graph's replay runs the same function again.
+func (b *Backend) Stamp(j int, _ bool) error {
+	b.stampMu.Lock()
+	n := len(b.stamps)
+	b.stampMu.Unlock()
+	if j < 0 || j >= n {
+		return fmt.Errorf("stamp %d of %d prepared", j, n)
+	}
 	return b.enqueue(func() error {
-		return catch(func() {
-			binary.LittleEndian.PutUint64(b.Bytes(p, 8), uint64(time.Now().UnixNano()))
-		})
+		now := time.Now().UnixNano()
+		b.stampMu.Lock()
+		b.stamps[j] = now
+		b.stampMu.Unlock()
+		return nil
 	})
+}
+
+// Stamps reads slots 0..n-1.
+func (b *Backend) Stamps(n int) ([]int64, error) {
+	b.stampMu.Lock()
+	defer b.stampMu.Unlock()
+	if n > len(b.stamps) {
+		return nil, fmt.Errorf("%d stamps read, %d prepared", n, len(b.stamps))
+	}
+	return append([]int64(nil), b.stamps[:n]...), nil
+}
+
+// FreeStamps drops the slots.
+func (b *Backend) FreeStamps() {
+	b.stampMu.Lock()
+	b.stamps = nil
+	b.stampMu.Unlock()
 }
 
 // ClockSync: the host stream's clock is the host's wall clock.
 func (b *Backend) ClockSync() (backend.ClockSync, error) {
 	host, _ := os.Hostname()
-	return backend.ClockSync{Domain: "wall clock of " + host, Host: host}, nil
+	return backend.ClockSync{Domain: "wall clock of " + host, Host: host, Stamps: "wall clock"}, nil
 }

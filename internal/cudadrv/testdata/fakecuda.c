@@ -248,13 +248,31 @@ CUresult cuStreamSynchronize(H s) { (void)s; return OK; }
 CUresult cuStreamQuery(H s) { return s == (H)0x4001 ? NOT_READY : OK; }
 CUresult cuStreamWaitEvent(H s, H e, unsigned int flags) { (void)s; (void)flags; return e ? OK : INVALID_VALUE; }
 
+// Events are 0x5000+n; each record stamps the event with the next tick of
+// a clock that advances 1.5 ms per record, and elapsed time is the ticks
+// between two records.
 static unsigned long long nextEvent = 0x5000;
+static long long eventTick[4096];
+static long long ticks;
+static int eventIndex(H e) {
+	uintptr_t i = (uintptr_t)e - 0x5000;
+	return e && i < 4096 ? (int)i : -1;
+}
 CUresult cuEventCreate(H *e, unsigned int flags) { (void)flags; *e = (H)(uintptr_t)nextEvent++; return OK; }
-CUresult cuEventRecord(H e, H s) { (void)s; return e ? OK : INVALID_VALUE; }
+CUresult cuEventRecord(H e, H s) {
+	(void)s;
+	int i = eventIndex(e);
+	if (i < 0) return INVALID_VALUE;
+	eventTick[i] = ++ticks;
+	return OK;
+}
+CUresult cuEventRecordWithFlags(H e, H s, unsigned int flags) { return flags == 1 ? cuEventRecord(e, s) : INVALID_VALUE; }
 CUresult cuEventQuery(H e) { return e ? OK : INVALID_VALUE; }
 CUresult cuEventSynchronize(H e) { return e ? OK : INVALID_VALUE; }
 CUresult cuEventElapsedTime_v2(float *ms, H a, H b) {
-	*ms = 1.5f * (float)((uintptr_t)b - (uintptr_t)a);
+	int i = eventIndex(a), j = eventIndex(b);
+	if (i < 0 || j < 0) return INVALID_VALUE;
+	*ms = 1.5f * (float)(eventTick[j] - eventTick[i]);
 	return OK;
 }
 CUresult cuEventDestroy_v2(H e) { return e ? OK : INVALID_VALUE; }

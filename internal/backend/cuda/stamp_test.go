@@ -1,0 +1,61 @@
+package cuda
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/artest/artest/kernels"
+)
+
+// The fake driver numbers events in creation order and times two of them
+// as 1.5 ms per number between them.
+const fakeEventStep = 1500 * time.Microsecond
+
+func TestEventStampsRunOnTheAnchorsClock(t *testing.T) {
+	t.Setenv("ARTEST_WITNESS_STAMP", "")
+	d := fakeDriver(t)
+	b := fakeBackend(t, d, 0)
+	defer func() { require.NoError(t, errors.Join(b.closeStamps()...)) }()
+
+	require.Empty(t, b.StampReason())
+	require.False(t, b.StampsWaitForSMs(), "events need no SM")
+	require.NoError(t, b.PrepareStamps(3))
+
+	first, err := b.ClockSync()
+	require.NoError(t, err)
+	require.Zero(t, first.Offset, "the first anchor is the wall clock's midpoint")
+	require.Contains(t, first.Domain, "events of pid", "each rank's events are a clock of their own")
+
+	require.NoError(t, b.Stamp(0, false))
+	require.NoError(t, b.Stamp(1, true), "inside a capture: an event record node")
+	require.NoError(t, b.Stamp(2, false))
+	got, err := b.Stamps(3)
+	require.NoError(t, err)
+	require.Equal(t, fakeEventStep.Nanoseconds(), got[1]-got[0])
+	require.Equal(t, fakeEventStep.Nanoseconds(), got[2]-got[1])
+
+	// The next anchor's time is the last one's plus the device time
+	// between them: the stamps before it keep their values.
+	anchorBefore := b.stamp.anchorNs
+	second, err := b.ClockSync()
+	require.NoError(t, err)
+	require.Greater(t, b.stamp.anchorNs, anchorBefore)
+	require.NotEqual(t, first.Offset, second.Offset, "the fake's event clock runs far faster than the wall clock")
+
+	require.Error(t, b.Stamp(3, false), "only prepared slots")
+}
+
+func TestKernelStampsOnRequest(t *testing.T) {
+	t.Setenv("ARTEST_WITNESS_STAMP", "kernel")
+	d := fakeDriver(t)
+	b := fakeBackend(t, d, 0)
+	require.Contains(t, b.StampReason(), "no "+kernels.StampKernel, "no fatbin: no kernel stamp")
+
+	b = fakeBackend(t, d, 0)
+	b.fns[kernels.StampKernel] = 0x3000
+	require.Empty(t, b.StampReason())
+	require.True(t, b.StampsWaitForSMs())
+}
