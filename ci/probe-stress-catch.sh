@@ -94,8 +94,11 @@ for setting in "$@"; do
 		shift 2
 		local x=()
 		[[ $env != - ]] && x=(-x "$env")
-		# The link load's block split, while it is measured (straggle.go).
-		[[ -n ${ARTEST_LINK_LOAD:-} ]] && x+=(-x ARTEST_LINK_LOAD)
+		# Settings under comparison: the link load's block split, the
+		# load's kind, the witness's stamps (straggle.go, stamp.go).
+		for v in ARTEST_LINK_LOAD ARTEST_LOAD_KIND ARTEST_WITNESS_STAMP; do
+			[[ -n ${!v:-} ]] && x+=(-x "$v")
+		done
 		local t0=$SECONDS
 		timeout --kill-after=10 "${JOB_TIMEOUT_S:-300}" "${pre[@]}" mpirun -np "$np" "${x[@]}" "$bin" "${share[@]}" --stress "$stress" \
 			--json "$d/$name.json" "$@" >"$d/$name.log" 2>&1
