@@ -69,9 +69,9 @@ type stressCase struct {
 	// shared: ranks share a GPU, and start each batch together
 	// (agreeBatch).
 	shared bool
-	// stampLast: the witness stamps each iteration after its copies, not
-	// right after its call (ranks sharing a GPU, with stamps that wait
-	// for room on the SMs; see enqueueBatch).
+	// stampLast: the witness's stamps wait for room on the SMs, and ranks
+	// share a GPU: each iteration's stamp follows its copies
+	// (stampAfterCopies).
 	stampLast bool
 	// The batches' buffers: k input slots, k output slots (none where
 	// the result overwrites the staged input), the poison-after-return

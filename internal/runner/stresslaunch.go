@@ -76,6 +76,18 @@ func (st *stressCase) launchBatch(s0, kk int) bool {
 	return true
 }
 
+// stampAfterCopies: where ranks share a GPU, a stamp between a call and
+// the poison that may delay the poison goes after the copies. A kernel
+// stamp always may (it needs room on the SMs); an event in a capture is a
+// graph node of its own, and with it right after the call vLLM's kernel
+// without its end barrier failed in 2 or 3 of its 4 cases on one H100
+// under MPS (its graph cases passed), where kernel stamps after the copies
+// had failed all 4 on one H200 (2026-11-26). A plain event record needs
+// no SM: it stays right after the call.
+func (st *stressCase) stampAfterCopies(direct bool) bool {
+	return st.shared && (st.stampLast || !direct)
+}
+
 // enqueueBatch enqueues iterations s0..s0+kk-1 under the schedules, with
 // a progress mark after every progressEvery of them when mark is set (not
 // in a capture). Graph modes capture it once per batch size, so their
@@ -120,7 +132,7 @@ func (st *stressCase) enqueueBatch(s0, kk int, mark bool) error {
 		if err := r.enqueueCall(s, &st.launches[j], s.inOf(st.at(st.srcAll, j))); err != nil {
 			return err
 		}
-		if st.wit != nil && !st.stampLast {
+		if st.wit != nil && !st.stampAfterCopies(mark) {
 			// Right after the call, before the copies: the witness
 			// compares calls, and a copy slower on one rank than on
 			// its peer would count as a lead. The poison waits for
@@ -145,13 +157,14 @@ func (st *stressCase) enqueueBatch(s0, kk int, mark bool) error {
 				return fmt.Errorf("poison after return: %w", err)
 			}
 		}
-		if st.wit != nil && st.stampLast {
+		if st.wit != nil && st.stampAfterCopies(mark) {
 			// Where ranks share a GPU, a kernel stamp's launch between
 			// the return and the poison closed the window a missing
 			// end barrier leaves: one H200 under MPS, 2 ranks, oneshot
 			// without its end barrier caught in 0 of 5 runs with the
 			// stamp first, 5 of 5 with it last (2026-11-26). Kernel
-			// stamps follow the copies there.
+			// stamps, and every stamp in a capture, follow the copies
+			// there (stampAfterCopies).
 			if err := st.wit.stamp(j, mark); err != nil {
 				return err
 			}
