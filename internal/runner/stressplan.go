@@ -126,6 +126,9 @@ func (st *stressCase) setup() error {
 		}
 	}
 	st.wit, err = r.newWitness(k)
+	if st.wit != nil {
+		st.wit.out.Shared = st.shared
+	}
 	return err
 }
 

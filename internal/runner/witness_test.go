@@ -215,3 +215,18 @@ func TestMergeWitnessWarnsOnRecurringLeads(t *testing.T) {
 		require.Equal(t, tc.warned, w.Warning != "", "%d of %d over", tc.over, tc.n)
 	}
 }
+
+// Ranks that share a GPU get the leads, never a warning, whatever clock
+// their stamps ran on.
+func TestMergeWitnessSilentWhereRanksShareAGPU(t *testing.T) {
+	const us = 1000
+	a := stamps("gpu0/events of pid 1", 0, 0, 100*us, 200*us, 300*us, 400*us)
+	b := stamps("gpu0/events of pid 2", 0, 0, 190*us, 290*us, 390*us, 490*us)
+	w := mergeWitness([]rankResult{a, b}, "cuda", "")
+	require.NotEmpty(t, w.Warning, "two clocks, every iteration 90 us apart")
+	a.Witness.Shared, b.Witness.Shared = true, true
+	w = mergeWitness([]rankResult{a, b}, "cuda", "")
+	require.Equal(t, 4, w.Over)
+	require.Empty(t, w.Warning)
+	require.Equal(t, sharedGPUSilent, w.Silent)
+}
