@@ -267,6 +267,30 @@ typedef struct artest_collectives {
 /* The optional symbol. */
 const artest_collectives *artest_collectives_v1(void);
 
+/* Optional: variants that return before their peers have finished by
+ * design. Stress's end-barrier witness warns when a rank's call returns
+ * long before a peer's finished, which is what a missing end barrier looks
+ * like; a variant whose peers never read the caller's buffers after it
+ * returns (it copies its input into memory of its own, or pushes its data
+ * into its peers') says so here, and the witness reports its leads without
+ * a warning. A plugin exports
+ *
+ *     const artest_early_return *artest_early_return_v1(void);
+ *
+ * with one entry per variant: NULL, or one line saying why the early
+ * return is safe (it is shown with the leads). */
+#define ARTEST_EARLY_RETURN_VERSION 1u
+#define ARTEST_EARLY_RETURN_ENTRY "artest_early_return_v1"
+
+typedef struct artest_early_return {
+	uint32_t version;   /* ARTEST_EARLY_RETURN_VERSION */
+	uint32_t nvariants; /* artest_plugin.nvariants */
+	const char *const *reasons; /* per variant, in artest_plugin.variants' order */
+} artest_early_return;
+
+/* The optional symbol. */
+const artest_early_return *artest_early_return_v1(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -118,6 +118,14 @@ static const artest_collectives *art_colls_entry(void *fn, const char *where) {
 }
 static uint32_t art_colls_mask(const artest_collectives *d, uint32_t i) { return d->colls[i]; }
 
+static const artest_early_return *art_early_entry(void *fn, const char *where) {
+	art_where = where;
+	const artest_early_return *d = ((const artest_early_return *(*)(void))fn)();
+	art_where = NULL;
+	return d;
+}
+static const char *art_early_reason(const artest_early_return *d, uint32_t i) { return d->reasons[i]; }
+
 static void art_call_coll(artest_call *c, uint32_t coll) {
 	c->flags |= ARTEST_CALL_COLL;
 	c->coll = coll;

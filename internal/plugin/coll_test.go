@@ -55,3 +55,36 @@ func TestLoadRefusesBadCollectives(t *testing.T) {
 		})
 	}
 }
+
+// artest_early_return_v1 declares the variants that return before their
+// peers finish by design; the stress witness reports their leads without a
+// warning.
+func TestLoadDescribesEarlyReturns(t *testing.T) {
+	p, err := Load(build(t, "testdata/coll.c", "-DEARLY"))
+	require.NoError(t, err)
+	require.Empty(t, p.Variants[0].EarlyReturn)
+	require.Equal(t, "it copies its input into memory of its own: peers never read the caller's buffers", p.Variants[1].EarlyReturn)
+
+	p, err = Load(build(t, "testdata/coll.c"))
+	require.NoError(t, err)
+	require.Empty(t, p.Variants[1].EarlyReturn, "no artest_early_return_v1: none returns early")
+
+	for _, tc := range []struct {
+		name   string
+		define string
+		want   string
+	}{
+		{"NULL", "-DNULL_EARLY", "artest_early_return_v1 returned NULL"},
+		{"version", "-DEARLY_VERSION=2", "artest_early_return_v1: version 2, this artest speaks version 1"},
+		{"variant count", "-DEARLY_VARIANTS=3", "artest_early_return_v1 describes 3 variants, the plugin has 2"},
+		{"two lines", "-DEARLY_TWO_LINES", "coll:all: the reason must be one line"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := build(t, "testdata/coll.c", "-DEARLY", tc.define)
+			_, err := Load(path)
+			require.Error(t, err)
+			require.Contains(t, err.Error(), tc.want)
+			require.Equal(t, exitcode.Usage, exitcode.Of(err))
+		})
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -52,6 +53,13 @@ const CollsEntrySymbol = C.ARTEST_COLLECTIVES_ENTRY
 
 // CollsVersion is the artest_collectives version this artest speaks.
 const CollsVersion = C.ARTEST_COLLECTIVES_VERSION
+
+// EarlyEntrySymbol is the optional function of a plugin whose variants
+// return before their peers finish by design (artest_early_return_v1).
+const EarlyEntrySymbol = C.ARTEST_EARLY_RETURN_ENTRY
+
+// EarlyVersion is the artest_early_return version this artest speaks.
+const EarlyVersion = C.ARTEST_EARLY_RETURN_VERSION
 
 // DeviceEntrySymbol is the optional function of a plugin whose kernels use
 // the device helpers (plugin/artest_device.h).
@@ -215,7 +223,43 @@ func (p *Plugin) describe() error {
 	if err := p.describeColls(); err != nil {
 		return err
 	}
+	if err := p.describeEarly(); err != nil {
+		return err
+	}
 	return p.describeDevice()
+}
+
+// describeEarly reads the optional artest_early_return_v1: why a variant
+// may return before its peers finish (kernels.Variant.EarlyReturn).
+func (p *Plugin) describeEarly() error {
+	fn, err := p.lib.Sym(EarlyEntrySymbol)
+	if err != nil {
+		return nil // optional
+	}
+	where := C.CString(fmt.Sprintf("plugin %s: %s()", p.Path, EarlyEntrySymbol))
+	defer C.free(unsafe.Pointer(where))
+	d := C.art_early_entry(fn, where)
+	switch {
+	case d == nil:
+		return fmt.Errorf("plugin %s: %s returned NULL", p.Name, EarlyEntrySymbol)
+	case d.version != EarlyVersion:
+		return fmt.Errorf("plugin %s: %s: version %d, this artest speaks version %d (rebuild the plugin against its plugin/artest_plugin.h)",
+			p.Name, EarlyEntrySymbol, uint32(d.version), EarlyVersion)
+	case int(d.nvariants) != len(p.Variants) || d.reasons == nil:
+		return fmt.Errorf("plugin %s: %s describes %d variants, the plugin has %d", p.Name, EarlyEntrySymbol, uint32(d.nvariants), len(p.Variants))
+	}
+	for i := range p.Variants {
+		r := C.art_early_reason(d, C.uint32_t(i))
+		if r == nil {
+			continue
+		}
+		reason := C.GoString(r)
+		if reason == "" || strings.ContainsAny(reason, "\n\r") || len(reason) > 300 {
+			return fmt.Errorf("plugin %s: %s: %s: the reason must be one line of 1 to 300 characters", p.Name, EarlyEntrySymbol, p.Variants[i].Name)
+		}
+		p.Variants[i].EarlyReturn = reason
+	}
+	return nil
 }
 
 // describeColls reads the optional artest_collectives_v1: the collectives

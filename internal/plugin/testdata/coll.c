@@ -17,6 +17,10 @@
  *   -DPULL_MASK=M       the collectives mask M for "pull"
  *   -DNO_COLLS          no artest_collectives_v1 at all (a valid plugin:
  *                       every variant is an allreduce)
+ *
+ * -DEARLY exports artest_early_return_v1, declaring "all" an early return;
+ * with it, -DNULL_EARLY, -DEARLY_VERSION=N, -DEARLY_VARIANTS=N and
+ * -DEARLY_TWO_LINES make declarations artest must refuse.
  */
 #include <stdatomic.h>
 #include <stdint.h>
@@ -159,6 +163,37 @@ const artest_collectives *artest_collectives_v1(void) {
 	return 0;
 #else
 	return &collectives;
+#endif
+}
+#endif
+
+#ifdef EARLY
+#ifndef EARLY_VERSION
+#define EARLY_VERSION ARTEST_EARLY_RETURN_VERSION
+#endif
+#ifndef EARLY_VARIANTS
+#define EARLY_VARIANTS 2
+#endif
+static const char *const reasons[] = {
+	0,
+#ifdef EARLY_TWO_LINES
+	"it copies its input first\nand then returns",
+#else
+	"it copies its input into memory of its own: peers never read the caller's buffers",
+#endif
+};
+
+static const artest_early_return early = {
+	.version = EARLY_VERSION,
+	.nvariants = EARLY_VARIANTS,
+	.reasons = reasons,
+};
+
+const artest_early_return *artest_early_return_v1(void) {
+#ifdef NULL_EARLY
+	return 0;
+#else
+	return &early;
 #endif
 }
 #endif
