@@ -69,10 +69,10 @@ type stressCase struct {
 	// shared: ranks share a GPU, and start each batch together
 	// (agreeBatch).
 	shared bool
-	// stampLast: the witness's stamps wait for room on the SMs, and ranks
-	// share a GPU: each iteration's stamp follows its copies
-	// (stampAfterCopies).
-	stampLast bool
+	// stampsNeedSMs: ranks share a GPU and the witness's stamps are
+	// kernels, which wait for room on the SMs: each iteration's stamp
+	// follows its copies (stampAfterCopies).
+	stampsNeedSMs bool
 	// The batches' buffers: k input slots, k output slots (none where
 	// the result overwrites the staged input), the poison-after-return
 	// source, and the witness's stamps (nil: none).

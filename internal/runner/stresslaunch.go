@@ -81,11 +81,12 @@ func (st *stressCase) launchBatch(s0, kk int) bool {
 // stamp always may (it needs room on the SMs); an event in a capture is a
 // graph node of its own, and with it right after the call vLLM's kernel
 // without its end barrier failed in 2 or 3 of its 4 cases on one H100
-// under MPS (its graph cases passed), where kernel stamps after the copies
-// had failed all 4 on one H200 (2026-11-26). A plain event record needs
-// no SM: it stays right after the call.
+// under MPS (its graph cases passed); with captured stamps after the
+// copies it failed all 4 on one H100 and on one H200, as with kernel
+// stamps (2026-11-26). A plain event record needs no SM: it stays right
+// after the call.
 func (st *stressCase) stampAfterCopies(direct bool) bool {
-	return st.shared && (st.stampLast || !direct)
+	return st.shared && (st.stampsNeedSMs || !direct)
 }
 
 // enqueueBatch enqueues iterations s0..s0+kk-1 under the schedules, with

@@ -89,7 +89,7 @@ func (r *run) planStress(s *caseState, res *rankResult) *stressCase {
 	st.k = int(min(int64(st.n), stressMaxBatch, max(1, stressBudget/(2*st.slot))))
 	st.marker, _ = r.b.(backend.ProgressMarker)
 	if sm, ok := r.b.(backend.SMStamper); ok && st.shared {
-		st.stampLast = sm.StampsWaitForSMs()
+		st.stampsNeedSMs = sm.StampsWaitForSMs()
 	}
 	if r.checksOnDevice(s.c) {
 		st.stats.Checker = CheckDevice
