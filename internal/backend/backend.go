@@ -158,8 +158,9 @@ type Reregisterer interface {
 
 // OwnRegioner is a backend that keeps some variants' input and output in
 // memory of its own instead of the world's shared input buffer and
-// Alloc's outputs: nccl-win, whose buffers must lie in NCCL windows, which
-// only ncclMemAlloc memory can be. Only a variant that reads no peer's
+// Alloc's outputs: the NCCL baselines, in ncclMemAlloc memory as
+// nccl-tests allocates theirs (nccl-win's windows can lie in nothing else).
+// Only a variant that reads no peer's
 // input through the world's buffers can have regions of its own (a peer
 // reads World.Input, not them).
 type OwnRegioner interface {
@@ -171,6 +172,15 @@ type OwnRegioner interface {
 	// KeepsOwnRegions says whether v's buffers are the backend's own,
 	// without making them.
 	KeepsOwnRegions(v *kernels.Variant) bool
+}
+
+// OptionalRegioner is an OwnRegioner whose regions some variants can do
+// without: they run on the world's buffers too, as --stress runs them (a
+// stress batch needs an output per iteration); their regions are for their
+// timing's sake (the cuda backend's nccl and nccl-reg: NCCL registers only
+// its own kind of memory in a CUDA graph).
+type OptionalRegioner interface {
+	OwnRegionsOptional(v *kernels.Variant) bool
 }
 
 // DefectKnower is a backend that knows cases a baseline it runs gets

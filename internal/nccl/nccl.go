@@ -262,6 +262,10 @@ func (l *Lib) WindowReason() string {
 	return l.lacks(&l.windowRegister, &l.windowDeregister, &l.memAlloc, &l.memFree)
 }
 
+// MemAllocReason is why this NCCL cannot allocate the memory it registers
+// (ncclMemAlloc, ncclMemFree: NCCL 2.19 and later), or "" when it can.
+func (l *Lib) MemAllocReason() string { return l.lacks(&l.memAlloc, &l.memFree) }
+
 // CommRegister registers size bytes at buf with comm for zero-copy
 // collectives (ncclCommRegister). It is local to this rank; every rank
 // must pass registered buffers to a collective if any does.

@@ -134,11 +134,12 @@ func (r *run) prepare(c cases.Case, v *kernels.Variant) (*caseState, error) {
 }
 
 // ownRegions puts case s's input region where the backend keeps the
-// variant's own (backend.OwnRegioner: nccl-win's windows) and returns its
-// output region, or 0 where the variant uses the world's buffers.
+// variant's own (backend.OwnRegioner: the NCCL baselines' ncclMemAlloc
+// memory) and returns its output region, or 0 where the variant uses the
+// world's buffers (under stress, those whose regions are optional).
 func (r *run) ownRegions(s *caseState) (backend.Ptr, error) {
 	own, ok := r.b.(backend.OwnRegioner)
-	if !ok {
+	if !ok || (r.cfg.Stress > 0 && regionsOptional(r.b, s.launchV)) {
 		return 0, nil
 	}
 	in, out, has, err := own.OwnRegions(r.c, s.launchV)
@@ -159,10 +160,17 @@ func (r *run) stressSkipReason(v *kernels.Variant) string {
 	if r.cfg.Stress == 0 {
 		return ""
 	}
-	if own, ok := r.b.(backend.OwnRegioner); ok && own.KeepsOwnRegions(v) {
+	if own, ok := r.b.(backend.OwnRegioner); ok && own.KeepsOwnRegions(v) && !regionsOptional(r.b, v) {
 		return fmt.Sprintf("--stress: %s reads and writes one input and one output region of the %s backend's own, and a stress batch needs an output per iteration", v.Name, r.b.Name())
 	}
 	return ""
+}
+
+// regionsOptional: b keeps v's regions but v runs on the world's buffers
+// too (backend.OptionalRegioner).
+func regionsOptional(b backend.Backend, v *kernels.Variant) bool {
+	o, ok := b.(backend.OptionalRegioner)
+	return ok && o.OwnRegionsOptional(v)
 }
 
 // regionBytes builds a region's host image: guards around msg.

@@ -27,6 +27,13 @@ type ownRegionsBackend struct {
 	capacity int64
 	in, out  backend.Ptr
 	calls    []kernels.Args
+	// optional: the variant runs on the world's buffers too
+	// (backend.OptionalRegioner), as the cuda backend's nccl does.
+	optional bool
+}
+
+func (b *ownRegionsBackend) OwnRegionsOptional(v *kernels.Variant) bool {
+	return b.optional && b.KeepsOwnRegions(v)
 }
 
 func (b *ownRegionsBackend) KeepsOwnRegions(v *kernels.Variant) bool { return v.Name == b.variant }
@@ -53,9 +60,13 @@ func (b *ownRegionsBackend) Allreduce(l *backend.Launch) error {
 
 // runOwnRegions runs cases ids on one rank over ownRegionsBackend.
 func runOwnRegions(t *testing.T, ids []string, stress int) (*ownRegionsBackend, *report.Report) {
+	return runOwnRegionsOptional(t, ids, stress, false)
+}
+
+func runOwnRegionsOptional(t *testing.T, ids []string, stress int, optional bool) (*ownRegionsBackend, *report.Report) {
 	t.Helper()
 	var b *ownRegionsBackend
-	rep := runWith(t, ids, func(ob *ownRegionsBackend) any { b = ob; return ob }, func(c *Config) { c.Stress = stress })
+	rep := runWith(t, ids, func(ob *ownRegionsBackend) any { ob.optional = optional; b = ob; return ob }, func(c *Config) { c.Stress = stress })
 	return b, rep
 }
 
@@ -115,4 +126,22 @@ func TestOwnRegionsAreSkippedUnderStress(t *testing.T) {
 	require.Equal(t, report.Skipped, rep.Cases[0].Verdict)
 	require.Contains(t, rep.Cases[0].Reason, "--stress: oneshot reads and writes one input and one output region of the host backend's own")
 	require.Equal(t, report.Pass, rep.Cases[1].Verdict, rep.Cases[1].Reason)
+}
+
+// Optional regions (the cuda backend's nccl and nccl-reg) hold the calls'
+// buffers outside stress; under stress the variant runs on the world's
+// buffers and passes instead of being skipped.
+func TestOptionalOwnRegionsStepAsideUnderStress(t *testing.T) {
+	id := "oneshot/f32/sum/4KiB/oop-reg-plain/np1"
+	b, rep := runOwnRegionsOptional(t, []string{id}, 0, true)
+	require.Equal(t, report.Pass, rep.Cases[0].Verdict, rep.Cases[0].Reason)
+	require.NotZero(t, b.in, "made outside stress")
+	for _, a := range b.calls {
+		require.True(t, a.PeerIn[0] >= b.in && a.PeerIn[0] < b.in+backend.Ptr(b.capacity), "input %#x outside the own input region", a.PeerIn[0])
+	}
+
+	b, rep = runOwnRegionsOptional(t, []string{id}, 4, true)
+	require.Equal(t, report.Pass, rep.Cases[0].Verdict, rep.Cases[0].Reason)
+	require.Zero(t, b.in, "never made under stress")
+	require.NotEmpty(t, b.calls)
 }

@@ -73,7 +73,7 @@ type Backend struct {
 	ncclReason string // why nccl cannot run ("" when it can)
 	ncclComm   nccl.Comm
 	regs       ncclRegs    // nccl-reg's registrations (ncclreg.go)
-	win        ncclWindows // nccl-win's memory (ncclwin.go)
+	ncclMem    ncclRegions // the NCCL baselines' memory (ncclwin.go)
 
 	world     *backend.World
 	own       []cu.DevicePtr // signal, input, staging of this rank
@@ -848,7 +848,7 @@ func (b *Backend) Close() error {
 			_ = b.Sync(5 * time.Second) // no registered buffer may still be in use
 		}
 		errs = append(errs, b.deregisterAll())
-		errs = append(errs, b.closeWindows())
+		errs = append(errs, b.closeRegions())
 		errs = append(errs, b.nccl.CommDestroy(b.ncclComm))
 	}
 	if b.stream != 0 {

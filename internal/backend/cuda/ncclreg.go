@@ -37,7 +37,7 @@ func (b *Backend) ncclModeSkip(v *kernels.Variant) string {
 }
 
 // allocation is the allocation p lies in: this rank's shared input or
-// staging buffer, or one of Alloc's.
+// staging buffer, an NCCL baseline's region, or one of Alloc's.
 func (b *Backend) allocation(p cu.DevicePtr) (base cu.DevicePtr, size int64, ok bool) {
 	if w := b.world; w != nil {
 		for _, bufs := range [][]backend.Ptr{w.Input, w.Staging} {
@@ -46,6 +46,14 @@ func (b *Backend) allocation(p cu.DevicePtr) (base cu.DevicePtr, size int64, ok 
 				if p >= s && p < s+cu.DevicePtr(w.Capacity) {
 					return s, w.Capacity, true
 				}
+			}
+		}
+	}
+	for i := range b.ncclMem {
+		r := &b.ncclMem[i]
+		for _, s := range []cu.DevicePtr{r.in, r.out} {
+			if s != 0 && p >= s && p < s+cu.DevicePtr(r.size) {
+				return s, r.size, true
 			}
 		}
 	}

@@ -12,59 +12,85 @@ import (
 	"github.com/artest/artest/reference"
 )
 
-// ncclWindows is nccl-win's memory: this rank's input and output region,
-// each of the world's capacity, each its own ncclMemAlloc allocation
-// registered as a symmetric window (NCCL_WIN_COLL_SYMMETRIC), as nccl-tests
-// -R 2 allocates its send and receive buffers. A symmetric window must lie
-// in cuMem (VMM) memory on every rank, which the world's cuMemAlloc'd,
-// IPC-shared input cannot be; so the runner writes nccl-win's inputs here
-// and reads its outputs from here (backend.OwnRegioner). Made at the first
-// nccl-win case, undone at Close.
-type ncclWindows struct {
+// ncclRegion is one NCCL baseline's memory: this rank's input and output
+// region, each of the world's capacity, each its own ncclMemAlloc
+// allocation, as nccl-tests (built against NCCL 2.19 or later) allocates
+// its send and receive buffers. NCCL registers only cuMem (VMM) memory
+// with its peers: a symmetric window (nccl-win) must lie in it, and NCCL's
+// automatic registration of the buffers a CUDA graph captures
+// (NCCL_GRAPH_REGISTER, on by default), which lets its ring read and write
+// the peers' buffers directly, skips anything else. The world's
+// cuMemAlloc'd, IPC-shared input is not such memory, so the runner writes
+// the baselines' inputs here and reads their outputs from here
+// (backend.OwnRegioner). Made at the baseline's first case, undone at
+// Close.
+type ncclRegion struct {
 	in, out cu.DevicePtr
 	size    int64
-	wins    []nccl.Window
-	// reason, once set, is why the windows could not be made; every later
-	// nccl-win case fails with it instead of trying again.
+	// wins are nccl-win's symmetric windows over in and out.
+	wins []nccl.Window
+	// reason, once set, is why the region could not be made; every later
+	// case of the baseline fails with it instead of trying again.
 	reason string
 }
 
-// KeepsOwnRegions is backend.OwnRegioner's: nccl-win's buffers are the
-// windows.
-func (b *Backend) KeepsOwnRegions(v *kernels.Variant) bool {
-	return !v.Custom && v.External == nil && v.NCCL == kernels.NCCLWindow
+// ncclRegions holds a region per NCCL baseline, indexed by its mode: the
+// registrations of nccl-reg and the windows of nccl-win must not reach
+// the plain nccl's calls (NCCL uses a registration it finds).
+type ncclRegions [kernels.NCCLWindow + 1]ncclRegion
+
+// ncclBaseline: v is one of the NCCL baselines (not a custom variant that
+// needs NCCL, not a plugin's).
+func ncclBaseline(v *kernels.Variant) bool {
+	return !v.Custom && v.External == nil && v.Needs&kernels.NeedNCCL != 0 && int(v.NCCL) < len(ncclRegions{})
 }
 
-// OwnRegions is backend.OwnRegioner's: nccl-win's input and output
-// windows, made on first use. Collective then: every rank allocates, the
-// ranks agree that all of them could, and only then register (a rank
-// that stopped before the registration would leave the others waiting
-// in it).
+// KeepsOwnRegions is backend.OwnRegioner's: the NCCL baselines' buffers
+// are their regions.
+func (b *Backend) KeepsOwnRegions(v *kernels.Variant) bool { return ncclBaseline(v) }
+
+// OwnRegionsOptional is backend.OptionalRegioner's: nccl and nccl-reg run
+// on the world's buffers too (stress does, needing an output per
+// iteration), where NCCL cannot register their outputs in a graph; only
+// nccl-win must have its windows.
+func (b *Backend) OwnRegionsOptional(v *kernels.Variant) bool {
+	return ncclBaseline(v) && v.NCCL != kernels.NCCLWindow
+}
+
+// OwnRegions is backend.OwnRegioner's: v's input and output region, made
+// on first use. Collective then: every rank allocates, the ranks agree
+// that all of them could, and only then (nccl-win) register windows (a
+// rank that stopped before the registration would leave the others
+// waiting in it). Where this NCCL has no ncclMemAlloc (before 2.19), nccl
+// and nccl-reg use the world's buffers (ok false).
 func (b *Backend) OwnRegions(c comm.Comm, v *kernels.Variant) (in, out backend.Ptr, ok bool, err error) {
 	if !b.KeepsOwnRegions(v) {
 		return 0, 0, false, nil
 	}
-	if err := b.openWindows(c); err != nil {
+	if b.OwnRegionsOptional(v) && (b.nccl == nil || b.nccl.MemAllocReason() != "") {
+		return 0, 0, false, nil
+	}
+	r := &b.ncclMem[v.NCCL]
+	if err := b.openRegion(c, v, r); err != nil {
 		return 0, 0, true, err
 	}
-	return backend.Ptr(b.win.in), backend.Ptr(b.win.out), true, nil
+	return backend.Ptr(r.in), backend.Ptr(r.out), true, nil
 }
 
-func (b *Backend) openWindows(c comm.Comm) error {
-	w := &b.win
-	if w.reason != "" {
-		return errors.New(w.reason)
+func (b *Backend) openRegion(c comm.Comm, v *kernels.Variant, r *ncclRegion) error {
+	if r.reason != "" {
+		return errors.New(r.reason)
 	}
-	if w.in != 0 {
+	if r.in != 0 {
 		return nil
 	}
 	if b.world == nil || b.ncclComm == 0 {
-		w.reason = "nccl-win: no NCCL communicator"
-		return errors.New(w.reason)
+		r.reason = v.Name + ": no NCCL communicator"
+		return errors.New(r.reason)
 	}
 	size := b.world.Capacity
 	var allocErr string
-	for _, p := range []*cu.DevicePtr{&w.in, &w.out} {
+	for _, p := range []*cu.DevicePtr{&r.in, &r.out} {
 		q, err := b.nccl.MemAlloc(uint64(size))
 		if err != nil {
 			allocErr = fmt.Sprintf("rank %d: ncclMemAlloc %d bytes: %v", b.rank, size, err)
@@ -74,20 +100,23 @@ func (b *Backend) openWindows(c comm.Comm) error {
 	}
 	agreed, err := comm.AgreeReason(c, allocErr)
 	if err == nil && agreed != "" {
-		err = errors.New("nccl-win: " + agreed)
+		err = errors.New(v.Name + ": " + agreed)
 	}
 	if err != nil {
-		w.reason = err.Error()
-		return errors.Join(err, b.closeWindows())
+		r.reason = err.Error()
+		return errors.Join(err, b.closeRegion(r))
 	}
-	w.size = size
-	for _, p := range []cu.DevicePtr{w.in, w.out} {
+	r.size = size
+	if v.NCCL != kernels.NCCLWindow {
+		return nil
+	}
+	for _, p := range []cu.DevicePtr{r.in, r.out} {
 		h, err := b.nccl.CommWindowRegister(b.ncclComm, p, uint64(size), nccl.WinCollSymmetric)
 		if err != nil {
-			w.reason = fmt.Sprintf("nccl-win: ncclCommWindowRegister %d bytes at %#x: %v", size, uint64(p), err)
-			return errors.Join(errors.New(w.reason), b.closeWindows())
+			r.reason = fmt.Sprintf("nccl-win: ncclCommWindowRegister %d bytes at %#x: %v", size, uint64(p), err)
+			return errors.Join(errors.New(r.reason), b.closeRegion(r))
 		}
-		w.wins = append(w.wins, h)
+		r.wins = append(r.wins, h)
 	}
 	return nil
 }
@@ -96,7 +125,7 @@ func (b *Backend) openWindows(c comm.Comm) error {
 // and writes its output window: anything else would have NCCL take its
 // regular path and time that as nccl-win.
 func (b *Backend) windowBuffers(send, recv cu.DevicePtr) error {
-	w := &b.win
+	w := &b.ncclMem[kernels.NCCLWindow]
 	if w.in == 0 {
 		return errors.New("nccl-win: the windows were not made (the runner did not ask for nccl-win's own buffers)")
 	}
@@ -110,17 +139,25 @@ func (b *Backend) windowBuffers(send, recv cu.DevicePtr) error {
 	return nil
 }
 
-// closeWindows deregisters the windows (collective, as their
-// registration was) and frees their memory; Close calls it before it
+// closeRegions deregisters the windows (collective, as their
+// registration was) and frees every region's memory; Close calls it after
+// deregisterAll (nccl-reg's registrations of these regions) and before it
 // destroys the communicator.
-func (b *Backend) closeWindows() error {
-	w := &b.win
+func (b *Backend) closeRegions() error {
 	var errs []error
-	for _, h := range w.wins {
+	for i := range b.ncclMem {
+		errs = append(errs, b.closeRegion(&b.ncclMem[i]))
+	}
+	return errors.Join(errs...)
+}
+
+func (b *Backend) closeRegion(r *ncclRegion) error {
+	var errs []error
+	for _, h := range r.wins {
 		errs = append(errs, b.nccl.CommWindowDeregister(b.ncclComm, h))
 	}
-	w.wins = nil
-	for _, p := range []*cu.DevicePtr{&w.in, &w.out} {
+	r.wins = nil
+	for _, p := range []*cu.DevicePtr{&r.in, &r.out} {
 		if *p != 0 {
 			errs = append(errs, b.nccl.MemFree(*p))
 			*p = 0
@@ -161,7 +198,7 @@ func versionBefore(a, b nccl.Version) bool {
 // kernel: which kernel it picks depends on the size, the ranks and the
 // machine.
 func (b *Backend) KnownDefect(v *kernels.Variant, dt reference.DType, offsetBytes int64) string {
-	if !b.KeepsOwnRegions(v) || b.nccl == nil {
+	if !ncclBaseline(v) || v.NCCL != kernels.NCCLWindow || b.nccl == nil {
 		return ""
 	}
 	if ver := b.nccl.Version(); versionBefore(ver, windowDefectFrom) || !versionBefore(ver, windowDefectFixed) {
@@ -174,6 +211,7 @@ func (b *Backend) KnownDefect(v *kernels.Variant, dt reference.DType, offsetByte
 }
 
 var (
-	_ backend.OwnRegioner  = (*Backend)(nil)
-	_ backend.DefectKnower = (*Backend)(nil)
+	_ backend.OwnRegioner      = (*Backend)(nil)
+	_ backend.OptionalRegioner = (*Backend)(nil)
+	_ backend.DefectKnower     = (*Backend)(nil)
 )

@@ -9,6 +9,7 @@ import (
 	"github.com/artest/artest/internal/comm"
 	cu "github.com/artest/artest/internal/cudadrv"
 	"github.com/artest/artest/internal/nccl"
+	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/kernels/registry"
 	"github.com/artest/artest/reference"
 )
@@ -17,7 +18,7 @@ import (
 // NCCL: its regions are two ncclMemAlloc allocations of the world's
 // capacity, registered as symmetric windows once, at the first ask; a call
 // must read the input window and write a window, and Close's
-// closeWindows undoes both registrations and frees the memory.
+// closeRegions undoes both registrations and frees the memory.
 func TestNCCLWindowBuffers(t *testing.T) {
 	lib := fakeNCCL(t, false)
 	const capacity = 1 << 16
@@ -25,14 +26,12 @@ func TestNCCLWindowBuffers(t *testing.T) {
 	b, w := bs[0], ws[0]
 	b.nccl, b.ncclComm, b.ncclReason = lib, nccl.Comm(0x7001), ""
 	c := comm.NewLocalWorld(1).Rank(0)
-	win, plain := lookup(t, "nccl-win"), lookup(t, "nccl")
+	win := lookup(t, "nccl-win")
+	wr := &b.ncclMem[kernels.NCCLWindow]
 
 	require.True(t, b.KeepsOwnRegions(win))
-	require.False(t, b.KeepsOwnRegions(plain))
+	require.False(t, b.OwnRegionsOptional(win), "a window must be in its region")
 	require.False(t, b.KeepsOwnRegions(lookup(t, "oneshot")))
-	_, _, ok, err := b.OwnRegions(c, plain)
-	require.NoError(t, err)
-	require.False(t, ok, "nccl uses the world's buffers")
 
 	in, out, ok, err := b.OwnRegions(c, win)
 	require.NoError(t, err)
@@ -40,13 +39,13 @@ func TestNCCLWindowBuffers(t *testing.T) {
 	require.NotZero(t, in)
 	require.NotZero(t, out)
 	require.NotEqual(t, in, out)
-	require.Len(t, b.win.wins, 2)
+	require.Len(t, wr.wins, 2)
 	require.Contains(t, lib.LastError(b.ncclComm), fmt.Sprintf("size=%d flags=1", capacity), "registered symmetric, whole")
 	require.Contains(t, lib.LastError(b.ncclComm), "live=2", "both windows registered")
 	in2, out2, _, err := b.OwnRegions(c, win)
 	require.NoError(t, err)
 	require.Equal(t, []uint64{in, out}, []uint64{in2, out2}, "made once")
-	require.Len(t, b.win.wins, 2)
+	require.Len(t, wr.wins, 2)
 
 	call := func(send, recv uint64) error {
 		l := launch(win, w, 0, 0, 16, false)
@@ -60,15 +59,76 @@ func TestNCCLWindowBuffers(t *testing.T) {
 	require.ErrorContains(t, call(w.Input[0], out), "is not in the input window")
 	require.ErrorContains(t, call(in, w.Staging[0]), "is in neither window")
 
-	require.NoError(t, b.closeWindows())
-	require.Empty(t, b.win.wins)
-	require.Zero(t, b.win.in)
+	require.NoError(t, b.closeRegions())
+	require.Empty(t, wr.wins)
+	require.Zero(t, wr.in)
 	require.Contains(t, lib.LastError(0), "memfree")
 	// A registration now is the only live one: both windows were undone.
 	h, err := lib.CommRegister(b.ncclComm, cu.DevicePtr(w.Staging[0]), 16)
 	require.NoError(t, err)
 	require.Contains(t, lib.LastError(b.ncclComm), "live=1", "every window deregistered")
 	require.NoError(t, lib.CommDeregister(b.ncclComm, h))
+}
+
+// nccl and nccl-reg keep regions of their own too, as nccl-tests
+// allocates with ncclMemAlloc (NCCL registers only that memory in a
+// graph): one pair each, no window on either, nccl-reg's registered whole
+// at its first call and deregistered before Close frees them. They are
+// optional: stress runs both on the world's buffers.
+func TestNCCLBaselineRegions(t *testing.T) {
+	lib := fakeNCCL(t, false)
+	const capacity = 1 << 16
+	bs, ws := setupWorld(t, registry.Builtins(), 1, capacity)
+	b, w := bs[0], ws[0]
+	b.nccl, b.ncclComm, b.ncclReason = lib, nccl.Comm(0x7001), ""
+	c := comm.NewLocalWorld(1).Rank(0)
+	plain, reg := lookup(t, "nccl"), lookup(t, "nccl-reg")
+	for _, v := range []*kernels.Variant{plain, reg} {
+		require.True(t, b.KeepsOwnRegions(v), v.Name)
+		require.True(t, b.OwnRegionsOptional(v), v.Name)
+	}
+	pin, pout, ok, err := b.OwnRegions(c, plain)
+	require.NoError(t, err)
+	require.True(t, ok)
+	rin, rout, ok, err := b.OwnRegions(c, reg)
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.Len(t, map[uint64]bool{pin: true, pout: true, rin: true, rout: true}, 4, "a pair each")
+	require.Empty(t, b.ncclMem[kernels.NCCLPlain].wins)
+	require.Empty(t, b.ncclMem[kernels.NCCLRegistered].wins)
+
+	call := func(v *kernels.Variant, send, recv uint64) error {
+		l := launch(v, w, 0, 0, 16, false)
+		l.Args.PeerIn[0], l.Args.Out = send, recv
+		l.DType, l.Op = reference.F32, reference.Sum
+		return b.Allreduce(l)
+	}
+	require.NoError(t, call(plain, pin+256, pout+256))
+	require.Empty(t, b.regs.handles, "nccl registers nothing")
+	require.NoError(t, call(reg, rin+256, rout+256))
+	require.Len(t, b.regs.handles, 2, "nccl-reg's input and output region, each whole")
+	require.Contains(t, b.regs.handles, cu.DevicePtr(rin))
+	require.Contains(t, b.regs.handles, cu.DevicePtr(rout))
+
+	require.NoError(t, b.deregisterAll())
+	require.NoError(t, b.closeRegions())
+	for i := range b.ncclMem {
+		require.Zero(t, b.ncclMem[i].in)
+	}
+}
+
+// An NCCL without ncclMemAlloc (before 2.19) leaves nccl and nccl-reg on
+// the world's buffers; nccl-win cannot run there at all (SkipReason).
+func TestNCCLBaselineRegionsNeedMemAlloc(t *testing.T) {
+	bs, _ := setupWorld(t, registry.Builtins(), 1, 1<<16)
+	b := bs[0]
+	b.nccl, b.ncclComm, b.ncclReason = fakeNCCL(t, true), nccl.Comm(0x7001), ""
+	if b.nccl.MemAllocReason() == "" {
+		t.Skip("the old fake NCCL has ncclMemAlloc")
+	}
+	_, _, ok, err := b.OwnRegions(comm.NewLocalWorld(1).Rank(0), lookup(t, "nccl"))
+	require.NoError(t, err)
+	require.False(t, ok)
 }
 
 // Without a communicator the windows cannot be made, and the reason
