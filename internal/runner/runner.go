@@ -483,7 +483,18 @@ func merge(c cases.Case, rs []rankResult, cfg *Config, modes []timingMode) repor
 	setLaunch(&out, rs)
 	mergeModes(&out, rs, cfg, modes)
 	out.Check = mergeChecks(rs)
-	out.Witness = mergeWitness(rs, cfg.Header.Backend, earlyReturn(c.Variant))
+	var rows []witnessRow
+	var keep func(witnessRow)
+	dump := os.Getenv("ARTEST_WITNESS_DUMP")
+	if dump != "" {
+		keep = func(r witnessRow) { rows = append(rows, r) }
+	}
+	out.Witness = mergeWitnessRows(rs, cfg.Header.Backend, earlyReturn(c.Variant), keep)
+	if len(rows) > 0 {
+		if err := writeWitnessRows(dump, c.ID(), rows); err != nil {
+			fmt.Fprintf(cfg.Stderr, "artest: %v\n", err)
+		}
+	}
 	if len(out.Failures) > 0 {
 		out.Verdict = report.Fail
 		f := out.Failures[0]

@@ -1,8 +1,11 @@
 package runner
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
 	"math"
+	"os"
 	"time"
 
 	"github.com/artest/artest/internal/backend"
@@ -207,6 +210,24 @@ func (w *witness) free(backend.Backend) {
 // that a rank may return before its peers finish: the leads are reported
 // without a warning, as they are for ranks that share a GPU.
 func mergeWitness(rs []rankResult, backendName, early string) *report.Witness {
+	return mergeWitnessRows(rs, backendName, early, nil)
+}
+
+// witnessRow is one iteration as mergeWitness judged it: its lead, the
+// ranks that returned first and finished last, the straggler load beside
+// it (Ns 0: none) and why it was not compared ("link", "host"; "" when it
+// was). writeWitnessRows prints them.
+type witnessRow struct {
+	Iter        int
+	Lead        time.Duration
+	First, Last int
+	Load        witnessLoad
+	Skipped     string
+}
+
+// mergeWitnessRows is mergeWitness that also hands each iteration's row to
+// row (when not nil).
+func mergeWitnessRows(rs []rankResult, backendName, early string, row func(witnessRow)) *report.Witness {
 	if len(rs) < 2 {
 		return nil
 	}
@@ -283,7 +304,17 @@ func mergeWitness(rs []rankResult, backendName, early string) *report.Witness {
 		lead := time.Duration(latest - earliest)
 		threshold := base + unc(first) + unc(last)
 		linkSkip := false
-		if l, ok := loads[i]; ok {
+		l, loaded := loads[i]
+		emit := func(skipped string) {
+			if row != nil {
+				r := witnessRow{Iter: i, Lead: lead, First: first, Last: last, Skipped: skipped, Load: witnessLoad{Rank: -1}}
+				if loaded {
+					r.Load = l
+				}
+				row(r)
+			}
+		}
+		if loaded {
 			end := max(sideFree[l.Rank], latest) + l.Ns
 			sideFree[l.Rank] = end
 			if l.Link {
@@ -295,6 +326,7 @@ func mergeWitness(rs []rankResult, backendName, early string) *report.Witness {
 			}
 		}
 		if linkSkip || (held && earliest <= until) {
+			emit("link")
 			w.LinkSkipped++
 			w.LinkMaxLeadUS = max(w.LinkMaxLeadUS, float64(lead.Nanoseconds())/1e3)
 			if lead > threshold {
@@ -305,9 +337,11 @@ func mergeWitness(rs []rankResult, backendName, early string) *report.Witness {
 		if checkHostLate && hostLateStamp(rs[last].Witness, i, hostLate+unc(last)) {
 			// The last rank's stamp may mark its host's delay: the lead
 			// is not known.
+			emit("host")
 			w.HostSkipped++
 			continue
 		}
+		emit("")
 		if lead > threshold {
 			w.Over++
 		}
@@ -343,4 +377,30 @@ func earlyReturn(v *kernels.Variant) string {
 		return "an NCCL baseline: NCCL's own protocol decides when a rank's buffers are free"
 	}
 	return v.EarlyReturn
+}
+
+// writeWitnessRows appends case id's rows to the file $ARTEST_WITNESS_DUMP
+// names, one line each: the case, the iteration, the lead in ns, the
+// first and last rank, the loaded rank (-1: none), the load's ns and
+// kind ("link" or "side"), and why it was not compared ("-" when it was).
+// A diagnostic for choosing the witness's thresholds from a run's own
+// leads; rank 0 writes it, and a file it cannot write is said on stderr
+// (the run goes on).
+func writeWitnessRows(path, id string, rows []witnessRow) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("ARTEST_WITNESS_DUMP: %w", err)
+	}
+	w := bufio.NewWriter(f)
+	for _, r := range rows {
+		kind, skipped := "side", r.Skipped
+		if r.Load.Link {
+			kind = "link"
+		}
+		if skipped == "" {
+			skipped = "-"
+		}
+		fmt.Fprintf(w, "%s %d %d %d %d %d %d %s %s\n", id, r.Iter, r.Lead.Nanoseconds(), r.First, r.Last, r.Load.Rank, r.Load.Ns, kind, skipped)
+	}
+	return errors.Join(w.Flush(), f.Close())
 }

@@ -1,7 +1,10 @@
 package runner
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -236,4 +239,30 @@ func TestMergeWitnessSilentWhereRanksShareAGPU(t *testing.T) {
 	w = mergeWitness([]rankResult{a, b}, "cuda", "")
 	require.Empty(t, w.Warning)
 	require.Equal(t, sharedGPUSilent, w.Silent)
+}
+
+// mergeWitnessRows hands every iteration's row out, the straggler load
+// beside it and why it was left out, and writeWitnessRows appends them,
+// one line each.
+func TestWitnessRowsDump(t *testing.T) {
+	const us = 1000
+	a := stamps("gpu0", 0, 0, 100*us, 1000*us, 2000*us)
+	b := stamps("gpu1", 0, 0, 110*us, 1090*us, 2005*us)
+	a.Witness.Loads = []witnessLoad{{Iter: 1, Rank: 1, Ns: 50 * us}, {Iter: 2, Rank: 0, Ns: 20 * us, Link: true}}
+	var rows []witnessRow
+	w := mergeWitnessRows([]rankResult{a, b}, "cuda", "", func(r witnessRow) { rows = append(rows, r) })
+	require.Equal(t, 1, w.LinkSkipped)
+	require.Equal(t, []witnessRow{
+		{Iter: 0, Lead: 10 * time.Microsecond, First: 0, Last: 1, Load: witnessLoad{Rank: -1}},
+		{Iter: 1, Lead: 90 * time.Microsecond, First: 0, Last: 1, Load: witnessLoad{Iter: 1, Rank: 1, Ns: 50 * us}},
+		{Iter: 2, Lead: 5 * time.Microsecond, First: 0, Last: 1, Load: witnessLoad{Iter: 2, Rank: 0, Ns: 20 * us, Link: true}, Skipped: "link"},
+	}, rows)
+
+	path := filepath.Join(t.TempDir(), "leads.txt")
+	require.NoError(t, writeWitnessRows(path, "c1", rows[:1]))
+	require.NoError(t, writeWitnessRows(path, "c2", rows[1:]))
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, "c1 0 10000 0 1 -1 0 side -\nc2 1 90000 0 1 1 50000 side -\nc2 2 5000 0 1 0 20000 link link\n", string(got))
+	require.ErrorContains(t, writeWitnessRows(filepath.Join(path, "x"), "c", rows), "ARTEST_WITNESS_DUMP")
 }
