@@ -12,7 +12,8 @@
 #
 # SRC is an nccl-tests source tree (e.g. `git archive` of NVIDIA/nccl-tests
 # v2.19.6, carried to the GPU machine: it has no network). NP defaults to
-# the GPU count. ARTEST_NCCL (default: the torch wheel's) names
+# the GPU count. SKIP_1PROC=1 leaves out the one-process runs beside the
+# per-process ones. ARTEST_NCCL (default: the torch wheel's) names
 # libnccl.so.2; its include/ sits beside its lib/ in the wheel.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -84,7 +85,7 @@ for t in all_reduce reduce_scatter all_gather; do
 				>"$out/$t-R$reg.log" 2>&1 || { echo "nccl-tests: $t -R $reg failed" >&2; rc=1; }
 		fi
 	done
-	if [[ ${run[0]} == mpirun ]]; then
+	if [[ ${run[0]} == mpirun && -z ${SKIP_1PROC:-} ]]; then
 		# The single-process figure beside, for the difference it makes.
 		"$out/build/${t}_perf" -g "$np" -b 1K -e 256M -f 4 -d bfloat16 -o sum -G 10 -R 0 -c 1 \
 			>"$out/$t-R0-1proc.log" 2>&1 || { echo "nccl-tests: $t -g $np failed" >&2; rc=1; }
@@ -92,7 +93,7 @@ for t in all_reduce reduce_scatter all_gather; do
 done
 mpirun -np "$np" bin/artest bench --variant nccl,nccl-reg,nccl-win -b 1K -e 256M -f 4 --json "$out/artest-nccl.json" \
 	>"$out/artest-nccl.log" 2>&1 || rc=1
-mpirun -np "$np" bin/artest bench --coll reduce-scatter,all-gather --variant nccl -b 1K -e 256M -f 4 \
+mpirun -np "$np" bin/artest bench --coll reduce-scatter,all-gather --variant nccl,nccl-reg -b 1K -e 256M -f 4 \
 	--json "$out/artest-nccl-colls.json" >"$out/artest-nccl-colls.log" 2>&1 || rc=1
 python3 ci/nccl-tests-compare.py "$out" | tee "$out/compare.md" || rc=1
 exit $rc

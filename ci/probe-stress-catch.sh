@@ -20,7 +20,8 @@
 #
 # Environment: STRESS (default 2000), RUNS (default 5), BUGS (default
 # "a b c d"), SKIP_DEFAULT=1 to leave out the default-set run, SKIP_CLEAN=1,
-# JOB_TIMEOUT_S (default 300) bounds each job, SKIP_BUILD=1 when the kernels, mutants and example plugin are built,
+# JOB_TIMEOUT_S (default 300) bounds each job, WITNESS_DUMP=1 writes each
+# job's per-iteration leads to SETTING/JOB.leads (ARTEST_WITNESS_DUMP), SKIP_BUILD=1 when the kernels, mutants and example plugin are built,
 # BUG_ARGS: more flags for every bug and clean job (e.g. "--size 1M,4M
 # --mode plain,aligned": other sizes than the default stress set's).
 # Safety: NCCL_NVLS_ENABLE=0; no step passes --allow-multicast.
@@ -99,6 +100,8 @@ for setting in "$@"; do
 		for v in ARTEST_LINK_LOAD ARTEST_LOAD_KIND ARTEST_WITNESS_STAMP; do
 			[[ -n ${!v:-} ]] && x+=(-x "$v")
 		done
+		# Every iteration's lead, for choosing the witness's thresholds.
+		[[ -n ${WITNESS_DUMP:-} ]] && x+=(-x "ARTEST_WITNESS_DUMP=$d/$name.leads")
 		local t0=$SECONDS
 		timeout --kill-after=10 "${JOB_TIMEOUT_S:-300}" "${pre[@]}" mpirun -np "$np" "${x[@]}" "$bin" "${share[@]}" --stress "$stress" \
 			--json "$d/$name.json" "$@" >"$d/$name.log" 2>&1
