@@ -25,13 +25,15 @@ def summarise(path):
         elapsed += c.get("seconds", 0.0)
         if c.get("verdict") == "skipped":
             continue
-        v = per.setdefault(c["variant"], {"cases": 0, "failed": 0, "wrong": 0, "iters": 0, "sizes": {}, "warned": 0, "lead": 0.0, "linklead": 0.0, "linkover": 0})
+        v = per.setdefault(c["variant"], {"cases": 0, "failed": 0, "wrong": 0, "iters": 0, "sizes": {}, "warned": 0, "lead": 0.0, "linklead": 0.0, "linkover": 0, "loadlead": 0.0, "loadover": 0})
         w = c.get("witness") or {}
         if w.get("warning"):
             v["warned"] += 1
         v["lead"] = max(v["lead"], w.get("max_lead_us", 0.0))
         v["linklead"] = max(v["linklead"], w.get("link_max_lead_us", 0.0))
         v["linkover"] += w.get("link_over", 0)
+        v["loadlead"] = max(v["loadlead"], w.get("load_max_lead_us", 0.0))
+        v["loadover"] += w.get("load_over", 0)
         v["stamps"] = w.get("stamps", v.get("stamps", "-"))
         v["cases"] += 1
         n = c.get("stress", 0)
@@ -53,9 +55,9 @@ def summarise(path):
     name = path.rsplit("/", 1)[-1]
     for var, v in per.items():
         sizes = " ".join("%s:%d/%d" % (k, w, n) for k, (w, n) in sorted(v["sizes"].items()) if w)
-        print("%-44s %-16s sched=%-38s failed %3d/%-3d cases, wrong iters %6d/%-7d first fail %s, witness[%s] %d/%d cases (max lead %.1f us; beside link loads %.1f us, %d over) %s" % (
+        print("%-44s %-16s sched=%-38s failed %3d/%-3d cases, wrong iters %6d/%-7d first fail %s, witness[%s] %d/%d cases (max lead %.1f us; beside link loads %.1f us, %d over; beside side loads %.1f us, %d over) %s" % (
             name, var, sched, v["failed"], v["cases"], v["wrong"], v["iters"],
-            "%.0fs" % first_fail if first_fail is not None else "-", v["stamps"], v["warned"], v["cases"], v["lead"], v["linklead"], v["linkover"], sizes))
+            "%.0fs" % first_fail if first_fail is not None else "-", v["stamps"], v["warned"], v["cases"], v["lead"], v["linklead"], v["linkover"], v["loadlead"], v["loadover"], sizes))
 
 
 for p in sys.argv[1:]:

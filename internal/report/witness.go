@@ -32,6 +32,14 @@ type Witness struct {
 	// LinkSkipped iterations: shown, never warned on.
 	LinkMaxLeadUS float64 `json:"link_max_lead_us,omitempty"`
 	LinkOver      int     `json:"link_over,omitempty"`
+	// LoadSkipped iterations of Iterations were not compared either: the
+	// straggler's side load (on its own GPU's SMs or memory) ran in them,
+	// and the loaded rank's correct call there exits late too;
+	// LoadMaxLeadUS and LoadOver are their measures, shown, never warned
+	// on.
+	LoadSkipped   int     `json:"load_skipped,omitempty"`
+	LoadMaxLeadUS float64 `json:"load_max_lead_us,omitempty"`
+	LoadOver      int     `json:"load_over,omitempty"`
 	// HostSkipped iterations of Iterations were not compared: the rank
 	// that finished last ran its stamp right after its host enqueued it
 	// (the host, not the call, decided when), so its lead is not known.

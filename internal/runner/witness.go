@@ -267,19 +267,27 @@ func mergeWitnessRows(rs []rankResult, backendName, early string, row func(witne
 		return time.Duration(rs[r].Witness.UncertaintyNs)
 	}
 	w := &report.Witness{Iterations: n, Iteration: -1, SameClock: oneDomain, Stamps: rs[0].Witness.Stamps}
-	// A link load holds the kernel ends of its GPU, so its rank's stamps
-	// come late whatever the kernel does (correct kernels led by up to
-	// 130 us on 2 H200): the iterations it ran beside are not compared.
+	// A load holds the kernel ends of its GPU, so its rank's stamps come
+	// late whatever the kernel does: the iterations it ran beside are not
+	// compared. A link load congests the links a correct kernel's end
+	// barrier signals over (correct kernels led by up to 130 us on 2
+	// H200). The SM load starves the loaded rank's blocks, a correct
+	// kernel's too: after its end barrier it exits about when the load
+	// ends, so its lead grows with the load's length, as a missing end
+	// barrier's does (2 H200, one rank per GPU, 2026-11-26: the example
+	// plugin's correct kernel led by up to 84.3 us beside loads of 175 to
+	// 200 us, vLLM's by up to 65.6, vLLM's without its end barrier by up to
+	// 105.8; none of them past 3 us in 1 of 4 iterations without a load).
 	// Nothing waits for a load before the batch's end, so it may also run
 	// beside later calls, and a rank's loads run one after another on
 	// its side stream: a load starts no earlier than the one before it
 	// on that rank ended. Each load is taken to start at the later of
 	// that end and the latest stamp of its own iteration (it was forked
 	// before the call, so it started by then unless it queued), and an
-	// iteration whose first stamp came before a link load could have
-	// ended (plus a drain) is not compared either. On 2 H200 correct
-	// kernels led by 40 to 86 us in the iteration after a link load that
-	// had queued behind a load of the same rank (2026-11-26).
+	// iteration whose first stamp came before a load could have ended
+	// (plus a drain, for a link load) is not compared either. On 2 H200
+	// correct kernels led by 40 to 86 us in the iteration after a link
+	// load that had queued behind a load of the same rank (2026-11-26).
 	loads := map[int]witnessLoad{}
 	for _, l := range rs[0].Witness.Loads {
 		if l.Rank >= 0 && l.Rank < len(rs) {
@@ -287,8 +295,7 @@ func mergeWitnessRows(rs []rankResult, backendName, early string, row func(witne
 		}
 	}
 	sideFree := make([]int64, len(rs))
-	var until int64
-	held := false
+	linkUntil, sideUntil := int64(math.MinInt64), int64(math.MinInt64)
 	var worstThreshold time.Duration
 	for i := 0; i < n; i++ {
 		first, last := 0, 0
@@ -303,7 +310,6 @@ func mergeWitnessRows(rs []rankResult, backendName, early string, row func(witne
 		earliest, latest := at(first, i), at(last, i)
 		lead := time.Duration(latest - earliest)
 		threshold := base + unc(first) + unc(last)
-		linkSkip := false
 		l, loaded := loads[i]
 		emit := func(skipped string) {
 			if row != nil {
@@ -314,23 +320,39 @@ func mergeWitnessRows(rs []rankResult, backendName, early string, row func(witne
 				row(r)
 			}
 		}
+		skip := ""
 		if loaded {
 			end := max(sideFree[l.Rank], latest) + l.Ns
 			sideFree[l.Rank] = end
 			if l.Link {
-				if e := end + linkDrain.Nanoseconds(); !held || e > until {
-					until = e
-				}
-				held = true
-				linkSkip = true
+				linkUntil, skip = max(linkUntil, end+linkDrain.Nanoseconds()), "link"
+			} else {
+				sideUntil, skip = max(sideUntil, end), "load"
 			}
 		}
-		if linkSkip || (held && earliest <= until) {
-			emit("link")
+		switch {
+		case skip != "":
+		case earliest <= linkUntil:
+			skip = "link"
+		case earliest <= sideUntil:
+			skip = "load"
+		}
+		us := float64(lead.Nanoseconds()) / 1e3
+		switch skip {
+		case "link":
+			emit(skip)
 			w.LinkSkipped++
-			w.LinkMaxLeadUS = max(w.LinkMaxLeadUS, float64(lead.Nanoseconds())/1e3)
+			w.LinkMaxLeadUS = max(w.LinkMaxLeadUS, us)
 			if lead > threshold {
 				w.LinkOver++
+			}
+			continue
+		case "load":
+			emit(skip)
+			w.LoadSkipped++
+			w.LoadMaxLeadUS = max(w.LoadMaxLeadUS, us)
+			if lead > threshold {
+				w.LoadOver++
 			}
 			continue
 		}
@@ -352,7 +374,7 @@ func mergeWitnessRows(rs []rankResult, backendName, early string, row func(witne
 	}
 	w.ThresholdUS = float64(worstThreshold.Nanoseconds()) / 1e3
 	w.Silent = early
-	compared := n - w.LinkSkipped - w.HostSkipped
+	compared := n - w.LinkSkipped - w.LoadSkipped - w.HostSkipped
 	if w.Over >= max(witnessMinOver, int(math.Ceil(witnessMinShare*float64(compared)))) && early == "" {
 		w.Warning = report.WitnessWarning(w)
 	}

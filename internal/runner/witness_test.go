@@ -100,13 +100,15 @@ func TestMergeWitness(t *testing.T) {
 	require.InDelta(t, 200, w.MaxLeadUS, 1e-9, "the same stamps, every iteration compared")
 
 	// A rank's loads queue on its side stream: a link load planned after
-	// a long plain load on the same rank starts when that one ends, and
+	// a long side load on the same rank starts when that one ends, and
 	// holds the kernel ends past its own iteration's stamps plus its
-	// length. Iteration 1 runs a 300 us plain load on rank 0 (until about
+	// length. Iteration 1 runs a 300 us side load on rank 0 (until about
 	// 410 us), iteration 2 a 50 us link load on rank 0 (queued: until
 	// about 470 us, not 270), so iteration 3's 60 us lead at 400 us is
-	// left out; the same link load on rank 1, which had no load queued,
-	// leaves it in.
+	// left out as beside a link load; the same link load on rank 1,
+	// which had no load queued, ends by 270 us, and iteration 3 is left
+	// out as beside the side load, which still runs. Either way nothing
+	// is compared past the threshold.
 	b0 := stamps("gpu0", 0, 0, 100*us, 105*us, 200*us, 400*us)
 	b1 := stamps("gpu1", 0, 0, 100*us, 110*us, 210*us, 460*us)
 	for _, linkRank := range []int{0, 1} {
@@ -114,16 +116,35 @@ func TestMergeWitness(t *testing.T) {
 			a.Witness.Loads = []witnessLoad{{Iter: 1, Rank: 0, Ns: 300 * us}, {Iter: 2, Rank: linkRank, Ns: 50 * us, Link: true}}
 		}
 		w = mergeWitness([]rankResult{b0, b1}, "cuda", "")
+		require.Zero(t, w.Over)
+		require.Empty(t, w.Warning)
 		if linkRank == 0 {
-			require.Equal(t, 2, w.LinkSkipped, "queued behind the plain load")
-			require.Zero(t, w.Over)
-			require.Empty(t, w.Warning)
+			require.Equal(t, 2, w.LinkSkipped, "queued behind the side load")
+			require.Equal(t, 1, w.LoadSkipped)
 		} else {
 			require.Equal(t, 1, w.LinkSkipped, "no load queued before it")
-			require.Equal(t, 1, w.Over)
-			require.InDelta(t, 60, w.MaxLeadUS, 1e-9)
+			require.Equal(t, 2, w.LoadSkipped, "the side load still runs")
+			require.InDelta(t, 60, w.LoadMaxLeadUS, 1e-9)
+			require.Equal(t, 1, w.LoadOver)
 		}
 	}
+
+	// Iterations beside a side load (the SM load starves the loaded
+	// rank's blocks, a correct kernel's too) are left out like the link
+	// load's, their leads shown: iteration 1 leads by 80 us beside a 100
+	// us load, iteration 2 began before it could have ended, iteration 3
+	// after.
+	c0 := stamps("gpu0", 0, 0, 100*us, 200*us, 250*us, 1000*us)
+	c1 := stamps("gpu1", 0, 0, 101*us, 280*us, 260*us, 1001*us)
+	for _, a := range []rankResult{c0, c1} {
+		a.Witness.Loads = []witnessLoad{{Iter: 1, Rank: 1, Ns: 100 * us}}
+	}
+	w = mergeWitness([]rankResult{c0, c1}, "cuda", "")
+	require.Equal(t, 2, w.LoadSkipped)
+	require.Equal(t, 1, w.LoadOver)
+	require.InDelta(t, 80, w.LoadMaxLeadUS, 1e-9)
+	require.Zero(t, w.Over)
+	require.InDelta(t, 1, w.MaxLeadUS, 1e-9, "only iterations 0 and 3 compared")
 
 	// Ranks on two hosts have no common clock: no witness.
 	a, b := stamps("g", 0, 0, 1), stamps("g", 0, 0, 1)
@@ -252,9 +273,10 @@ func TestWitnessRowsDump(t *testing.T) {
 	var rows []witnessRow
 	w := mergeWitnessRows([]rankResult{a, b}, "cuda", "", func(r witnessRow) { rows = append(rows, r) })
 	require.Equal(t, 1, w.LinkSkipped)
+	require.Equal(t, 1, w.LoadSkipped)
 	require.Equal(t, []witnessRow{
 		{Iter: 0, Lead: 10 * time.Microsecond, First: 0, Last: 1, Load: witnessLoad{Rank: -1}},
-		{Iter: 1, Lead: 90 * time.Microsecond, First: 0, Last: 1, Load: witnessLoad{Iter: 1, Rank: 1, Ns: 50 * us}},
+		{Iter: 1, Lead: 90 * time.Microsecond, First: 0, Last: 1, Load: witnessLoad{Iter: 1, Rank: 1, Ns: 50 * us}, Skipped: "load"},
 		{Iter: 2, Lead: 5 * time.Microsecond, First: 0, Last: 1, Load: witnessLoad{Iter: 2, Rank: 0, Ns: 20 * us, Link: true}, Skipped: "link"},
 	}, rows)
 
@@ -263,6 +285,6 @@ func TestWitnessRowsDump(t *testing.T) {
 	require.NoError(t, writeWitnessRows(path, "c2", rows[1:]))
 	got, err := os.ReadFile(path)
 	require.NoError(t, err)
-	require.Equal(t, "c1 0 10000 0 1 -1 0 side -\nc2 1 90000 0 1 1 50000 side -\nc2 2 5000 0 1 0 20000 link link\n", string(got))
+	require.Equal(t, "c1 0 10000 0 1 -1 0 side -\nc2 1 90000 0 1 1 50000 side load\nc2 2 5000 0 1 0 20000 link link\n", string(got))
 	require.ErrorContains(t, writeWitnessRows(filepath.Join(path, "x"), "c", rows), "ARTEST_WITNESS_DUMP")
 }

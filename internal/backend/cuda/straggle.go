@@ -99,26 +99,23 @@ func (b *Backend) straggle(d time.Duration, link bool) error {
 	return nil
 }
 
-// loadKind is the straggler's load where it does not read over the links.
-// Ranks that share a GPU share its memory: a memory load slows every
-// rank's reads alike, and a rank that returns without waiting for the
-// loaded one (a missing end barrier) is early by about a microsecond. On
-// SMs of its own (sms.go), the SM kind slows the loaded rank's blocks
-// alone (one H200 under MPS, 2026-11-26: vLLM's one-stage kernel without
-// its end barrier found wrong in 0 of 8000 iterations with the memory
-// load, 339 to 902 with this one). ARTEST_LOAD_KIND=sm or memory
-// overrides the choice, to compare the two in one setting.
+// loadKind is the straggler's load where it does not read over the links:
+// the SM kind, which starves the loaded rank's blocks and touches no
+// memory another rank reads. The memory kind slows every reader of the
+// loaded GPU's memory alike, its peers' reads over the links too, so a
+// rank that returns without waiting for the loaded one (a missing end
+// barrier) is seldom early enough to be caught: vLLM's one-stage kernel
+// without its end barrier came out wrong in 722 to 771 iterations of 8000
+// with the memory load, 1031 to 1069 with this one, and oneshot without
+// its end barrier in 1267 to 1315 of 18,000 against 1745 to 1776 (2 H200,
+// one rank per GPU, 2026-11-26); ranks sharing one GPU's memory, 0 of 8000
+// against 339 to 902 (one H200 under MPS). ARTEST_LOAD_KIND=sm or memory
+// chooses, to compare the two in one setting.
 func (b *Backend) loadKind() uint32 {
-	switch os.Getenv("ARTEST_LOAD_KIND") {
-	case "sm":
-		return kernels.LoadKindSM
-	case "memory":
+	if os.Getenv("ARTEST_LOAD_KIND") == "memory" {
 		return kernels.LoadKindMemory
 	}
-	if b.share.Shared() {
-		return kernels.LoadKindSM
-	}
-	return kernels.LoadKindMemory
+	return kernels.LoadKindSM
 }
 
 // LinkReason says why the link load cannot run ("" when it can): it reads
