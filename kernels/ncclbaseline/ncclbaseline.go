@@ -13,10 +13,13 @@ import (
 	"github.com/artest/artest/reference"
 )
 
-// Plain is nccl's complete description: ncclAllReduce on the case's own
-// buffers.
+// Plain is nccl's complete description: ncclAllReduce on unregistered
+// buffers, nccl-tests' default. The cuda backend keeps its input and
+// output in ncclMemAlloc regions of their own (backend.OwnRegioner), as
+// nccl-tests allocates, so that NCCL registers them in a CUDA graph as it
+// does nccl-tests'; under stress it runs on the world's buffers.
 func Plain() kernels.Variant {
-	v := baseline("nccl", "ncclAllReduce (ncclReduceScatter, ncclAllGather) on the same buffers: baseline and cross-check", kernels.NCCLPlain)
+	v := baseline("nccl", "ncclAllReduce (ncclReduceScatter, ncclAllGather) on ncclMemAlloc buffers, nccl-tests' default (-R 0): baseline and cross-check", kernels.NCCLPlain)
 	v.Colls = append([]reference.Coll(nil), reference.Colls...)
 	return v
 }
@@ -24,7 +27,7 @@ func Plain() kernels.Variant {
 // Registered is nccl-reg's complete description: ncclAllReduce on buffers
 // registered with ncclCommRegister (NCCL 2.19 and later), nccl-tests' -R 1.
 // The cuda backend registers each buffer's whole allocation once and
-// reuses the handle.
+// reuses the handle; its buffers are ncclMemAlloc regions, as nccl's.
 func Registered() kernels.Variant {
 	v := baseline("nccl-reg", "ncclAllReduce (ncclReduceScatter, ncclAllGather) on buffers registered with ncclCommRegister (nccl-tests -R 1)", kernels.NCCLRegistered)
 	v.Colls = append([]reference.Coll(nil), reference.Colls...)
