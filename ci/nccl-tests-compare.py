@@ -7,8 +7,9 @@ replays, out of place, registered), with artest's over nccl-tests' (-R 0
 for nccl, -R 1 for nccl-reg, -R 2 for nccl-win). Exit 1 when a ratio of
 nccl or nccl-reg leaves 0.9 to 1.1 (nccl-win's is shown, not gated). nccl-tests ran as
 OUTDIR/launch.txt says (a process per GPU, as artest, where MPI was
-there to build it); with it, the last column is nccl-tests -R 0 with one
-process driving every GPU.
+there to build it); with it, a column gives nccl-tests -R 0 with one
+process driving every GPU, and with NO_SHIFT=1 two more give nccl-tests -R 0
+with its buffers held in place and artest's nccl over it (shown, not gated).
 
     ci/nccl-tests-compare.py OUTDIR
 """
@@ -64,14 +65,16 @@ def main(d):
     for tname, coll, prefix in COLLS:
         nt = {reg: nccl_tests_times(os.path.join(d, f"{tname}-R{reg}.log")) for reg in (0, 1, 2)}
         one = nccl_tests_times(os.path.join(d, f"{tname}-R0-1proc.log"))
+        # nccl-tests -R 0 with every call's buffers held in place (NO_SHIFT=1), as artest's are.
+        still = nccl_tests_times(os.path.join(d, f"{tname}-R0-noshift.log"))
         js = "artest-nccl.json" if coll == "allreduce" else "artest-nccl-colls.json"
         at = artest_times(os.path.join(d, js), prefix)
         sizes = sorted(set(nt[0]) | {n for (_, n) in at})
         if not sizes:
             continue
         print(f"\n{coll}: time per call (us), out of place, CUDA graphs; ratio = artest / nccl-tests; nccl-tests: {launch}\n")
-        print("| size | nccl-tests -R 0 | artest nccl | ratio | nccl-tests -R 1 | artest nccl-reg | ratio | nccl-tests -R 2 | artest nccl-win | ratio |" + (" nccl-tests -R 0, one process |" if one else ""))
-        print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |" + (" ---: |" if one else ""))
+        print("| size | nccl-tests -R 0 | artest nccl | ratio | nccl-tests -R 1 | artest nccl-reg | ratio | nccl-tests -R 2 | artest nccl-win | ratio |" + (" nccl-tests -R 0, one process |" if one else "") + (" nccl-tests -R 0, buffers in place | artest nccl / it |" if still else ""))
+        print("| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |" + (" ---: |" if one else "") + (" ---: | ---: |" if still else ""))
         for n in sizes:
             cells = [str(n)]
             for reg, var in ((0, "nccl"), (1, "nccl-reg")):
@@ -96,6 +99,9 @@ def main(d):
                 cells.append("-")
             if one:
                 cells.append(f"{one[n]:.2f}" if one.get(n) else "-")
+            if still:
+                a, b = still.get(n), at.get(("nccl", n))
+                cells += [f"{a:.2f}" if a else "-", f"{b / a:.2f}" if a and b else "-"]
             print("| " + " | ".join(cells) + " |")
     print(f"\n{bad} ratio(s) outside 0.9 to 1.1 (nccl-win against -R 2, not counted: {win_bad})")
     return 1 if bad else 0

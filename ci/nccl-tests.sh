@@ -13,7 +13,8 @@
 # SRC is an nccl-tests source tree (e.g. `git archive` of NVIDIA/nccl-tests
 # v2.19.6, carried to the GPU machine: it has no network). NP defaults to
 # the GPU count. SKIP_1PROC=1 leaves out the one-process runs beside the
-# per-process ones. ARTEST_NCCL (default: the torch wheel's) names
+# per-process ones; NO_SHIFT=1 adds nccl-tests -R 0 with its buffers held in
+# place (see below). ARTEST_NCCL (default: the torch wheel's) names
 # libnccl.so.2; its include/ sits beside its lib/ in the wheel.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -71,6 +72,23 @@ if command -v mpicc >/dev/null; then
 		tail -5 "$out/build-mpi.log" >&2
 	fi
 fi
+# NO_SHIFT=1: also a copy of nccl-tests whose calls keep their buffers
+# where they are. nccl-tests moves each call's send and receive pointers
+# one message further through its allocation (startColl's shift, "to avoid
+# cache effects"); artest's calls reuse one input and one output. The copy
+# (patched in OUTDIR, the source tree untouched) times -R 0 as artest does,
+# to measure what that difference is worth.
+if [[ -n ${NO_SHIFT:-} ]]; then
+	cp -r "$src" "$out/src-noshift"
+	if sed -i 's/size_t shift = totalnbytes \* (iter % steps);/size_t shift = 0 * totalnbytes * (iter % steps);/' "$out/src-noshift/src/common.cu" &&
+		grep -q 'size_t shift = 0 \* totalnbytes' "$out/src-noshift/src/common.cu" &&
+		src=$out/src-noshift build "$out/build-noshift" MPI=${mroot:+1} ${mroot:+MPI_HOME=$mroot} >"$out/build-noshift.log" 2>&1; then
+		noshift=$out/build-noshift
+	else
+		echo "nccl-tests: the no-shift copy did not build or patch (tail of $out/build-noshift.log)" >&2
+		tail -5 "$out/build-noshift.log" >&2
+	fi
+fi
 echo "$launch" >"$out/launch.txt"
 echo "nccl-tests: built in $((SECONDS - t0)) s; $launch" >&2
 export LD_LIBRARY_PATH=$root/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -91,6 +109,17 @@ for t in all_reduce reduce_scatter all_gather; do
 			>"$out/$t-R0-1proc.log" 2>&1 || { echo "nccl-tests: $t -g $np failed" >&2; rc=1; }
 	fi
 done
+if [[ -n ${noshift:-} ]]; then
+	for t in all_reduce reduce_scatter all_gather; do
+		if [[ ${run[0]} == mpirun ]]; then
+			mpirun -np "$np" -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE "$noshift/${t}_perf" -g 1 -b 1K -e 256M -f 4 -d bfloat16 -o sum -G 10 -R 0 -c 1 \
+				>"$out/$t-R0-noshift.log" 2>&1 || { echo "nccl-tests: $t no-shift failed" >&2; rc=1; }
+		else
+			"$noshift/${t}_perf" -g "$np" -b 1K -e 256M -f 4 -d bfloat16 -o sum -G 10 -R 0 -c 1 \
+				>"$out/$t-R0-noshift.log" 2>&1 || { echo "nccl-tests: $t no-shift failed" >&2; rc=1; }
+		fi
+	done
+fi
 mpirun -np "$np" bin/artest bench --variant nccl,nccl-reg,nccl-win -b 1K -e 256M -f 4 --json "$out/artest-nccl.json" \
 	>"$out/artest-nccl.log" 2>&1 || rc=1
 mpirun -np "$np" bin/artest bench --coll reduce-scatter,all-gather --variant nccl,nccl-reg -b 1K -e 256M -f 4 \
