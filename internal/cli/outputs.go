@@ -29,6 +29,8 @@ func (o *Options) outputFiles() []pathFlag {
 		{flag: "--json", path: o.JSON}, {flag: "--junit", path: o.JUnit}, {flag: "--jsonl", path: o.JSONL, stream: true},
 		{flag: "--plot", path: o.Plot}, {flag: "--gobench", path: o.GoBench},
 		{flag: "--header", path: o.Tune.Header}, {flag: "--go", path: o.Tune.GoFile},
+		// The witness's per-iteration leads (a diagnostic; appended to).
+		{flag: "ARTEST_WITNESS_DUMP", path: os.Getenv("ARTEST_WITNESS_DUMP")},
 	} {
 		if p.path != "" {
 			out = append(out, p)
