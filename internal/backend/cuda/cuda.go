@@ -73,7 +73,7 @@ type Backend struct {
 	ncclReason string // why nccl cannot run ("" when it can)
 	ncclComm   nccl.Comm
 	regs       ncclRegs    // nccl-reg's registrations (ncclreg.go)
-	ncclMem    ncclRegions // the NCCL baselines' memory (ncclwin.go)
+	ncclMem    ncclRegions // the NCCL baselines' memory (ncclmem.go)
 
 	world     *backend.World
 	own       []cu.DevicePtr // signal, input, staging of this rank
