@@ -215,8 +215,8 @@ func mergeWitness(rs []rankResult, backendName, early string) *report.Witness {
 
 // witnessRow is one iteration as mergeWitness judged it: its lead, the
 // ranks that returned first and finished last, the straggler load beside
-// it (Ns 0: none) and why it was not compared ("link", "host"; "" when it
-// was). writeWitnessRows prints them.
+// it (Ns 0: none) and why it was not compared ("link", "load", "host"; ""
+// when it was). writeWitnessRows prints them.
 type witnessRow struct {
 	Iter        int
 	Lead        time.Duration
@@ -277,7 +277,9 @@ func mergeWitnessRows(rs []rankResult, backendName, early string, row func(witne
 	// barrier's does (2 H200, one rank per GPU, 2026-11-26: the example
 	// plugin's correct kernel led by up to 84.3 us beside loads of 175 to
 	// 200 us, vLLM's by up to 65.6, vLLM's without its end barrier by up to
-	// 105.8; none of them past 3 us in 1 of 4 iterations without a load).
+	// 105.8; in iterations without a load of their own no correct kernel
+	// with an end barrier led by more than 30 us, and the missing end
+	// barriers of oneshot and vLLM in 0 to 3 of about 550 per case).
 	// Nothing waits for a load before the batch's end, so it may also run
 	// beside later calls, and a rank's loads run one after another on
 	// its side stream: a load starts no earlier than the one before it
