@@ -26,7 +26,9 @@
 #   FAULT_VARIANTS  variants of the no-end-barrier step (default oneshot,oneshot-cpasync)
 #   STEPS           space-separated subset of steps to run (default: all)
 #   NCCL_TESTS_SRC  an nccl-tests source tree: adds the nccl-tests step
-#                   (ci/nccl-tests.sh), built here against artest's NCCL
+#                   (ci/nccl-tests.sh), built here against artest's NCCL;
+#                   with NO_SHIFT=1 it also times nccl-tests with its
+#                   buffers held in place
 #
 # Safety: NVLS multicast is never used. NCCL_NVLS_ENABLE=0 and friends are
 # exported for every rank, and no step passes --allow-multicast (never add
