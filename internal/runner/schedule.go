@@ -28,12 +28,13 @@ type Schedules struct {
 	Skew bool
 	// Straggler: in each iteration one rank, drawn from the seed (or
 	// none), runs a bounded load on its own device beside the call
-	// (backend.Straggler): its blocks share the SMs (and, with one rank
-	// per GPU, the memory) with the load and read slowly, so a peer that
-	// returns without waiting for it (a missing end barrier) lets poison
-	// or the next input land while it still reads. Where ranks share a
-	// GPU, the cuda backend gives each SMs of its own and the load stays
-	// on the loaded rank's SMs, so its peers run at full speed.
+	// (backend.Straggler): on the cuda backend the load starves its SMs
+	// (ARTEST_LOAD_KIND=memory: streams its memory instead), so its blocks
+	// read slowly and a peer that returns without waiting for it (a
+	// missing end barrier) lets poison or the next input land while it
+	// still reads. Where ranks share a GPU, the cuda backend gives each SMs
+	// of its own and the load stays on the loaded rank's SMs, so its peers
+	// run at full speed.
 	Straggler bool
 	// Link: in half the straggler's iterations, drawn from the seed, its
 	// load reads its peers' input buffers instead (backend.LinkStraggler),
