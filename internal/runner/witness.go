@@ -339,22 +339,16 @@ func mergeWitnessRows(rs []rankResult, backendName, early string, row func(witne
 		case earliest <= sideUntil:
 			skip = "load"
 		}
-		us := float64(lead.Nanoseconds()) / 1e3
-		switch skip {
-		case "link":
+		if skip != "" {
 			emit(skip)
-			w.LinkSkipped++
-			w.LinkMaxLeadUS = max(w.LinkMaxLeadUS, us)
-			if lead > threshold {
-				w.LinkOver++
+			n, most, over := &w.LinkSkipped, &w.LinkMaxLeadUS, &w.LinkOver
+			if skip == "load" {
+				n, most, over = &w.LoadSkipped, &w.LoadMaxLeadUS, &w.LoadOver
 			}
-			continue
-		case "load":
-			emit(skip)
-			w.LoadSkipped++
-			w.LoadMaxLeadUS = max(w.LoadMaxLeadUS, us)
+			*n++
+			*most = max(*most, float64(lead.Nanoseconds())/1e3)
 			if lead > threshold {
-				w.LoadOver++
+				*over++
 			}
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/internal/comm"
 	cu "github.com/artest/artest/internal/cudadrv"
 	"github.com/artest/artest/internal/nccl"
@@ -14,18 +15,25 @@ import (
 	"github.com/artest/artest/reference"
 )
 
+// baselineBackend is one rank on the fake driver with the fake NCCL (2.28)
+// and a communicator: what the NCCL baselines' regions need.
+func baselineBackend(t *testing.T, capacity int64) (*nccl.Lib, *Backend, *backend.World, comm.Comm) {
+	t.Helper()
+	lib := fakeNCCL(t, false)
+	bs, ws := setupWorld(t, registry.Builtins(), 1, capacity)
+	b := bs[0]
+	b.nccl, b.ncclComm, b.ncclReason = lib, nccl.Comm(0x7001), ""
+	return lib, b, ws[0], comm.NewLocalWorld(1).Rank(0)
+}
+
 // TestNCCLWindowBuffers runs nccl-win on the fake driver and the fake
 // NCCL: its regions are two ncclMemAlloc allocations of the world's
 // capacity, registered as symmetric windows once, at the first ask; a call
 // must read the input window and write a window, and Close's
 // closeRegions undoes both registrations and frees the memory.
 func TestNCCLWindowBuffers(t *testing.T) {
-	lib := fakeNCCL(t, false)
 	const capacity = 1 << 16
-	bs, ws := setupWorld(t, registry.Builtins(), 1, capacity)
-	b, w := bs[0], ws[0]
-	b.nccl, b.ncclComm, b.ncclReason = lib, nccl.Comm(0x7001), ""
-	c := comm.NewLocalWorld(1).Rank(0)
+	lib, b, w, c := baselineBackend(t, capacity)
 	win := lookup(t, "nccl-win")
 	wr := &b.ncclMem[kernels.NCCLWindow]
 
@@ -76,12 +84,7 @@ func TestNCCLWindowBuffers(t *testing.T) {
 // at its first call and deregistered before Close frees them. They are
 // optional: stress runs both on the world's buffers.
 func TestNCCLBaselineRegions(t *testing.T) {
-	lib := fakeNCCL(t, false)
-	const capacity = 1 << 16
-	bs, ws := setupWorld(t, registry.Builtins(), 1, capacity)
-	b, w := bs[0], ws[0]
-	b.nccl, b.ncclComm, b.ncclReason = lib, nccl.Comm(0x7001), ""
-	c := comm.NewLocalWorld(1).Rank(0)
+	_, b, w, c := baselineBackend(t, 1<<16)
 	plain, reg := lookup(t, "nccl"), lookup(t, "nccl-reg")
 	for _, v := range []*kernels.Variant{plain, reg} {
 		require.True(t, b.KeepsOwnRegions(v), v.Name)
