@@ -133,6 +133,12 @@ type Variant struct {
 	// (backend.Launch.Src) and copies it into its registered buffer itself,
 	// instead of the runner copying it there before each call.
 	StagesOwnInput bool
+	// ZeroStaging: the protocol reads all-zero staging as empty (its slots
+	// carry no launch number), so the runner zeroes this rank's staging,
+	// the part the case uses (StageNeed), before a case's first launch;
+	// no rank launches before every rank has (they agree on readiness
+	// after it). Other variants leave their data there.
+	ZeroStaging bool
 	// External, when set, implements the variant outside artest (a plugin,
 	// internal/plugin): the backends call it instead of a kernel or a host
 	// model. Such a variant writes no trace word (ID 0) unless its kernels

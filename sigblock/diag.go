@@ -124,6 +124,9 @@ func (g GiveUp) String() string {
 	case DiagKindLlData:
 		return fmt.Sprintf("rank %d block %d %s waiting for LL slot %d from rank %d (sequence %d, seen %d)",
 			g.Rank, g.Block, after, g.Where, g.Peer, g.Want, g.Seen)
+	case DiagKindSentinelData:
+		return fmt.Sprintf("rank %d block %d %s waiting for slot %d from rank %d to be written (launch sequence %d, first word %#x)",
+			g.Rank, g.Block, after, g.Where, g.Peer, g.Want, g.Seen)
 	case DiagKindPluginWait:
 		name, point := g.Name, fmt.Sprintf("wait point %d", g.Where)
 		if name == "" {

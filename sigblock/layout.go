@@ -138,6 +138,11 @@ const (
 	// plugin variant's trace id, Where the index of its declared wait point,
 	// Want and Seen the low halves of the 64-bit word.
 	DiagKindPluginWait = 7
+	// DiagKindSentinelData: oneshot-sentinel's reader waited for a slot
+	// (Where) pushed by rank Peer in the launch of sequence Want to be
+	// written (Seen: the slot's first word as it stood, whose zero halves
+	// are the elements that never came).
+	DiagKindSentinelData = 8
 )
 
 // DiagOffset is the byte offset of diagnostic word i (a Diag* index).

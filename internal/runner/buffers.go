@@ -124,6 +124,9 @@ func (r *run) prepare(c cases.Case, v *kernels.Variant) (*caseState, error) {
 			return s, err
 		}
 	}
+	if err := r.zeroStaging(s); err != nil {
+		return s, err
+	}
 	if err := r.call.prepareCalls(r, s); err != nil {
 		return s, err
 	}
@@ -131,6 +134,26 @@ func (r *run) prepare(c cases.Case, v *kernels.Variant) (*caseState, error) {
 		return s, err
 	}
 	return s, nil
+}
+
+// zeroStaging zeroes this rank's staging up to the end of what case s uses,
+// for a variant whose protocol reads zeros as empty (ZeroStaging); the
+// readiness agreement after prepare keeps every peer from pushing into it
+// before it is done.
+func (r *run) zeroStaging(s *caseState) error {
+	var n int64
+	for _, v := range []*kernels.Variant{s.v, s.launchV} { // the launched one differs under --inject wrong-kernel
+		if v.ZeroStaging && v.StageNeed != nil {
+			n = max(n, min(s.lead+v.StageNeed(s.bytes, r.w.Size), r.w.Capacity))
+		}
+	}
+	if n == 0 || r.cfg.keepStaging {
+		return nil
+	}
+	if err := r.b.Upload(r.w.Staging[r.w.Rank], make([]byte, n)); err != nil {
+		return fmt.Errorf("zero staging: %w", err)
+	}
+	return nil
 }
 
 // ownRegions puts case s's input region where the backend keeps the

@@ -144,6 +144,9 @@ type Config struct {
 	// the signal's number (interrupt.go).
 	Signals <-chan os.Signal
 
+	// keepStaging leaves staging as it is before a ZeroStaging variant's
+	// case (tests: what the zeroing protects against).
+	keepStaging bool
 	// createJSONL opens the JSON Lines stream; nil is report.CreateJSONL.
 	// Tests put a stream whose writes fail in its place.
 	createJSONL func(path string, h *report.Header) (caseStream, error)

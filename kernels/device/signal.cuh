@@ -101,6 +101,7 @@ constexpr uint32_t SIG_DIAG_KIND_TAG_MISMATCH = 4u;  // a flag of this epoch wit
 constexpr uint32_t SIG_DIAG_KIND_CLAIMED = 5u;  // the block's epoch word was claimed by another launch
 constexpr uint32_t SIG_DIAG_KIND_LL_DATA = 6u;  // oneshot-ll: an LL slot (where) from a rank (peer) lacks the sequence
 constexpr uint32_t SIG_DIAG_KIND_PLUGIN_WAIT = 7u;  // a plugin's artest_wait (plugin/artest_device.h writes it)
+constexpr uint32_t SIG_DIAG_KIND_SENTINEL_DATA = 8u;  // oneshot-sentinel: a slot (where) from a rank (peer) still empty
 
 static_assert(SIG_DIAG_USED_WORDS <= SIG_DIAG_WORDS, "diag fields exceed the diag words");
 static_assert(SIG_OFF_DIAG + 4u * SIG_DIAG_WORDS <= SIG_OFF_EPOCH, "diag words overlap the epochs");

@@ -22,11 +22,14 @@ import (
 // folder's tests.
 
 // firstWait is where a launch first waits for a peer, for the variants
-// whose first wait is not the start barrier: oneshot-ll has no barriers and
-// waits for its peers' LL slots (slot 0 first). Such a variant finds a peer
+// whose first wait is not the start barrier: oneshot-ll and oneshot-sentinel
+// have no barriers and wait for their peers' slots (their first; oneshot-ll
+// runs one block there, oneshot-sentinel four, any of which may give up
+// first). Such a variant finds a peer
 // that launched a different call only at the deadline, not at once.
 var firstWait = map[string]struct{ kind, where int }{
-	"oneshot-ll": {sigblock.DiagKindLlData, 0},
+	"oneshot-ll":       {sigblock.DiagKindLlData, 0},
+	"oneshot-sentinel": {sigblock.DiagKindSentinelData, hostmodeltest.FirstSlotOfBlock},
 }
 
 // faultSetup is the launch parameters (--param) under which a declared

@@ -16,6 +16,7 @@ import (
 	"github.com/artest/artest/kernels/oneshot"
 	"github.com/artest/artest/kernels/oneshotcpasync"
 	"github.com/artest/artest/kernels/oneshotll"
+	"github.com/artest/artest/kernels/oneshotsentinel"
 	"github.com/artest/artest/kernels/pull"
 	"github.com/artest/artest/kernels/ring"
 	"github.com/artest/artest/kernels/twoshot"
@@ -30,6 +31,7 @@ var Builtin = []func() kernels.Variant{
 	twoshotbulk.Variant,
 	oneshotcpasync.Variant,
 	oneshotll.Variant,
+	oneshotsentinel.Variant,
 	ring.Variant,
 	multimem.Variant,
 	pull.Variant,
