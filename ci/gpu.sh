@@ -378,6 +378,17 @@ for np in $nps; do
 	step "hang-ll-np$np" 3 60 mpirun -np "$np" "$bin" --variant oneshot-ll --dtype f32 --op sum --size 4K \
 		--mode oop,reg,plain,aligned --inject "delay:rank=$((np - 1)),us=5000000" --device-timeout 1s --timeout 30s
 	step "why-hang-ll-np$np" 0 5 grep -q "waiting for LL slot .* from rank $((np - 1))" "$out/hang-ll-np$np.log"
+	# oneshot-sentinel: a reader that does not wait for its slots, or does
+	# not clear them, reads empty or stale data beside a late rank; a rank
+	# that never pushes is diagnosed at the slot.
+	for fault in sentinel-no-wait sentinel-no-clear; do
+		step "fault-$fault-np$np" 1 180 mpirun -np "$np" "$bin" --variant oneshot-sentinel --dtype f32 --op sum --size 64K \
+			--mode oop,reg,plain,aligned --stress 2000 --inject "$fault" --inject "delay:rank=$((np - 1)),us=200" \
+			--json "$r/fault-$fault-np$np.json"
+	done
+	step "hang-sentinel-np$np" 3 60 mpirun -np "$np" "$bin" --variant oneshot-sentinel --dtype f32 --op sum --size 4K \
+		--mode oop,reg,plain,aligned --inject "delay:rank=$((np - 1)),us=5000000" --device-timeout 1s --timeout 30s
+	step "why-hang-sentinel-np$np" 0 5 grep -q "waiting for slot .* from rank $((np - 1)) to be written" "$out/hang-sentinel-np$np.log"
 	# Benchmark sweep by x4 (the perf page's tables), every variant.
 	if [[ -n $shared ]]; then nottimed "bench4-np$np"; else
 	step "bench4-np$np" 0 300 mpirun -np "$np" "$bin" bench -b 1K -e 256M -f 4 --json "$r/bench4-np$np.json" \

@@ -107,6 +107,10 @@ type Variant struct {
 	// message (size, world); it runs on the host before every launch, the
 	// same on every rank and on both backends.
 	Resolve func(a *Args, elemBytes int64)
+	// ThreadsFunc, when set, is the block size of a launch on the
+	// registry's defaults (no tuned entry, no --threads) for the message
+	// in a; Threads is then the largest it may return (DefaultThreads).
+	ThreadsFunc func(a *Args, elemBytes int64) int
 	// GridFunc, when set, replaces Grid's formula for this variant.
 	GridFunc func(a *Args, elemBytes int64, maxBlocks, threads int) int
 	// SharedBytes, when set, is the dynamic shared memory a CUDA launch
@@ -313,3 +317,12 @@ var (
 	AllDTypes = []reference.DType{reference.F32, reference.F16, reference.BF16}
 	AllOps    = []reference.Op{reference.Sum, reference.Max, reference.Min}
 )
+
+// DefaultThreads is the block size of v's launch on the registry's
+// defaults for the message in a: ThreadsFunc's, else Threads.
+func (v *Variant) DefaultThreads(a *Args, elemBytes int64) int {
+	if v.ThreadsFunc != nil {
+		return v.ThreadsFunc(a, elemBytes)
+	}
+	return v.Threads
+}

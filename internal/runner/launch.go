@@ -112,13 +112,13 @@ func (r *run) chooseLaunch(s *caseState) caseLaunch {
 		p.Threads = e.Threads
 		p.Blocks = kernels.Grid(v, &l.Args, s.elem, e.Blocks, e.Threads)
 		if p.Threads <= 0 {
-			p.Threads = v.Threads
+			p.Threads = v.DefaultThreads(&l.Args, s.elem)
 		}
 	} else {
 		v.SetParams(&l.Args, p.set, s.elem)
 		p.Blocks, p.Threads = r.cfg.Blocks, r.cfg.Threads
 		if p.Threads <= 0 {
-			p.Threads = v.Threads
+			p.Threads = v.DefaultThreads(&l.Args, s.elem)
 		}
 		if p.Blocks <= 0 && v.External == nil {
 			l.Threads = p.Threads

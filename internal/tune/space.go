@@ -275,7 +275,9 @@ func Enumerate(v *kernels.Variant, sp Space, ranks int, count, elem int64) Enume
 		seen[key] = true
 		e.Candidates = append(e.Candidates, Candidate{Variant: v.Name, Launch: l, Default: def})
 	}
-	try(v.Blocks, v.Threads, nil, true)
+	def := kernels.Args{Count: uint64(count), NRanks: uint32(ranks)}
+	v.SetParams(&def, nil, elem)
+	try(v.Blocks, v.DefaultThreads(&def, elem), nil, true)
 
 	blocks, threads := sp.Blocks, sp.Threads
 	if len(blocks) == 0 {

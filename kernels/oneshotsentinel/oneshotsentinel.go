@@ -36,10 +36,10 @@ func Variant() kernels.Variant {
 		Custom:      true,
 		Kernel:      "oneshot_sentinel",
 		EarlyReturn: "no end barrier by design: a rank pushes its input into every peer's staging and reduces its own; no peer reads its buffers after it returns",
-		// One 16-byte slot a thread up to 132 x 128 slots (256 KiB at 132
-		// blocks, one block per SM of an H200); past that each thread
-		// loops. A first choice, until artest tune measures it.
-		Blocks: 132, Threads: 128,
+		// Threads grows with the message (staging.go says how it was
+		// measured); Blocks caps the grid at one block per SM of an H100
+		// or H200 (132), Threads the block at kernels.MaxThreads.
+		Blocks: maxBlocks, Threads: kernels.MaxThreads, ThreadsFunc: Threads,
 		HostBlocks:  4,
 		TooBig:      TooBig,
 		StageNeed:   StageBytes,

@@ -103,3 +103,21 @@ func TestSentinelFaultBitsMatchCUDA(t *testing.T) {
 		"INJECT_SENTINEL_NO_CLEAR": uint64(InjectSentinelNoClear),
 	}, consts)
 }
+
+// The registry's launch of each size tune measured: its rule's blocks x
+// threads.
+func TestSentinelLaunchRule(t *testing.T) {
+	for _, tc := range []struct {
+		bytes           int64
+		blocks, threads int
+	}{
+		{1 << 10, 1, 64}, {4 << 10, 4, 64}, {16 << 10, 16, 64}, {64 << 10, 64, 64},
+		{256 << 10, 128, 128}, {1 << 20, 128, 512}, {4 << 20, 132, 512}, {2, 1, 64},
+	} {
+		a := kernels.Args{Count: uint64(tc.bytes / 2), NRanks: 2}
+		v := Variant()
+		threads := v.DefaultThreads(&a, 2)
+		require.Equal(t, tc.threads, threads, "%d bytes", tc.bytes)
+		require.Equal(t, tc.blocks, kernels.Grid(&v, &a, 2, v.Blocks, threads), "%d bytes", tc.bytes)
+	}
+}
