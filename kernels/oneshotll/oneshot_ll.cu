@@ -122,8 +122,13 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
   // L1 invalidate in front of warp 0's pushes. (The predicate is true only
   // if the word wrapped to all ones; nothing acts on it.)
   (void)__syncthreads_or(seq == 0);
-  uint32_t counted = 0;
-  if (threadIdx.x == 0) counted = atomicAdd(reinterpret_cast<unsigned int*>(sig + SIG_OFF_LL_DONE), 1u) + 1;
+  // A grid of one block is its own last: it counts nothing (the count
+  // stays 0, as the last block leaves it), which takes the atomic off the
+  // small messages, where one block is the whole launch.
+  uint32_t counted = 1;
+  if (threadIdx.x == 0 && gridDim.x > 1) {
+    counted = atomicAdd(reinterpret_cast<unsigned int*>(sig + SIG_OFF_LL_DONE), 1u) + 1;
+  }
 
   const bool vec = all_aligned16(&a.peer_in[a.rank], 1, a.out);
   const Plan<T> plan(a, vec);
@@ -189,7 +194,7 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
       // The block that counted last: every thread of the launch has read
       // seq (each block counted only once its threads' loads of seq had
       // returned: their values fed the block-wide OR before the count).
-      *reinterpret_cast<volatile uint32_t*>(sig + SIG_OFF_LL_DONE) = 0;
+      if (gridDim.x > 1) *reinterpret_cast<volatile uint32_t*>(sig + SIG_OFF_LL_DONE) = 0;
       *reinterpret_cast<volatile uint32_t*>(sig + SIG_OFF_LL_SEQ) = seq;
       *reinterpret_cast<uint32_t*>(sig + SIG_OFF_TRACE_VARIANT) = a.variant_id;
       atomicAdd(reinterpret_cast<unsigned int*>(sig + SIG_OFF_TRACE_COUNT), 1u);

@@ -136,8 +136,13 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
   const uint32_t seq = *reinterpret_cast<volatile uint32_t*>(sig + SIG_OFF_LL_SEQ) + 1;
   const uint64_t my_half = (seq & 1u) * half;
   (void)__syncthreads_or(seq == 0);
-  uint32_t counted = 0;
-  if (threadIdx.x == 0) counted = atomicAdd(reinterpret_cast<unsigned int*>(sig + SIG_OFF_LL_DONE), 1u) + 1;
+  // A grid of one block is its own last: it counts nothing (the count
+  // stays 0, as the last block leaves it), which takes the atomic off the
+  // small messages, where one block is the whole launch.
+  uint32_t counted = 1;
+  if (threadIdx.x == 0 && gridDim.x > 1) {
+    counted = atomicAdd(reinterpret_cast<unsigned int*>(sig + SIG_OFF_LL_DONE), 1u) + 1;
+  }
 
   const bool vec = all_aligned16(&a.peer_in[a.rank], 1, a.out);
   const Plan<T> plan(a, vec);
@@ -210,7 +215,7 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
 
   if (threadIdx.x == 0 && counted == gridDim.x) {
     // The block that counted last: every thread of the launch has read seq.
-    *reinterpret_cast<volatile uint32_t*>(sig + SIG_OFF_LL_DONE) = 0;
+    if (gridDim.x > 1) *reinterpret_cast<volatile uint32_t*>(sig + SIG_OFF_LL_DONE) = 0;
     *reinterpret_cast<volatile uint32_t*>(sig + SIG_OFF_LL_SEQ) = seq;
     *reinterpret_cast<uint32_t*>(sig + SIG_OFF_TRACE_VARIANT) = a.variant_id;
     atomicAdd(reinterpret_cast<unsigned int*>(sig + SIG_OFF_TRACE_COUNT), 1u);
