@@ -327,7 +327,11 @@ __device__ __forceinline__ void inject_delay(const ArtestArgs& a) {
 // shows in the output. Below sm_90 (the fatbin's sm_80 code) there is no
 // PDL and no instruction.
 __device__ __forceinline__ void pdl_wait(const ArtestArgs& a) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(ARTEST_EXPERIMENT_NO_PDL)
+  // Measurement only: a fatbin built with it prices these two instructions
+  // in launches made without PDL (oneshot-sentinel's small messages).
+  (void)a;
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   if ((a.inject & INJECT_PDL_NO_WAIT) == 0) asm volatile("griddepcontrol.wait;" ::: "memory");
   // Let a PDL-launched successor (bench --pdl-chain: the next allreduce)
   // be scheduled now: its blocks take only room this grid left, since

@@ -183,11 +183,12 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
       S::store_out_elems(a, base, plan.valid(base), out);
     }
   }
-  // A block that gave up leaves as a whole (as barrier() does), before its
-  // end: if it counted last the sequence does not advance; either way the
-  // runner ends the job (exit 3) from the diag words, and no launch after a
-  // give-up is trusted.
-  if (__syncthreads_or(gave_up)) asm volatile("exit;");
+  // A thread that gave up ends here: the runner ends the job (exit 3) from
+  // the diag words, and no launch after a give-up is trusted, so the others
+  // need not wait for it (a block-wide barrier here held the end's stores
+  // behind the block's slowest thread; oneshot_sentinel.cu says what that
+  // cost).
+  if (gave_up) return;
 
   if (threadIdx.x == 0) {
     if (counted == gridDim.x) {
