@@ -102,17 +102,21 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
   const uint64_t slots = artest_ceil_div(a.count, S::kElems);
   const uint64_t region = slots * kSlotBytes;  // one rank's region in a half
   const uint64_t half = artest_ll_half_bytes(a.stage_bytes);
-  check_launch(a, 0, sizeof(T));
-  if (region * n > half || n > kMaxRanks) __trap();  // the host checks both first (StageNeed, MaxRanks)
-
-  const uint64_t sig = a.peer_signal[a.rank];
+  const uint64_t sig = a.peer_signal[a.rank % SIG_MAX_RANKS];
   // The word holds the last launch's sequence (0 before the first), so
   // this launch's is never 0: zeroed staging never looks current. Every
   // thread reads it (one broadcast load per warp, in flight with its input
   // loads) rather than thread 0 for the block behind a __syncthreads():
   // the last block advances it only after every block's threads are past
-  // their reduce, so all of them read the same value.
+  // their reduce, so all of them read the same value. The read goes out
+  // before the launch checks, which then run beside its round trip (as in
+  // oneshot_sentinel.cu, which measured the order); it only reads, and the
+  // rank is masked into the array, so a bad launch still traps before any
+  // store.
   const uint32_t seq = *reinterpret_cast<volatile uint32_t*>(sig + SIG_OFF_LL_SEQ) + 1;
+  check_launch(a, 0, sizeof(T));
+  if (region * n > half || n > kMaxRanks) __trap();  // the host checks both first (StageNeed, MaxRanks)
+
   const uint64_t my_half = (seq & 1u) * half;
   // Count the block once every thread of it holds seq: the block-wide OR
   // takes a predicate computed from each thread's seq, so every load has
