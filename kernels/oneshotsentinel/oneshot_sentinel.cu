@@ -155,14 +155,6 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
 #endif
 
   const uint64_t my_half = (seq & 1u) * half;
-  (void)__syncthreads_or(seq == 0);
-  // A grid of one block is its own last: it counts nothing (the count
-  // stays 0, as the last block leaves it), which takes the atomic off the
-  // small messages, where one block is the whole launch.
-  uint32_t counted = 1;
-  if (threadIdx.x == 0 && gridDim.x > 1) {
-    counted = atomicAdd(reinterpret_cast<unsigned int*>(sig + SIG_OFF_LL_DONE), 1u) + 1;
-  }
 
   // Under INJECT_DELAY one rank pushes late: what a reader that does not
   // wait (INJECT_SENTINEL_NO_WAIT) then reads is empty or stale.
@@ -175,6 +167,18 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
     for (uint32_t p = 0; p < kRanks; ++p) {
       if (p < n && p != a.rank) push(artest_sentinel_align(a.peer_stage[p]) + at, e);
     }
+  }
+  // The block counts itself once every thread of it holds seq (the
+  // block-wide OR takes a predicate of each thread's seq), after the
+  // pushes, which need no other thread: the barrier and the count's
+  // round trip then wait beside the peers' data instead of before our
+  // pushes. A grid of one block is its own last: it counts nothing (the
+  // count stays 0, as the last block leaves it), which takes the atomic
+  // off the small messages, where one block is the whole launch.
+  (void)__syncthreads_or(seq == 0);
+  uint32_t counted = 1;
+  if (threadIdx.x == 0 && gridDim.x > 1) {
+    counted = atomicAdd(reinterpret_cast<unsigned int*>(sig + SIG_OFF_LL_DONE), 1u) + 1;
   }
 
   // Reduce: every peer's copy of each of our slots from our own staging as
