@@ -36,8 +36,7 @@ type Args struct {
 	Param2     uint32
 	Param3     uint32
 	// WaitTimeoutNs bounds every wait of the launch (barriers, ring slots
-	// and credits), counted from the wait's first failed poll (after the wait's first 64
-	// polls, which read no timer: tens of microseconds at most): a block
+	// and credits), counted from the wait's first failed poll: a block
 	// that waits longer records where in its rank's SignalBlock diag words
 	// (sigblock.Diag*) and exits, so no kernel hangs the GPU for ever. 0:
 	// unbounded.

@@ -162,8 +162,7 @@ __device__ __forceinline__ void epoch_end(const ArtestArgs& a, uint32_t e) {
 // one warp per block.
 //
 // Deadline: when a.wait_timeout_ns != 0, a thread whose wait has
-// lasted longer than that since its first failed poll (wait_until: since
-// the end of its first kSpinPolls polls) gives up: it records
+// lasted longer than that since its first failed poll gives up: it records
 // where in the rank's SIG_DIAG_* words (record_give_up) and the whole block
 // exits, so a lost peer cannot hang the GPU for ever. The trailing block
 // barrier is __syncthreads_or(gave_up) (bar.red.or): every thread of the
@@ -205,39 +204,44 @@ constexpr uint32_t kBackoffMaxNs = 128;
 // Polls without a sleep before the backoff starts: each is a load that
 // misses L1 (an L2 round trip, some hundreds of cycles), so 64 of them
 // cover a link round trip many times over and end within tens of us.
+// Every poll reads the deadline's timer too: without that read between
+// polls (2 H200, 2026-11-26) launches of 1 to 4 KiB took 0.14 to 0.35 us
+// longer in oneshot, twoshot, oneshot-ll and oneshot-sentinel (faster
+// polling of a word the peer is writing over the link), though 16 KiB
+// and up took up to 0.36 us less.
 constexpr uint32_t kSpinPolls = 64;
 
 // The slow path of a wait on *word reaching want, after a failed first
-// poll: kSpinPolls polls at once, then backoff from min_ns doubling to
-// max_ns, and a deadline timeout_ns from the end of the spin on
-// %globaltimer (read once per poll from there on, never during the spin:
-// a timer read between two polls of the spin delayed the one that sees the
-// word; 0: no deadline, kept as a deadline that never comes, so the loop
-// has one test and one 64-bit value live). Returns false once the word has
-// reached want, true after giving up. The caller records the give-up: the
-// word's value is read again then, and the time waited is the deadline
-// (the spin, under a microsecond a poll, is below the diag word's
-// millisecond resolution).
+// poll: kSpinPolls polls at once, then backoff from min_ns doubling to max_ns, and a deadline timeout_ns
+// from here on %globaltimer (read once per poll, only in this path; 0: no
+// deadline, kept as a deadline that never comes, so the loop has one test
+// and one 64-bit value live). Returns false once the word has reached want,
+// true after giving up. The caller records the give-up: the word's value is
+// read again then, and the time waited is the deadline (the poll interval,
+// under a microsecond, is below the diag word's millisecond resolution).
 // Returning nothing else keeps registers free: carrying seen and waited out
 // of the loop made ptxas spill in multimem's f32 kernel.
 // The word is 32 bits (ring sequences and credits) or 64 (barrier flags,
 // whose low half is the epoch). The loop itself is wait_until's, which
-// oneshot-ll's and oneshot-sentinel's slots use with their own test.
+// oneshot-ll's LL slots use with their own test.
 template <typename Ready>
 __device__ __forceinline__ bool wait_until(Ready ready, uint64_t timeout_ns, uint32_t min_ns, uint32_t max_ns) {
-  for (uint32_t spin = 0; spin < kSpinPolls; ++spin) {
-    if (ready()) return false;
-  }
   const uint64_t deadline = timeout_ns != 0 ? global_timer_ns() + timeout_ns : ~uint64_t{0};
   uint32_t sleep_ns = min_ns;
+  uint32_t spins = kSpinPolls;
   for (;;) {
 #if defined(ARTEST_EXPERIMENT_SPIN)
     // Measurement only (a fatbin built with it prices the backoff): poll
     // without ever sleeping, as vLLM's barrier does.
     (void)sleep_ns;
+    (void)spins;
 #else
-    __nanosleep(sleep_ns);
-    if (sleep_ns < max_ns) sleep_ns *= 2;
+    if (spins != 0) {
+      --spins;
+    } else {
+      __nanosleep(sleep_ns);
+      if (sleep_ns < max_ns) sleep_ns *= 2;
+    }
 #endif
     if (ready()) return false;
     if (global_timer_ns() > deadline) return true;
