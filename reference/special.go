@@ -115,8 +115,10 @@ type specialValues struct {
 	// top binade (2^emax); halfULP and quarterULP are half and a quarter of
 	// the spacing of the top binade.
 	minNormal, one, max, maxLess, topLow, halfULP, quarterULP, inf uint32
-	// nans are quiet and signalling NaNs with payloads, of both signs; none
-	// is the poison pattern or its quiet form.
+	// nans are quiet and signalling NaNs with payloads, of both signs, all
+	// ones among them (the one pattern a kernel that takes some bit pattern
+	// for "not yet written" might pick: oneshot-sentinel's stays exact
+	// through it); none is the poison pattern or its quiet form.
 	nans []uint32
 	// quietNaN is the dtype's canonical quiet NaN, which reports show where
 	// a NaN is expected.
@@ -141,7 +143,7 @@ var specialF16 = &specialValues{
 	sign: 0x8000, subs: countUp(1, 0x3ff, 1),
 	minNormal: 0x0400, one: 0x3c00, max: 0x7bff, maxLess: 0x7bfe, topLow: 0x7800, // 65504, 65472, 32768
 	halfULP: 0x4c00, quarterULP: 0x4800, inf: 0x7c00, // 16 and 8: the top spacing is 32
-	nans:     []uint32{0x7e00, 0x7f01, 0x7fff, 0x7c01, 0x7d00, 0xfe00, 0xfd55},
+	nans:     []uint32{0x7e00, 0x7f01, 0x7fff, 0x7c01, 0x7d00, 0xffff, 0xfd55},
 	quietNaN: 0x7e00,
 }
 
@@ -149,7 +151,7 @@ var specialBF16 = &specialValues{
 	sign: 0x8000, subs: countUp(1, 0x7f, 1),
 	minNormal: 0x0080, one: 0x3f80, max: 0x7f7f, maxLess: 0x7f7e, topLow: 0x7f00, // 2^128-2^120, 2^128-2^121, 2^127
 	halfULP: 0x7b00, quarterULP: 0x7a80, inf: 0x7f80, // 2^119 and 2^118: the top spacing is 2^120
-	nans:     []uint32{0x7fc0, 0x7fc1, 0x7fff, 0x7f81, 0x7fa0, 0xffc0, 0xff95},
+	nans:     []uint32{0x7fc0, 0x7fc1, 0x7fff, 0x7f81, 0x7fa0, 0xffff, 0xff95},
 	quietNaN: 0x7fc0,
 }
 
@@ -159,7 +161,7 @@ var specialF32 = &specialValues{
 		0x00000001, 0x00000002, 0x00000003, 0x00008000, 0x0000ffff, 0x00010001, 0x00400001, 0x00555555, 0x007fffff),
 	minNormal: 0x00800000, one: 0x3f800000, max: 0x7f7fffff, maxLess: 0x7f7ffffe, topLow: 0x7f000000,
 	halfULP: 0x73000000, quarterULP: 0x72800000, inf: 0x7f800000, // 2^103 and 2^102: the top spacing is 2^104
-	nans:     []uint32{0x7fc00000, 0x7fc00001, 0x7fffffff, 0x7f800001, 0x7fa00000, 0xffc00000, 0xff812345},
+	nans:     []uint32{0x7fc00000, 0x7fc00001, 0x7fffffff, 0x7f800001, 0x7fa00000, 0xffffffff, 0xff812345},
 	quietNaN: 0x7fc00000,
 }
 
