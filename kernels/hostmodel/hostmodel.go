@@ -176,6 +176,14 @@ func (k *Kernel) OncePerLaunch(init func() any) any {
 	return k.onceVal
 }
 
+// LaunchSeq is the launch count oneshot-ll and oneshot-sentinel share
+// (sigblock.OffLlSeq): the last launch's + 1, never 0, read once per launch
+// (OncePerLaunch), so that no block sees the value the last block of this
+// launch stores at its end.
+func (k *Kernel) LaunchSeq() uint32 {
+	return k.OncePerLaunch(func() any { return k.Own().Load(sigblock.OffLlSeq) + 1 }).(uint32)
+}
+
 // PhaseBarrier is Barrier for phase ph (sigblock.PhaseStart, PhaseMid or
 // PhaseEnd) unless that phase's fault switch is on (--inject
 // no-start-barrier, no-mid-barrier, no-end-barrier): then the block goes

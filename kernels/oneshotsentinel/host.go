@@ -33,7 +33,7 @@ func Host(k *hostmodel.Kernel, b int) error {
 		return fmt.Errorf("host oneshot-sentinel: %d ranks x %d bytes of slots need %d bytes of staging, %d given", n, region, need, a.StageBytes)
 	}
 	own := k.Own()
-	seq := launchSeq(k)
+	seq := k.LaunchSeq()
 	// Counted as soon as the sequence is read, as the kernel does; the
 	// block that counts last advances the sequence at its end.
 	last := own.Add(sigblock.OffLlDone, 1) == uint32(k.Blocks())
@@ -103,13 +103,6 @@ func Host(k *hostmodel.Kernel, b int) error {
 		own.Store(sigblock.OffLlSeq, seq)
 	}
 	return nil
-}
-
-// launchSeq is the sequence every block of this launch uses, the last one
-// + 1, read once per launch (the first block to ask), so that no block can
-// see the value the last block of this launch writes.
-func launchSeq(k *hostmodel.Kernel) uint32 {
-	return k.OncePerLaunch(func() any { return k.Own().Load(sigblock.OffLlSeq) + 1 }).(uint32)
 }
 
 // waitSlot reads the slot at byte at of stage (our own staging) into dst,
