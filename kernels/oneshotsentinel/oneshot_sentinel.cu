@@ -33,8 +33,8 @@
 //    zeroes the staging before a case's first launch (Variant.ZeroStaging),
 //    since other variants leave their data there.
 //  - Nobody reads our input but us (we push copies), so returning early is
-//    safe, in place too: a thread reads input slot k (to push it and again
-//    to reduce it) before it stores output slot k, and no other thread
+//    safe, in place too: a thread reads input slot k (to push it and to
+//    reduce it) before it stores output slot k, and no other thread
 //    touches slot k.
 //
 // The sequence words (SIG_OFF_LL_SEQ, SIG_OFF_LL_DONE) are oneshot-ll's:
@@ -100,6 +100,13 @@ template <uint32_t EB>
 __device__ __forceinline__ bool wait_slot(const ArtestArgs& a, uint64_t p, uint64_t slot, uint32_t src, uint32_t seq,
                                           uint4& s) {
   if ((a.inject & INJECT_SENTINEL_NO_WAIT) != 0) return true;  // planted bug: use whatever is there
+#if defined(ARTEST_EXPERIMENT_SENTINEL_BARE_SPIN)
+  // (Measurement only: kSpinPolls polls with no timer read between them
+  // before the deadline's loop, which prices that read per poll.)
+  for (uint32_t i = 0; i < kSpinPolls; ++i) {
+    if (full<EB>(s = poll(p))) return true;
+  }
+#endif
   if (!wait_until([&] { return full<EB>(s = poll(p)); }, a.wait_timeout_ns, kBackoffMinNs, kBackoffMaxNs)) return true;
   // Seen: the slot's first word, whose zero halves say which elements
   // never came.
@@ -199,6 +206,11 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
   bool gave_up = false;
   for (uint64_t k = first; k < slots && !gave_up; k += stride) {
     const uint64_t base = k * S::kElems;
+    // Our own slot: the register the push read it into where it is this
+    // thread's first, else a load issued beside the polls. Read again after
+    // the wait (an L2 round trip, .cg) it sat on the path from the peer's
+    // data to our output store.
+    const uint4 own = k == first ? first_in : input(base);
     // One poll of every peer's copy in flight at once, then the wait for
     // those not there yet.
     uint4 x[kRanks];
@@ -215,7 +227,7 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
     for (uint32_t s = 0; s < kRanks; ++s) {
       if (s >= n) break;
       if (s == a.rank) {
-        R::accumulate(acc, input(base), s == 0);
+        R::accumulate(acc, own, s == 0);
         continue;
       }
       if (!ready[s] && !wait_slot<kEB>(a, stage + s * region + k * ARTEST_SLOT_BYTES, k, s, seq, x[s])) {
