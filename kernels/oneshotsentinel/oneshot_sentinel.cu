@@ -93,53 +93,31 @@ __device__ __forceinline__ uint4 poll(uint64_t p) {
   return v;
 }
 
-// Waits until every peer's copy of slot k is full, after a first poll of
-// each (x, ready) found some not: each round polls every copy still
-// missing, all in flight at once, so that the last to land is seen one
-// local round trip after it lands. (Waiting for the peers one at a time
-// paid a round trip more for each peer whose stale first poll had to be
-// repeated after an earlier one came.) The first kSpinPolls rounds read no
-// timer; then wait_until's loop, with backoff and the launch's deadline.
-// Measured on 4 H200, 2026-11-26 (bf16 sum, graph replays, the results
-// page of that date): the rounds without the timer read took 0.03 to 0.13
-// us off a launch at 2 ranks from 1 KiB to 4 MiB and 0.04 to 0.6 us at 4
-// ranks. Returns false after giving up, having recorded the first missing
-// copy in rank order.
-template <uint32_t EB, uint32_t kRanks>
-__device__ __forceinline__ bool wait_slots(const ArtestArgs& a, uint32_t n, uint64_t stage, uint64_t region,
-                                           uint64_t k, uint32_t seq, uint4 (&x)[kRanks], bool (&ready)[kRanks]) {
+// Waits for the slot at p to be full, after a first poll that found it
+// not: kSpinPolls polls with no timer read between them, then the
+// deadline's loop (as oneshot-ll's wait_slot). Returns false after giving
+// up, having recorded where.
+//
+// Measured on 4 H200, 2026-11-26 (bf16 sum, graph replays, max over
+// ranks; two visits, results page of that date): the timer-free polls
+// took 0.03 to 0.13 us off a launch at 2 ranks from 1 KiB to 1 MiB (4 MiB
+// the same), and 0.07 to 0.6 us at 4 ranks up to 1 MiB. Not kept: polling
+// every missing peer copy of the slot together in each round, instead of
+// one peer after another, was 0.05 to 0.18 us slower at 2 ranks up to 1
+// MiB and at 4 ranks up to 64 KiB, 0.12 to 0.14 faster at 256 KiB and 1
+// MiB at 4 ranks.
+template <uint32_t EB>
+__device__ __forceinline__ bool wait_slot(const ArtestArgs& a, uint64_t p, uint64_t slot, uint32_t src, uint32_t seq,
+                                          uint4& s) {
   if ((a.inject & INJECT_SENTINEL_NO_WAIT) != 0) return true;  // planted bug: use whatever is there
-  auto poll_missing = [&] {
-    bool all = true;
-#pragma unroll
-    for (uint32_t s = 0; s < kRanks; ++s) {
-      if (s < n && !ready[s]) {
-        x[s] = poll(stage + s * region + k * ARTEST_SLOT_BYTES);
-        ready[s] = full<EB>(x[s]);
-        all = all && ready[s];
-      }
-    }
-    return all;
-  };
   for (uint32_t i = 0; i < kSpinPolls; ++i) {
-    if (poll_missing()) return true;
+    if (full<EB>(s = poll(p))) return true;
   }
-  if (!wait_until(poll_missing, a.wait_timeout_ns, kBackoffMinNs, kBackoffMaxNs)) return true;
-  // Seen: the first missing copy's first word, whose zero halves say which
-  // elements never came.
-  uint32_t src = 0;
-  uint32_t seen = 0;
-  bool found = false;
-#pragma unroll
-  for (uint32_t s = 0; s < kRanks; ++s) {
-    if (!found && s < n && !ready[s]) {
-      found = true;
-      src = s;
-      seen = x[s].x;
-    }
-  }
-  record_give_up(a.peer_signal[a.rank], a.variant_id, a.rank, SIG_DIAG_KIND_SENTINEL_DATA, static_cast<uint32_t>(k),
-                 src, seq, seen, blockIdx.x, a.wait_timeout_ns);
+  if (!wait_until([&] { return full<EB>(s = poll(p)); }, a.wait_timeout_ns, kBackoffMinNs, kBackoffMaxNs)) return true;
+  // Seen: the slot's first word, whose zero halves say which elements
+  // never came.
+  record_give_up(a.peer_signal[a.rank], a.variant_id, a.rank, SIG_DIAG_KIND_SENTINEL_DATA, static_cast<uint32_t>(slot),
+                 src, seq, s.x, blockIdx.x, a.wait_timeout_ns);
   return false;
 }
 
@@ -240,22 +218,15 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
     // data to our output store.
     const uint4 own = k == first ? first_in : input(base);
     // One poll of every peer's copy in flight at once, then the wait for
-    // those not there yet (our own counts as there).
+    // those not there yet.
     uint4 x[kRanks];
     bool ready[kRanks];
-    bool all = true;
 #pragma unroll
     for (uint32_t s = 0; s < kRanks; ++s) {
-      ready[s] = s >= n || s == a.rank;
-      if (!ready[s]) {
+      if (s < n && s != a.rank) {
         x[s] = poll(stage + s * region + k * ARTEST_SLOT_BYTES);
         ready[s] = full<kEB>(x[s]);
-        all = all && ready[s];
       }
-    }
-    if (!all && !wait_slots<kEB, kRanks>(a, n, stage, region, k, seq, x, ready)) {
-      gave_up = true;
-      break;
     }
     float acc[S::kElems];
 #pragma unroll
@@ -265,9 +236,14 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
         R::accumulate(acc, own, s == 0);
         continue;
       }
+      if (!ready[s] && !wait_slot<kEB>(a, stage + s * region + k * ARTEST_SLOT_BYTES, k, s, seq, x[s])) {
+        gave_up = true;
+        break;
+      }
       R::accumulate(acc, decode(x[s]), s == 0);
       if (clear) st_slot_v4(reinterpret_cast<void*>(stage + s * region + k * ARTEST_SLOT_BYTES), make_uint4(0, 0, 0, 0));
     }
+    if (gave_up) break;
     const uint4 out = R::round(acc);
     if (plan.fast(base)) {
       S::store_vec(a.out, base, out);
