@@ -19,9 +19,12 @@ import (
 // dashed, graph replays solid), the marker the variant, or the dtype, op
 // and mode when a report has several.
 var (
+	// No orange: beside the plugins' ochres (0xd9a441, 0xb5651d) it read as
+	// one of them (seen in the 2-H200 field plot, twoshot against
+	// trtllm:oneshot).
 	ownColors = []color.Color{
 		rgb(0x1f77b4), // blue
-		rgb(0xff7f0e), // orange
+		rgb(0xc51b7d), // magenta
 		rgb(0x2ca02c), // green
 		rgb(0xd62728), // red
 		rgb(0x9467bd), // purple

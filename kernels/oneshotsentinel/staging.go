@@ -46,7 +46,10 @@ func TooBig(msgBytes int64) string {
 // fastest launch of every size from 1 KiB to 4 MiB is this rule's or
 // within 0.06 us of it (1 KiB 1x64, 16 KiB 16x64, 256 KiB 128x128, 1 MiB
 // 128x512, 4 MiB 132x512); 132 x 128 for every size was 1.2x slower at
-// 1 MiB and 1.45x at 4 MiB.
+// 1 MiB and 1.45x at 4 MiB. Again on 4 H200 (2026-11-26, blocks 1-132 x
+// threads 32-512, 45 launches a size): at 2 ranks the rule's launch was
+// the fastest at every size, at 4 ranks the fastest or within 0.02 us but
+// at 256 KiB (6.01 us against 32 x 512's 5.91).
 const (
 	spreadBlocks = 128
 	maxBlocks    = 132
