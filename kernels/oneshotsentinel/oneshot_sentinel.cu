@@ -209,7 +209,7 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
   // slots are cleared for the next launch of this half.
   // The sum is the reference's: f32, in rank order, rounded once. Packed
   // bf16 adds (the field's kernels' arithmetic, a rounding after each)
-  // were no faster at 2 ranks and 0.1 to 0.2 us slower at 4 up to 256 KiB
+  // were no faster at 2 ranks and 0.18 to 0.23 us slower at 4 to 256 KiB
   // (4 H200, 2026-11-26, --input exact), so the exact sum costs nothing.
   const uint64_t stage = artest_sentinel_align(a.peer_stage[a.rank]) + my_half;
   const bool clear = (a.inject & INJECT_SENTINEL_NO_CLEAR) == 0;
