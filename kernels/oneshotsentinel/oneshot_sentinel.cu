@@ -110,6 +110,13 @@ template <uint32_t EB>
 __device__ __forceinline__ bool wait_slot(const ArtestArgs& a, uint64_t p, uint64_t slot, uint32_t src, uint32_t seq,
                                           uint4& s) {
   if ((a.inject & INJECT_SENTINEL_NO_WAIT) != 0) return true;  // planted bug: use whatever is there
+#if defined(ARTEST_EXPERIMENT_SENTINEL_NO_DEADLINE)
+  // (Measurement only: a bare spin with no deadline, which prices the
+  // give-up's loop.)
+  while (!full<EB>(s = poll(p))) {
+  }
+  return true;
+#endif
   for (uint32_t i = 0; i < kSpinPolls; ++i) {
     if (full<EB>(s = poll(p))) return true;
   }
@@ -141,7 +148,7 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
   // The launch's sequence and its count, as oneshot-ll takes them (read it
   // for the reasoning): every thread reads the last launch's sequence, the
   // block counts itself once all have, and the block that counts last
-  // stores this one at its end. The read is issued before the launch
+  // stores this one (advance_early says when). The read is issued before the launch
   // checks, so that its round trip runs beside them instead of after (the
   // checks' constant loads and branches came first and cost 0.13 to 0.15
   // us a launch from 1 to 64 KiB, measured on 2 H200, 2026-11-26); it only
@@ -170,10 +177,10 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
   const uint64_t my_half = (seq & 1u) * half;
   // The block counts itself once every thread of it holds seq (the
   // block-wide OR takes a predicate of each thread's seq); the block that
-  // counts last advances the sequence at its end. Where a thread has one
-  // slot, the count comes after its push, which needs no other thread: the
-  // barrier and the atomic's round trip then wait beside the peers' data
-  // instead of before our push (0.1 to 0.25 us a launch from 1 KiB to 1
+  // counts last advances the sequence (advance_early, below). Where a
+  // thread has one slot, the count comes after its push, which needs no
+  // other thread: the barrier and the atomic's round trip then wait beside
+  // the peers' data instead of before our push (0.1 to 0.25 us a launch from 1 KiB to 1
   // MiB on 2 H200, 2026-11-26). Where threads loop over several slots the
   // count comes first, so that its round trip overlaps the pushes (after
   // them it cost 0.5 us at 4 MiB). The choice is uniform across the grid.
@@ -182,11 +189,31 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
   // small messages, where one block is the whole launch.
   const bool count_first = slots > stride;
   uint32_t counted = 1;
+  // Where the block that counted last advances the sequence (and writes
+  // the trace word): at once, or at its end. Once it has counted, every
+  // thread of the launch has read seq, and the next launch reads it only
+  // after this one ends (stream order), so either is correct. At once
+  // takes those stores off the launch's tail, but a thread 0 that must
+  // first see its atomic's result waits for it before its own slot.
+  // Measured on 4 H200, 2026-11-26 (bf16 sum, graph replays): at once was
+  // 0.24 us faster at 1 KiB and 0.22 at 4 KiB at 2 ranks, 0.03 to 0.06
+  // from 16 KiB to 1 MiB, and 0.07 faster at 1 KiB at 4 ranks (one
+  // block), but 0.09 to 0.17 us slower from 16 KiB to 256 KiB at 4 ranks
+  // (16 to 128 blocks). So: at once at 2 ranks or in a one-block grid.
+  const bool advance_early = n == 2 || gridDim.x == 1;
+  auto advance = [&] {
+    // The block that counted last: every thread of the launch has read seq.
+    if (gridDim.x > 1) *reinterpret_cast<volatile uint32_t*>(sig + SIG_OFF_LL_DONE) = 0;
+    *reinterpret_cast<volatile uint32_t*>(sig + SIG_OFF_LL_SEQ) = seq;
+    *reinterpret_cast<uint32_t*>(sig + SIG_OFF_TRACE_VARIANT) = a.variant_id;
+    atomicAdd(reinterpret_cast<unsigned int*>(sig + SIG_OFF_TRACE_COUNT), 1u);
+  };
   auto count = [&] {
     (void)__syncthreads_or(seq == 0);
     if (threadIdx.x == 0 && gridDim.x > 1) {
       counted = atomicAdd(reinterpret_cast<unsigned int*>(sig + SIG_OFF_LL_DONE), 1u) + 1;
     }
+    if (advance_early && threadIdx.x == 0 && counted == gridDim.x) advance();
   };
   if (count_first) count();
 
@@ -264,13 +291,7 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
   // checks, docs/perf.md).
   if (gave_up) return;
 
-  if (threadIdx.x == 0 && counted == gridDim.x) {
-    // The block that counted last: every thread of the launch has read seq.
-    if (gridDim.x > 1) *reinterpret_cast<volatile uint32_t*>(sig + SIG_OFF_LL_DONE) = 0;
-    *reinterpret_cast<volatile uint32_t*>(sig + SIG_OFF_LL_SEQ) = seq;
-    *reinterpret_cast<uint32_t*>(sig + SIG_OFF_TRACE_VARIANT) = a.variant_id;
-    atomicAdd(reinterpret_cast<unsigned int*>(sig + SIG_OFF_TRACE_COUNT), 1u);
-  }
+  if (!advance_early && threadIdx.x == 0 && counted == gridDim.x) advance();
 }
 
 }  // namespace sentinel
