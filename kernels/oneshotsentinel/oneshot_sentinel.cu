@@ -148,7 +148,7 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
   // The launch's sequence and its count, as oneshot-ll takes them (read it
   // for the reasoning): every thread reads the last launch's sequence, the
   // block counts itself once all have, and the block that counts last
-  // stores this one (advance_early says when). The read is issued before the launch
+  // stores this one (kAdvanceEarly says when). The read is issued before the launch
   // checks, so that its round trip runs beside them instead of after (the
   // checks' constant loads and branches came first and cost 0.13 to 0.15
   // us a launch from 1 to 64 KiB, measured on 2 H200, 2026-11-26); it only
@@ -177,7 +177,7 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
   const uint64_t my_half = (seq & 1u) * half;
   // The block counts itself once every thread of it holds seq (the
   // block-wide OR takes a predicate of each thread's seq); the block that
-  // counts last advances the sequence (advance_early, below). Where a
+  // counts last advances the sequence (kAdvanceEarly, below). Where a
   // thread has one slot, the count comes after its push, which needs no
   // other thread: the barrier and the atomic's round trip then wait beside
   // the peers' data instead of before our push (0.1 to 0.25 us a launch from 1 KiB to 1
@@ -193,14 +193,16 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
   // the trace word): at once, or at its end. Once it has counted, every
   // thread of the launch has read seq, and the next launch reads it only
   // after this one ends (stream order), so either is correct. At once
-  // takes those stores off the launch's tail, but a thread 0 that must
-  // first see its atomic's result waits for it before its own slot.
-  // Measured on 4 H200, 2026-11-26 (bf16 sum, graph replays): at once was
-  // 0.24 us faster at 1 KiB and 0.22 at 4 KiB at 2 ranks, 0.03 to 0.06
-  // from 16 KiB to 1 MiB, and 0.07 faster at 1 KiB at 4 ranks (one
-  // block), but 0.09 to 0.17 us slower from 16 KiB to 256 KiB at 4 ranks
-  // (16 to 128 blocks). So: at once at 2 ranks or in a one-block grid.
-  const bool advance_early = n == 2 || gridDim.x == 1;
+  // takes those stores off the launch's tail, but its thread 0 waits for
+  // its atomic's result before its own slot. Measured on 4 H200,
+  // 2026-11-26 (bf16 sum, graph replays, two visits): at 2 ranks at once
+  // was 0.20 to 0.25 us faster at 1 and 4 KiB, 0.04 to 0.07 from 16 to 256
+  // KiB, the same from 1 MiB; at 4 ranks it was 0.07 faster at 1 KiB (one
+  // block) but 0.09 to 0.26 us slower from 4 to 256 KiB, also where a
+  // run-time test chose the end (the test's wait on the atomic was
+  // compiled in). So at once only in the 2-rank kernel, fixed at compile
+  // time: the other kernels are the code that was measured before.
+  constexpr bool kAdvanceEarly = NR == 2;
   auto advance = [&] {
     // The block that counted last: every thread of the launch has read seq.
     if (gridDim.x > 1) *reinterpret_cast<volatile uint32_t*>(sig + SIG_OFF_LL_DONE) = 0;
@@ -213,7 +215,7 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
     if (threadIdx.x == 0 && gridDim.x > 1) {
       counted = atomicAdd(reinterpret_cast<unsigned int*>(sig + SIG_OFF_LL_DONE), 1u) + 1;
     }
-    if (advance_early && threadIdx.x == 0 && counted == gridDim.x) advance();
+    if (kAdvanceEarly && threadIdx.x == 0 && counted == gridDim.x) advance();
   };
   if (count_first) count();
 
@@ -291,7 +293,7 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
   // checks, docs/perf.md).
   if (gave_up) return;
 
-  if (!advance_early && threadIdx.x == 0 && counted == gridDim.x) advance();
+  if (!kAdvanceEarly && threadIdx.x == 0 && counted == gridDim.x) advance();
 }
 
 }  // namespace sentinel
