@@ -23,11 +23,12 @@ func Variant() kernels.Variant {
 		Name:    "oneshot-ll",
 		ID:      ID,
 		Summary: "oneshot without barriers: every rank pushes its input into every rank's staging as LL words (data and sequence in one 8-byte store), then reduces locally",
-		Slower: "slower than oneshot-sentinel at every size measured (2 H200, bf16 sum, graph replays, 1 KiB to 1 MiB, c0be23e): " +
-			"1.05x to 1.10x its time up to 64 KiB, 1.32x at 256 KiB and 1.74x at 1 MiB (10.26 against 5.90 us); " +
-			"its LL words carry 4 data bytes in 8, twice the bytes on the links, and up to 64 KiB oneshot-sentinel also reads its " +
-			"first input before the launch checks and counts its blocks after its pushes, which oneshot-ll does not (0.05 to 0.14 us " +
-			"of the count's move measured on oneshot-sentinel); it stays for the LL protocol and its sequence check",
+		Slower: "slower than oneshot-sentinel at every size measured (2 H200, bf16 sum, graph replays, 1 KiB to 1 MiB, ee9e3fd): " +
+			"1.19x to 1.30x its time up to 64 KiB, 1.44x at 256 KiB and 1.77x at 1 MiB (10.09 against 5.69 us); " +
+			"its LL words carry 4 data bytes in 8, twice the bytes on the links, and oneshot-sentinel also reads its first input " +
+			"before the launch checks, counts its blocks after its pushes, reduces its own slot from a register, polls without " +
+			"the clock first and, at 2 ranks, advances its sequence before its tail (the last three together 0.37 to 0.42 us " +
+			"up to 64 KiB, measured on oneshot-sentinel); it stays for the LL protocol and its sequence check",
 		DTypes: kernels.AllDTypes, Ops: kernels.AllOps,
 		MinRanks: 1, MaxRanks: 8,
 		Needs:  kernels.NeedP2P,
