@@ -517,6 +517,7 @@ usage: mpirun -np N artest [flags]
        mpirun -np N artest bench [flags]      benchmark: a size sweep (-b, -e, -f), timed
        mpirun -np N artest tune [flags]       tuning: sweep launch parameters, write the table (--json, --header, --go)
        artest compare OLD.json NEW.json [flags]   gate on performance (artest compare --help)
+       artest plot REPORT.json OUT.svg|OUT.png    bench's figure from a saved report (artest plot --help)
        artest mps [--dir DIR] -- mpirun -np N artest --share-gpus ...   run a job under its own MPS daemon
 
 `, Version)

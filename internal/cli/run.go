@@ -65,6 +65,9 @@ func Run(stdout, stderr io.Writer, args []string) int {
 	if IsCompare(args) {
 		return CompareMain(args[1:], stdout, stderr, os.Getenv)
 	}
+	if IsPlot(args) {
+		return PlotMain(args[1:], stdout, stderr, os.Getenv)
+	}
 	// `artest mps -- mpirun ...` runs outside the job it wraps.
 	if len(args) > 0 && args[0] == mpsWord {
 		return mps.Main(args[1:], stderr)
