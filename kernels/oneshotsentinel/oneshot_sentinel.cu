@@ -148,12 +148,12 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
   // The launch's sequence and its count, as oneshot-ll takes them (read it
   // for the reasoning): every thread reads the last launch's sequence, the
   // block counts itself once all have, and the block that counts last
-  // stores this one (kAdvanceEarly says when). The read is issued before the launch
-  // checks, so that its round trip runs beside them instead of after (the
-  // checks' constant loads and branches came first and cost 0.13 to 0.15
-  // us a launch from 1 to 64 KiB, measured on 2 H200, 2026-11-26); it only
-  // reads, and the rank it indexes by is masked into the array, so a bad
-  // launch still traps below before any store.
+  // stores this one (kAdvanceEarly says when). The read is issued before
+  // the launch checks, so that its round trip runs beside them instead of
+  // after (the checks' constant loads and branches came first and cost
+  // 0.13 to 0.15 us a launch from 1 to 64 KiB, measured on 2 H200,
+  // 2026-11-26); it only reads, and the rank it indexes by is masked into
+  // the array, so a bad launch still traps below before any store.
   const uint64_t sig = a.peer_signal[a.rank % SIG_MAX_RANKS];
   const uint32_t seq = *reinterpret_cast<volatile uint32_t*>(sig + SIG_OFF_LL_SEQ) + 1;
   // This thread's first input slot goes out with it, for the same reason
@@ -180,8 +180,8 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
   // counts last advances the sequence (kAdvanceEarly, below). Where a
   // thread has one slot, the count comes after its push, which needs no
   // other thread: the barrier and the atomic's round trip then wait beside
-  // the peers' data instead of before our push (0.1 to 0.25 us a launch from 1 KiB to 1
-  // MiB on 2 H200, 2026-11-26). Where threads loop over several slots the
+  // the peers' data instead of before our push (0.1 to 0.25 us a launch
+  // from 1 KiB to 1 MiB on 2 H200, 2026-11-26). Where threads loop over several slots the
   // count comes first, so that its round trip overlaps the pushes (after
   // them it cost 0.5 us at 4 MiB). The choice is uniform across the grid.
   // A grid of one block is its own last: it counts nothing (the count
