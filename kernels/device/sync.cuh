@@ -13,7 +13,32 @@
 #include "signal.cuh"
 
 #if defined(__CUDACC__)
+#include <type_traits>
+
 namespace artest {
+
+// ---------------------------------------------------------------------------
+// Rank-count specializations: run(std::integral_constant<uint32_t, NR>{})
+// with NR the rank count where it is 2, 4 or 8, and 0 for any other (the
+// kernel's loops over ranks then run to a bound the launch gives). The
+// count is uniform across the grid, so the choice does not diverge; a
+// kernel built per count unrolls its loops to the ranks there are.
+template <typename Run>
+__device__ __forceinline__ void by_rank_count(uint32_t nranks, Run run) {
+  switch (nranks) {
+    case 2:
+      run(std::integral_constant<uint32_t, 2>{});
+      break;
+    case 4:
+      run(std::integral_constant<uint32_t, 4>{});
+      break;
+    case 8:
+      run(std::integral_constant<uint32_t, 8>{});
+      break;
+    default:
+      run(std::integral_constant<uint32_t, 0>{});
+  }
+}
 
 // ---------------------------------------------------------------------------
 // Launch checks: a host that breaks the launch contract gets a trapped

@@ -211,23 +211,12 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
 }  // namespace artest
 
 // One kernel per dtype and op; the rank count picks its specialization
-// (uniform across the grid, so no divergence).
-#define ARTEST_ONESHOT_LL_KERNEL(dname, T, oname, OPV)                               \
-  extern "C" __global__ void __launch_bounds__(ARTEST_MAX_THREADS)                   \
-      artest_oneshot_ll_##dname##_##oname(const __grid_constant__ ArtestArgs args) { \
-    switch (args.nranks) {                                                           \
-      case 2:                                                                        \
-        artest::ll::run<T, OPV, 2>(args);                                            \
-        break;                                                                       \
-      case 4:                                                                        \
-        artest::ll::run<T, OPV, 4>(args);                                            \
-        break;                                                                       \
-      case 8:                                                                        \
-        artest::ll::run<T, OPV, 8>(args);                                            \
-        break;                                                                       \
-      default:                                                                       \
-        artest::ll::run<T, OPV, 0>(args);                                            \
-    }                                                                                \
+// (by_rank_count, sync.cuh).
+#define ARTEST_ONESHOT_LL_KERNEL(dname, T, oname, OPV)                                           \
+  extern "C" __global__ void __launch_bounds__(ARTEST_MAX_THREADS)                               \
+      artest_oneshot_ll_##dname##_##oname(const __grid_constant__ ArtestArgs args) {             \
+    artest::by_rank_count(args.nranks,                                                           \
+                          [&](auto nr) { artest::ll::run<T, OPV, decltype(nr)::value>(args); }); \
   }
 
 ARTEST_FOR_EACH_DTYPE_OP(ARTEST_ONESHOT_LL_KERNEL)
