@@ -67,13 +67,26 @@ func runOnLeftovers(t *testing.T, n int, ids []string, keep bool) *report.Report
 // oneshot-sentinel takes a nonzero slot for data: staging left by others
 // would pass for its peers' pushes. The runner zeroes what a case uses
 // before the case's first launch, and every case passes; left as it was,
-// the same cases read the leftovers.
+// the same cases read the leftovers. Only a rank that reads its slot
+// before its peer's first push lands reads them, and on a loaded machine
+// the host's goroutines sometimes run the other way round (one case in
+// about ten runs of the package beside a kernel build): each case must
+// fail in at least one of leftoverTries runs.
 func TestStagingIsZeroedForSentinelSlots(t *testing.T) {
+	const leftoverTries = 5
 	ids := []string{"oneshot-sentinel/f32/sum/4KiB/oop-reg-plain/np2", "oneshot-sentinel/bf16/sum/64KiB/ip-reg-graph/np2"}
 	for _, c := range runOnLeftovers(t, 2, ids, false).Cases {
 		require.Equal(t, report.Pass, c.Verdict, "%s: %s", c.ID, c.Reason)
 	}
-	for _, c := range runOnLeftovers(t, 2, ids, true).Cases {
-		require.Equal(t, report.Fail, c.Verdict, "%s: leftovers read as data", c.ID)
+	failed := map[string]bool{}
+	for try := 0; try < leftoverTries && len(failed) < len(ids); try++ {
+		for _, c := range runOnLeftovers(t, 2, ids, true).Cases {
+			if c.Verdict == report.Fail {
+				failed[c.ID] = true
+			}
+		}
+	}
+	for _, id := range ids {
+		require.True(t, failed[id], "%s: leftovers never read as data in %d runs", id, leftoverTries)
 	}
 }
