@@ -96,8 +96,9 @@ for setting in "$@"; do
 		local x=()
 		[[ $env != - ]] && x=(-x "$env")
 		# Settings under comparison: the link load's block split, the
-		# load's kind, the witness's stamps (straggle.go, stamp.go).
-		for v in ARTEST_LINK_LOAD ARTEST_LOAD_KIND ARTEST_WITNESS_STAMP; do
+		# load's kind and its blocks per SM, the witness's stamps
+		# (straggle.go, stamp.go).
+		for v in ARTEST_LINK_LOAD ARTEST_LOAD_KIND ARTEST_LOAD_SM_BLOCKS ARTEST_WITNESS_STAMP; do
 			[[ -n ${!v:-} ]] && x+=(-x "$v")
 		done
 		# Every iteration's lead, for choosing the witness's thresholds.

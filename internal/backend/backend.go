@@ -293,6 +293,24 @@ type Straggler interface {
 	JoinStraggle() error
 }
 
+// LoadStamper is a Stamper that can also stamp the straggler's loads on
+// their own stream, on the stamp clock: the witness then sees whether the
+// loaded rank's call ended while its load still ran or only once it had
+// ended (a load that starves a rank's blocks holds a correct kernel's exit
+// too).
+type LoadStamper interface {
+	// LoadStampReason says why loads cannot be stamped here ("" when they
+	// can): kernel stamps would wait for the load's own room on the SMs.
+	LoadStampReason() string
+	// StraggleStamped is Straggle, or StraggleOverLink when link, with
+	// the load's start and end marked in slot j (of the n PrepareStamps
+	// readied) on the load's own stream; capturing as for Stamp.
+	StraggleStamped(d time.Duration, link bool, j int, capturing bool) error
+	// LoadStamps reads slot j's start and end once the stream has passed
+	// them, in ns of the stamp clock (Stamps').
+	LoadStamps(j int) (start, end int64, err error)
+}
+
 // LinkStraggler is a Straggler whose load can instead read its peers'
 // memory (--schedule link): the straggling rank's own reads of its peers
 // then queue behind the load's on the links, while the peers' reads of it

@@ -89,6 +89,17 @@ func (st *stressCase) stampAfterCopies(direct bool) bool {
 	return st.shared && (st.stampsNeedSMs || !direct)
 }
 
+// loadStamper is the backend's load stamps when the witness runs and they
+// can be taken (backend.LoadStamper): the loaded rank then stamps its
+// load's start and end in the iteration's slot.
+func (st *stressCase) loadStamper() (backend.LoadStamper, bool) {
+	ls, ok := st.r.b.(backend.LoadStamper)
+	if !ok || st.wit == nil || ls.LoadStampReason() != "" {
+		return nil, false
+	}
+	return ls, true
+}
+
 // enqueueBatch enqueues iterations s0..s0+kk-1 under the schedules, with
 // a progress mark after every progressEvery of them when mark is set (not
 // in a capture). Graph modes capture it once per batch size, so their
@@ -114,18 +125,23 @@ func (st *stressCase) enqueueBatch(s0, kk int, mark bool) error {
 			// The load starts with the input copy and runs beside
 			// the call: this rank's blocks read slowly.
 			var err error
-			if it.stragLink {
+			ls, stamped := st.loadStamper()
+			switch {
+			case stamped:
+				err = ls.StraggleStamped(it.stragLoad, it.stragLink, j, !mark)
+			case it.stragLink:
 				err = r.b.(backend.LinkStraggler).StraggleOverLink(it.stragLoad)
-			} else {
+			default:
 				err = r.b.(backend.Straggler).Straggle(it.stragLoad)
 			}
 			if err != nil {
 				return err
 			}
 			loaded = true
+			loads[j].Stamped = stamped
 		}
 		if it.stragRank >= 0 {
-			loads[j] = witnessLoad{Rank: it.stragRank, Ns: it.stragLoad.Nanoseconds(), Link: it.stragLink}
+			loads[j].Rank, loads[j].Ns, loads[j].Link = it.stragRank, it.stragLoad.Nanoseconds(), it.stragLink
 		}
 		// Each iteration's input goes into the registered buffer the
 		// moment the previous call returns: exactly what the end

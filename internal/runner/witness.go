@@ -107,6 +107,14 @@ type witnessLoad struct {
 	Rank int   `json:"rank"`
 	Ns   int64 `json:"ns"`
 	Link bool  `json:"link,omitempty"`
+	// Stamped: in the loaded rank's own stamps, its load's start and end
+	// were stamped on the stamp clock (backend.LoadStamper), and
+	// CallAfterStartNs and CallAfterEndNs are its call's stamp less them:
+	// a call whose stamp comes just after its load's end may have been
+	// held by the load, whatever its kernel does.
+	Stamped          bool  `json:"stamped,omitempty"`
+	CallAfterStartNs int64 `json:"call_after_start_ns,omitempty"`
+	CallAfterEndNs   int64 `json:"call_after_end_ns,omitempty"`
 }
 
 // witness records one rank's stamps during a stress case.
@@ -170,10 +178,18 @@ func (w *witness) collect(b backend.Backend, kk int, loads []witnessLoad) error 
 	if err != nil {
 		return fmt.Errorf("witness: %w", err)
 	}
+	ls, _ := w.st.(backend.LoadStamper)
 	for j := range ends {
 		if j < len(loads) && loads[j].Ns > 0 {
 			l := loads[j]
 			l.Iter = len(w.out.Ends) + j
+			if l.Stamped && ls != nil {
+				start, end, err := ls.LoadStamps(j)
+				if err != nil {
+					return fmt.Errorf("witness: %w", err)
+				}
+				l.CallAfterStartNs, l.CallAfterEndNs = ends[j]-start, ends[j]-end
+			}
 			w.out.Loads = append(w.out.Loads, l)
 		}
 	}
@@ -296,6 +312,14 @@ func mergeWitnessRows(rs []rankResult, backendName, early string, row func(witne
 			loads[l.Iter] = l
 		}
 	}
+	// The loaded rank's own record holds its load's stamps.
+	for r := range rs {
+		for _, l := range rs[r].Witness.Loads {
+			if l.Rank == r && l.Stamped {
+				loads[l.Iter] = l
+			}
+		}
+	}
 	sideFree := make([]int64, len(rs))
 	linkUntil, sideUntil := int64(math.MinInt64), int64(math.MinInt64)
 	var worstThreshold time.Duration
@@ -400,7 +424,9 @@ func earlyReturn(v *kernels.Variant) string {
 // writeWitnessRows appends case id's rows to the file $ARTEST_WITNESS_DUMP
 // names, one line each: the case, the iteration, the lead in ns, the
 // first and last rank, the loaded rank (-1: none), the load's ns and
-// kind ("link" or "side"), and why it was not compared ("-" when it was).
+// kind ("link" or "side"), why it was not compared ("-" when it was), and
+// the loaded rank's call stamp less its load's start and end in ns ("- -"
+// where the load was not stamped).
 // A diagnostic for choosing the witness's thresholds from a run's own
 // leads; rank 0 writes it, and a file it cannot write is said on stderr
 // (the run goes on).
@@ -418,7 +444,11 @@ func writeWitnessRows(path, id string, rows []witnessRow) error {
 		if skipped == "" {
 			skipped = "-"
 		}
-		fmt.Fprintf(w, "%s %d %d %d %d %d %d %s %s\n", id, r.Iter, r.Lead.Nanoseconds(), r.First, r.Last, r.Load.Rank, r.Load.Ns, kind, skipped)
+		after := "- -"
+		if r.Load.Stamped {
+			after = fmt.Sprintf("%d %d", r.Load.CallAfterStartNs, r.Load.CallAfterEndNs)
+		}
+		fmt.Fprintf(w, "%s %d %d %d %d %d %d %s %s %s\n", id, r.Iter, r.Lead.Nanoseconds(), r.First, r.Last, r.Load.Rank, r.Load.Ns, kind, skipped, after)
 	}
 	return errors.Join(w.Flush(), f.Close())
 }

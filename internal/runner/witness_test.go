@@ -263,20 +263,24 @@ func TestMergeWitnessSilentWhereRanksShareAGPU(t *testing.T) {
 }
 
 // mergeWitnessRows hands every iteration's row out, the straggler load
-// beside it and why it was left out, and writeWitnessRows appends them,
-// one line each.
+// beside it (with the loaded rank's own stamps of it) and why it was left
+// out, and writeWitnessRows appends them, one line each.
 func TestWitnessRowsDump(t *testing.T) {
 	const us = 1000
 	a := stamps("gpu0", 0, 0, 100*us, 1000*us, 2000*us)
 	b := stamps("gpu1", 0, 0, 110*us, 1090*us, 2005*us)
 	a.Witness.Loads = []witnessLoad{{Iter: 1, Rank: 1, Ns: 50 * us}, {Iter: 2, Rank: 0, Ns: 20 * us, Link: true}}
+	// Rank 1 ran iteration 1's load and stamped it: its call's stamp came
+	// 60 us after the load began and 10 us after it ended.
+	stamped := witnessLoad{Iter: 1, Rank: 1, Ns: 50 * us, Stamped: true, CallAfterStartNs: 60 * us, CallAfterEndNs: 10 * us}
+	b.Witness.Loads = []witnessLoad{stamped, {Iter: 2, Rank: 0, Ns: 20 * us, Link: true}}
 	var rows []witnessRow
 	w := mergeWitnessRows([]rankResult{a, b}, "cuda", "", func(r witnessRow) { rows = append(rows, r) })
 	require.Equal(t, 1, w.LinkSkipped)
 	require.Equal(t, 1, w.LoadSkipped)
 	require.Equal(t, []witnessRow{
 		{Iter: 0, Lead: 10 * time.Microsecond, First: 0, Last: 1, Load: witnessLoad{Rank: -1}},
-		{Iter: 1, Lead: 90 * time.Microsecond, First: 0, Last: 1, Load: witnessLoad{Iter: 1, Rank: 1, Ns: 50 * us}, Skipped: "load"},
+		{Iter: 1, Lead: 90 * time.Microsecond, First: 0, Last: 1, Load: stamped, Skipped: "load"},
 		{Iter: 2, Lead: 5 * time.Microsecond, First: 0, Last: 1, Load: witnessLoad{Iter: 2, Rank: 0, Ns: 20 * us, Link: true}, Skipped: "link"},
 	}, rows)
 
@@ -285,6 +289,6 @@ func TestWitnessRowsDump(t *testing.T) {
 	require.NoError(t, writeWitnessRows(path, "c2", rows[1:]))
 	got, err := os.ReadFile(path)
 	require.NoError(t, err)
-	require.Equal(t, "c1 0 10000 0 1 -1 0 side -\nc2 1 90000 0 1 1 50000 side load\nc2 2 5000 0 1 0 20000 link link\n", string(got))
+	require.Equal(t, "c1 0 10000 0 1 -1 0 side - - -\nc2 1 90000 0 1 1 50000 side load 60000 10000\nc2 2 5000 0 1 0 20000 link link - -\n", string(got))
 	require.ErrorContains(t, writeWitnessRows(filepath.Join(path, "x"), "c", rows), "ARTEST_WITNESS_DUMP")
 }

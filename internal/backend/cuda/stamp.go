@@ -38,10 +38,13 @@ type stampState struct {
 	// event clock is continuous: each new anchor's time is the last
 	// one's plus the device time between them, so the interpolation
 	// between syncs (the runner's) sees the GPU's drift.
-	events   []cu.Event
-	samples  []cu.Event // clockSamples+1 events the syncs record
-	anchor   int        // index into samples, -1 before the first sync
-	anchorNs int64
+	events  []cu.Event
+	samples []cu.Event // clockSamples+1 events the syncs record
+	// loadStart, loadEnd: one pair per slot around a straggler's load
+	// (StraggleStamped), on the load's side stream.
+	loadStart, loadEnd []cu.Event
+	anchor             int // index into samples, -1 before the first sync
+	anchorNs           int64
 
 	// Kernel stamps: one 8-byte slot per stamp.
 	slots  backend.Ptr
@@ -132,12 +135,14 @@ func (b *Backend) PrepareStamps(n int) error {
 	s := &b.stamp
 	switch s.kind {
 	case stampEvents:
-		for len(s.events) < n {
-			e, err := b.d.EventCreate(0)
-			if err != nil {
-				return fmt.Errorf("stamp event: %w", wrap(err))
+		for _, evs := range []*[]cu.Event{&s.events, &s.loadStart, &s.loadEnd} {
+			for len(*evs) < n {
+				e, err := b.d.EventCreate(0)
+				if err != nil {
+					return fmt.Errorf("stamp event: %w", wrap(err))
+				}
+				*evs = append(*evs, e)
 			}
-			s.events = append(s.events, e)
 		}
 	case stampKernel:
 		if s.nslots < n {
@@ -166,10 +171,7 @@ func (b *Backend) Stamp(j int, capturing bool) error {
 		if j >= len(s.events) {
 			return fmt.Errorf("stamp %d of %d prepared", j, len(s.events))
 		}
-		if capturing {
-			return wrap(b.d.EventRecordExternal(s.events[j], b.stream))
-		}
-		return wrap(b.d.EventRecord(s.events[j], b.stream))
+		return b.recordEvent(s.events[j], b.stream, capturing)
 	case stampKernel:
 		if j >= s.nslots {
 			return fmt.Errorf("stamp %d of %d prepared", j, s.nslots)
@@ -177,6 +179,42 @@ func (b *Backend) Stamp(j int, capturing bool) error {
 		return b.stampKernelAt(s.slots + backend.Ptr(8*j))
 	}
 	return errors.New(s.reason)
+}
+
+// recordEvent records e on stream st; inside a capture as a graph node of
+// its own, which each replay records again.
+func (b *Backend) recordEvent(e cu.Event, st cu.Stream, capturing bool) error {
+	if capturing {
+		return wrap(b.d.EventRecordExternal(e, st))
+	}
+	return wrap(b.d.EventRecord(e, st))
+}
+
+// LoadStampReason: loads are stamped with events only; a kernel stamp on
+// the side stream would wait for the load's own blocks.
+func (b *Backend) LoadStampReason() string {
+	b.stampMode()
+	if b.stamp.kind != stampEvents {
+		return "loads are stamped with events only, and the stamps here are " + b.stamp.kind + " ones"
+	}
+	return ""
+}
+
+// LoadStamps times slot j's load stamps from the last sync's anchor.
+func (b *Backend) LoadStamps(j int) (int64, int64, error) {
+	s := &b.stamp
+	if s.anchor < 0 || j < 0 || j >= len(s.loadStart) {
+		return 0, 0, fmt.Errorf("load stamp %d: %d prepared, anchor %d", j, len(s.loadStart), s.anchor)
+	}
+	var out [2]int64
+	for k, e := range []cu.Event{s.loadStart[j], s.loadEnd[j]} {
+		d, err := b.d.EventElapsed(s.samples[s.anchor], e)
+		if err != nil {
+			return 0, 0, fmt.Errorf("time load stamp %d: %w", j, wrap(err))
+		}
+		out[k] = s.anchorNs + d.Nanoseconds()
+	}
+	return out[0], out[1], nil
 }
 
 func (b *Backend) stampKernelAt(p backend.Ptr) error {
@@ -234,10 +272,11 @@ func (b *Backend) FreeStamps() {
 func (b *Backend) closeStamps() []error {
 	var errs []error
 	b.FreeStamps()
-	for _, e := range append(b.stamp.events, b.stamp.samples...) {
+	all := append(append(append(b.stamp.events, b.stamp.samples...), b.stamp.loadStart...), b.stamp.loadEnd...)
+	for _, e := range all {
 		errs = append(errs, b.d.EventDestroy(e))
 	}
-	b.stamp.events, b.stamp.samples = nil, nil
+	b.stamp.events, b.stamp.samples, b.stamp.loadStart, b.stamp.loadEnd = nil, nil, nil, nil
 	return errs
 }
 

@@ -59,3 +59,37 @@ func TestKernelStampsOnRequest(t *testing.T) {
 	require.Empty(t, b.StampReason())
 	require.True(t, b.StampsWaitForSMs())
 }
+
+// A stamped load records its start and end on the side stream in the
+// slot asked for, timed on the anchor's clock like the calls' stamps;
+// kernel stamps cannot stamp loads.
+func TestLoadStampsAroundTheLoad(t *testing.T) {
+	t.Setenv("ARTEST_WITNESS_STAMP", "")
+	d := fakeDriver(t)
+	b := fakeBackend(t, d, 0)
+	b.fns[kernels.LoadKernel] = 0x3000
+	defer func() {
+		require.NoError(t, errors.Join(b.closeLoad()...))
+		require.NoError(t, errors.Join(b.closeStamps()...))
+	}()
+	require.Empty(t, b.LoadStampReason())
+	require.NoError(t, b.PrepareStamps(2))
+	require.NoError(t, b.PrepareStraggle())
+	_, err := b.ClockSync()
+	require.NoError(t, err)
+
+	require.NoError(t, b.StraggleStamped(200*time.Microsecond, false, 1, false))
+	start, end, err := b.LoadStamps(1)
+	require.NoError(t, err)
+	// The fake's events are 1.5 ms apart per creation number: the end
+	// event was made right after the start's slot pair.
+	require.Positive(t, end-start)
+	require.Error(t, b.StraggleStamped(200*time.Microsecond, false, 2, false), "only prepared slots")
+	_, _, err = b.LoadStamps(5)
+	require.Error(t, err)
+
+	k := fakeBackend(t, d, 0)
+	t.Setenv("ARTEST_WITNESS_STAMP", "kernel")
+	k.fns[kernels.StampKernel] = 0x3000
+	require.Contains(t, k.LoadStampReason(), "events only")
+}

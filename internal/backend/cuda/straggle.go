@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/artest/artest/internal/backend"
@@ -14,6 +15,7 @@ import (
 var (
 	_ backend.Straggler     = (*Backend)(nil)
 	_ backend.LinkStraggler = (*Backend)(nil)
+	_ backend.LoadStamper   = (*Backend)(nil)
 )
 
 // loadState is the straggler's side stream and the scratch its load
@@ -58,7 +60,7 @@ func (b *Backend) PrepareStraggle() error {
 // LoadBlocksPerSM blocks per multiprocessor. Nothing on the main stream
 // waits for it until JoinStraggle. Captured, the load is a branch of the
 // graph beside the calls.
-func (b *Backend) Straggle(d time.Duration) error { return b.straggle(d, false) }
+func (b *Backend) Straggle(d time.Duration) error { return b.straggle(d, false, -1, false) }
 
 // StraggleOverLink starts a load of d whose blocks read the peers' input
 // buffers over the links (backend.LinkStraggler).
@@ -66,10 +68,29 @@ func (b *Backend) StraggleOverLink(d time.Duration) error {
 	if why := b.LinkReason(); why != "" {
 		return fmt.Errorf("link load: %s", why)
 	}
-	return b.straggle(d, true)
+	return b.straggle(d, true, -1, false)
 }
 
-func (b *Backend) straggle(d time.Duration, link bool) error {
+// StraggleStamped starts a load as Straggle or StraggleOverLink do, with
+// event stamps in slot j on the side stream right before and after it
+// (backend.LoadStamper).
+func (b *Backend) StraggleStamped(d time.Duration, link bool, j int, capturing bool) error {
+	if why := b.LoadStampReason(); why != "" {
+		return fmt.Errorf("straggler stamps: %s", why)
+	}
+	if j < 0 || j >= len(b.stamp.loadStart) {
+		return fmt.Errorf("straggler stamp %d of %d prepared", j, len(b.stamp.loadStart))
+	}
+	if link {
+		if why := b.LinkReason(); why != "" {
+			return fmt.Errorf("link load: %s", why)
+		}
+	}
+	return b.straggle(d, link, j, capturing)
+}
+
+// straggle launches the load; slot >= 0 stamps its start and end there.
+func (b *Backend) straggle(d time.Duration, link bool, slot int, capturing bool) error {
 	if b.load.buf == 0 {
 		return errors.New("straggler: PrepareStraggle was not called")
 	}
@@ -90,11 +111,21 @@ func (b *Backend) straggle(d time.Duration, link bool) error {
 	if link {
 		linkPeers(&args, b.world)
 	} else if args.Kind = b.loadKind(); args.Kind == kernels.LoadKindSM {
-		perSM = kernels.LoadSMBlocksPerSM
+		perSM = loadSMBlocksPerSM()
 	}
 	grid := cu.D1(uint32(max(b.ownSMs(), 1) * perSM))
+	if slot >= 0 {
+		if err := b.recordEvent(b.stamp.loadStart[slot], l.side.stream, capturing); err != nil {
+			return fmt.Errorf("straggler: stamp the load's start: %w", err)
+		}
+	}
 	if err := cu.LaunchArg(b.d, f, grid, cu.D1(kernels.LoadThreads), 0, l.side.stream, &args); err != nil {
 		return fmt.Errorf("straggler: launch %s for %v: %w", kernels.LoadKernel, d, wrap(err))
+	}
+	if slot >= 0 {
+		if err := b.recordEvent(b.stamp.loadEnd[slot], l.side.stream, capturing); err != nil {
+			return fmt.Errorf("straggler: stamp the load's end: %w", err)
+		}
 	}
 	return nil
 }
@@ -116,6 +147,17 @@ func (b *Backend) loadKind() uint32 {
 		return kernels.LoadKindMemory
 	}
 	return kernels.LoadKindSM
+}
+
+// loadSMBlocksPerSM is the SM kind's blocks per multiprocessor:
+// kernels.LoadSMBlocksPerSM, or ARTEST_LOAD_SM_BLOCKS (one of the values
+// envKnobs lists), to measure how hard a load starves the loaded rank's
+// blocks against what a correct kernel's exit shows of it.
+func loadSMBlocksPerSM() int {
+	if n, err := strconv.Atoi(os.Getenv("ARTEST_LOAD_SM_BLOCKS")); err == nil && n > 0 {
+		return n
+	}
+	return kernels.LoadSMBlocksPerSM
 }
 
 // LinkReason says why the link load cannot run ("" when it can): it reads

@@ -54,19 +54,23 @@ func TestStraggleKindAndGrid(t *testing.T) {
 		perGPU   int
 		sms      int
 		green    int  // the rank's own SMs (0: no partition)
-		memory   bool // ARTEST_LOAD_KIND=memory
+		memory   bool   // ARTEST_LOAD_KIND=memory
+		smBlocks string // ARTEST_LOAD_SM_BLOCKS
 		wantKind uint32
 		wantGrid uint64
 	}{
-		{"one rank per GPU", 1, 132, 0, false, kernels.LoadKindSM, 132 * kernels.LoadSMBlocksPerSM},
-		{"one rank per GPU, the memory load asked for", 1, 132, 0, true, kernels.LoadKindMemory, 132 * kernels.LoadBlocksPerSM},
-		{"4 ranks on one GPU, partitioned", 4, 132, 32, false, kernels.LoadKindSM, 32 * kernels.LoadSMBlocksPerSM},
-		{"2 ranks on one GPU, no partition", 2, 132, 0, false, kernels.LoadKindSM, 132 * kernels.LoadSMBlocksPerSM},
+		{"one rank per GPU", 1, 132, 0, false, "", kernels.LoadKindSM, 132 * kernels.LoadSMBlocksPerSM},
+		{"one rank per GPU, the memory load asked for", 1, 132, 0, true, "", kernels.LoadKindMemory, 132 * kernels.LoadBlocksPerSM},
+		{"one rank per GPU, 2 blocks a multiprocessor asked for", 1, 132, 0, false, "2", kernels.LoadKindSM, 132 * 2},
+		{"the memory load keeps its blocks", 1, 132, 0, true, "2", kernels.LoadKindMemory, 132 * kernels.LoadBlocksPerSM},
+		{"4 ranks on one GPU, partitioned", 4, 132, 32, false, "", kernels.LoadKindSM, 32 * kernels.LoadSMBlocksPerSM},
+		{"2 ranks on one GPU, no partition", 2, 132, 0, false, "", kernels.LoadKindSM, 132 * kernels.LoadSMBlocksPerSM},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.memory {
 				t.Setenv("ARTEST_LOAD_KIND", "memory")
 			}
+			t.Setenv("ARTEST_LOAD_SM_BLOCKS", tc.smBlocks)
 			d := fakeDriver(t)
 			b := fakeBackend(t, d, 0)
 			b.fns[kernels.LoadKernel] = 0x3000 // the fake's recording kernel
