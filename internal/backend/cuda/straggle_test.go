@@ -53,7 +53,7 @@ func TestStraggleKindAndGrid(t *testing.T) {
 		name     string
 		perGPU   int
 		sms      int
-		green    int  // the rank's own SMs (0: no partition)
+		green    int    // the rank's own SMs (0: no partition)
 		memory   bool   // ARTEST_LOAD_KIND=memory
 		smBlocks string // ARTEST_LOAD_SM_BLOCKS
 		wantKind uint32
