@@ -98,7 +98,7 @@ for setting in "$@"; do
 		# Settings under comparison: the link load's block split, the
 		# load's kind and its blocks per SM, the witness's stamps
 		# (straggle.go, stamp.go).
-		for v in ARTEST_LINK_LOAD ARTEST_LOAD_KIND ARTEST_LOAD_SM_BLOCKS ARTEST_WITNESS_STAMP; do
+		for v in ARTEST_LINK_LOAD ARTEST_LOAD_KIND ARTEST_LOAD_SM_BLOCKS ARTEST_WITNESS_STAMP ARTEST_WITNESS_LOAD_STAMPS; do
 			[[ -n ${!v:-} ]] && x+=(-x "$v")
 		done
 		# Every iteration's lead, for choosing the witness's thresholds.

@@ -194,6 +194,9 @@ func (b *Backend) recordEvent(e cu.Event, st cu.Stream, capturing bool) error {
 // the side stream would wait for the load's own blocks.
 func (b *Backend) LoadStampReason() string {
 	b.stampMode()
+	if os.Getenv("ARTEST_WITNESS_LOAD_STAMPS") == "off" {
+		return "ARTEST_WITNESS_LOAD_STAMPS=off"
+	}
 	if b.stamp.kind != stampEvents {
 		return "loads are stamped with events only, and the stamps here are " + b.stamp.kind + " ones"
 	}

@@ -93,3 +93,11 @@ func TestLoadStampsAroundTheLoad(t *testing.T) {
 	k.fns[kernels.StampKernel] = 0x3000
 	require.Contains(t, k.LoadStampReason(), "events only")
 }
+
+// ARTEST_WITNESS_LOAD_STAMPS=off leaves the loads unstamped, to compare.
+func TestLoadStampsOff(t *testing.T) {
+	t.Setenv("ARTEST_WITNESS_STAMP", "")
+	t.Setenv("ARTEST_WITNESS_LOAD_STAMPS", "off")
+	b := fakeBackend(t, fakeDriver(t), 0)
+	require.Contains(t, b.LoadStampReason(), "ARTEST_WITNESS_LOAD_STAMPS=off")
+}
