@@ -32,14 +32,22 @@ type Witness struct {
 	// LinkSkipped iterations: shown, never warned on.
 	LinkMaxLeadUS float64 `json:"link_max_lead_us,omitempty"`
 	LinkOver      int     `json:"link_over,omitempty"`
-	// LoadSkipped iterations of Iterations were not compared either: the
-	// straggler's side load (on its own GPU's SMs or memory) ran in them,
-	// and the loaded rank's correct call there exits late too;
-	// LoadMaxLeadUS and LoadOver are their measures, shown, never warned
-	// on.
-	LoadSkipped   int     `json:"load_skipped,omitempty"`
-	LoadMaxLeadUS float64 `json:"load_max_lead_us,omitempty"`
-	LoadOver      int     `json:"load_over,omitempty"`
+	// LoadSkipped iterations of Iterations ran beside the straggler's
+	// side load (on its own GPU's SMs or memory), where the loaded rank's
+	// correct call can exit late too. In plain calls they are not
+	// compared: LoadMaxLeadUS and LoadOver (past ThresholdUS) are shown,
+	// never warned on. In graph replays on a GPU (LoadCompared) they are
+	// compared past LoadThresholdUS, which LoadOver counts, and warn when
+	// such leads recur (a smaller share than Over needs);
+	// LoadIteration, LoadFirst and LoadLast say where the largest was.
+	LoadSkipped     int     `json:"load_skipped,omitempty"`
+	LoadMaxLeadUS   float64 `json:"load_max_lead_us,omitempty"`
+	LoadOver        int     `json:"load_over,omitempty"`
+	LoadCompared    bool    `json:"load_compared,omitempty"`
+	LoadThresholdUS float64 `json:"load_threshold_us,omitempty"`
+	LoadIteration   int     `json:"load_iteration,omitempty"`
+	LoadFirst       int     `json:"load_first_rank,omitempty"`
+	LoadLast        int     `json:"load_last_rank,omitempty"`
 	// HostSkipped iterations of Iterations were not compared: the rank
 	// that finished last ran its stamp right after its host enqueued it
 	// (the host, not the call, decided when), so its lead is not known.
@@ -56,9 +64,17 @@ type Witness struct {
 	// before its peers finish by design (it pushes its data rather than
 	// letting peers read it), or the ranks share a GPU.
 	Silent string `json:"silent,omitempty"`
-	// Warning is the named warning when Over > 0 and nothing makes the
+	// Warning is the named warning when leads past the threshold recur
+	// (Over, or LoadOver where LoadCompared) and nothing makes the
 	// witness Silent, else "".
 	Warning string `json:"warning,omitempty"`
+}
+
+// WitnessLoadWarning is the warning text of w's largest lead beside a
+// side load, in a graph replay.
+func WitnessLoadWarning(w *Witness) string {
+	return fmt.Sprintf("end-barrier witness: rank %d's call returned %.1f us before rank %d's finished, beside the straggler's load (iteration %d; %d of %d such iterations led by more than %.1f us)",
+		w.LoadFirst, w.LoadMaxLeadUS, w.LoadLast, w.LoadIteration, w.LoadOver, w.LoadSkipped, w.LoadThresholdUS)
 }
 
 // WitnessWarning is the warning text of w's largest lead.

@@ -492,7 +492,7 @@ func merge(c cases.Case, rs []rankResult, cfg *Config, modes []timingMode) repor
 	if dump != "" {
 		keep = func(r witnessRow) { rows = append(rows, r) }
 	}
-	out.Witness = mergeWitnessRows(rs, cfg.Header.Backend, earlyReturn(c.Variant), keep)
+	out.Witness = mergeWitnessRows(rs, cfg.Header.Backend, earlyReturn(c.Variant), c.Mode.Graph, keep)
 	if len(rows) > 0 {
 		if err := writeWitnessRows(dump, c.ID(), rows); err != nil {
 			fmt.Fprintf(cfg.Stderr, "artest: %v\n", err)

@@ -43,6 +43,24 @@ const (
 	witnessMinShare = 0.01
 )
 
+// In captured graphs the iterations beside the straggler's SM load are
+// compared too, past a higher threshold (witnessLoadBaseCUDA plus the two
+// ranks' clock uncertainty), and warn from a smaller share
+// (witnessLoadMinShare, at least witnessMinOver iterations). On 2 H200 with
+// one rank per GPU (2026-11-26, every iteration's lead written out, ~1200
+// of 2000 per graph case beside or after a load): correct kernels' leads
+// there stayed under 55 us but in at most 2 iterations a case (every
+// built-in, the example plugin, vLLM), while oneshot and vLLM without
+// their end barriers passed 55 us in 4 to 28 and 60 us in 2 to 23. Plain
+// calls beside the load are not compared: there a correct kernel's loaded
+// rank was held to the load's end or starved after its end barrier, and
+// correct kernels (the example plugin, vLLM) led by up to 94 us in up to
+// 55 iterations a case, as far and as often as the bugs.
+const (
+	witnessLoadBaseCUDA = 50 * time.Microsecond
+	witnessLoadMinShare = 0.0025
+)
+
 // linkDrain is how long after its deadline a link load may still hold its
 // GPU's kernel ends: its last reads in flight over the links (a few
 // microseconds; a margin, not measured).
@@ -226,7 +244,7 @@ func (w *witness) free(backend.Backend) {
 // that a rank may return before its peers finish: the leads are reported
 // without a warning, as they are for ranks that share a GPU.
 func mergeWitness(rs []rankResult, backendName, early string) *report.Witness {
-	return mergeWitnessRows(rs, backendName, early, nil)
+	return mergeWitnessRows(rs, backendName, early, false, nil)
 }
 
 // witnessRow is one iteration as mergeWitness judged it: its lead, the
@@ -242,8 +260,9 @@ type witnessRow struct {
 }
 
 // mergeWitnessRows is mergeWitness that also hands each iteration's row to
-// row (when not nil).
-func mergeWitnessRows(rs []rankResult, backendName, early string, row func(witnessRow)) *report.Witness {
+// row (when not nil); graph: the case's calls were replays of a captured
+// graph, whose iterations beside a side load are compared too.
+func mergeWitnessRows(rs []rankResult, backendName, early string, graph bool, row func(witnessRow)) *report.Witness {
 	if len(rs) < 2 {
 		return nil
 	}
@@ -282,7 +301,11 @@ func mergeWitnessRows(rs []rankResult, backendName, early string, row func(witne
 		}
 		return time.Duration(rs[r].Witness.UncertaintyNs)
 	}
-	w := &report.Witness{Iterations: n, Iteration: -1, SameClock: oneDomain, Stamps: rs[0].Witness.Stamps}
+	w := &report.Witness{Iterations: n, Iteration: -1, LoadIteration: -1, SameClock: oneDomain, Stamps: rs[0].Witness.Stamps}
+	// Beside a side load, only graph replays on a GPU compare (see
+	// witnessLoadBaseCUDA).
+	w.LoadCompared = graph && backendName != "host"
+	var worstLoadThreshold time.Duration
 	// A load holds the kernel ends of its GPU, so its rank's stamps come
 	// late whatever the kernel does: the iterations it ran beside are not
 	// compared. A link load congests the links a correct kernel's end
@@ -365,6 +388,18 @@ func mergeWitnessRows(rs []rankResult, backendName, early string, row func(witne
 		}
 		if skip != "" {
 			emit(skip)
+			if skip == "load" && w.LoadCompared {
+				t := witnessLoadBaseCUDA + unc(first) + unc(last)
+				w.LoadSkipped++
+				if lead > t {
+					w.LoadOver++
+				}
+				if us := float64(lead.Nanoseconds()) / 1e3; w.LoadIteration < 0 || us > w.LoadMaxLeadUS {
+					w.LoadMaxLeadUS, w.LoadIteration, w.LoadFirst, w.LoadLast = us, i, first, last
+					worstLoadThreshold = t
+				}
+				continue
+			}
 			n, most, over := &w.LinkSkipped, &w.LinkMaxLeadUS, &w.LinkOver
 			if skip == "load" {
 				n, most, over = &w.LoadSkipped, &w.LoadMaxLeadUS, &w.LoadOver
@@ -393,10 +428,20 @@ func mergeWitnessRows(rs []rankResult, backendName, early string, row func(witne
 		}
 	}
 	w.ThresholdUS = float64(worstThreshold.Nanoseconds()) / 1e3
+	if w.LoadCompared {
+		w.LoadThresholdUS = float64(worstLoadThreshold.Nanoseconds()) / 1e3
+	}
+	if w.LoadIteration < 0 {
+		w.LoadIteration = 0
+	}
 	w.Silent = early
 	compared := n - w.LinkSkipped - w.LoadSkipped - w.HostSkipped
-	if w.Over >= max(witnessMinOver, int(math.Ceil(witnessMinShare*float64(compared)))) && early == "" {
+	switch {
+	case early != "":
+	case w.Over >= max(witnessMinOver, int(math.Ceil(witnessMinShare*float64(compared)))):
 		w.Warning = report.WitnessWarning(w)
+	case w.LoadCompared && w.LoadOver >= max(witnessMinOver, int(math.Ceil(witnessLoadMinShare*float64(w.LoadSkipped)))):
+		w.Warning = report.WitnessLoadWarning(w)
 	}
 	return w
 }

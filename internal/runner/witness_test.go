@@ -275,7 +275,7 @@ func TestWitnessRowsDump(t *testing.T) {
 	stamped := witnessLoad{Iter: 1, Rank: 1, Ns: 50 * us, Stamped: true, CallAfterStartNs: 60 * us, CallAfterEndNs: 10 * us}
 	b.Witness.Loads = []witnessLoad{stamped, {Iter: 2, Rank: 0, Ns: 20 * us, Link: true}}
 	var rows []witnessRow
-	w := mergeWitnessRows([]rankResult{a, b}, "cuda", "", func(r witnessRow) { rows = append(rows, r) })
+	w := mergeWitnessRows([]rankResult{a, b}, "cuda", "", false, func(r witnessRow) { rows = append(rows, r) })
 	require.Equal(t, 1, w.LinkSkipped)
 	require.Equal(t, 1, w.LoadSkipped)
 	require.Equal(t, []witnessRow{
@@ -291,4 +291,71 @@ func TestWitnessRowsDump(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "c1 0 10000 0 1 -1 0 side - - -\nc2 1 90000 0 1 1 50000 side load 60000 10000\nc2 2 5000 0 1 0 20000 link link - -\n", string(got))
 	require.ErrorContains(t, writeWitnessRows(filepath.Join(path, "x"), "c", rows), "ARTEST_WITNESS_DUMP")
+}
+
+// In graph replays the iterations beside a side load are compared past
+// the higher load threshold, and warn when such leads recur in at least
+// witnessMinOver of them and witnessLoadMinShare; plain calls beside the
+// same loads are only shown, and the host backend never compares them.
+func TestWitnessComparesLoadsInGraphs(t *testing.T) {
+	const us = 1000
+	// 400 iterations 1 ms apart, each beside a 100 us load of rank 1;
+	// rank 1 finishes lead(i) after rank 0 returned.
+	build := func(lead func(i int) int64) []rankResult {
+		var e0, e1 []int64
+		var loads []witnessLoad
+		for i := 0; i < 400; i++ {
+			t0 := int64(i+1) * 1000 * us
+			e0, e1 = append(e0, t0), append(e1, t0+lead(i))
+			loads = append(loads, witnessLoad{Iter: i, Rank: 1, Ns: 100 * us})
+		}
+		a, b := stamps("gpu0", 0, 0, e0...), stamps("gpu1", 0, 0, e1...)
+		a.Witness.Loads, b.Witness.Loads = loads, loads
+		return []rankResult{a, b}
+	}
+	// A correct kernel's loaded rank exits up to 45 us late beside the
+	// load; a missing end barrier leads by 80 us in 3 iterations.
+	correct := build(func(i int) int64 { return int64(i%46) * us })
+	buggy := build(func(i int) int64 {
+		if i%100 == 7 {
+			return 80 * us
+		}
+		return int64(i%46) * us
+	})
+	for _, tc := range []struct {
+		name            string
+		rs              []rankResult
+		graph           bool
+		backend, early  string
+		compared, warns bool
+	}{
+		{"graph, correct", correct, true, "cuda", "", true, false},
+		{"graph, missing end barrier", buggy, true, "cuda", "", true, true},
+		{"plain calls: shown, not compared", buggy, false, "cuda", "", false, false},
+		{"host backend: not compared", buggy, true, "host", "", false, false},
+		{"early by design: silent", buggy, true, "cuda", "pushes its data", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := mergeWitnessRows(tc.rs, tc.backend, tc.early, tc.graph, nil)
+			require.Equal(t, tc.compared, w.LoadCompared)
+			require.Equal(t, 400, w.LoadSkipped)
+			require.Equal(t, tc.warns, w.Warning != "", w.Warning)
+			if !tc.compared {
+				require.Zero(t, w.LoadThresholdUS)
+				return
+			}
+			require.InDelta(t, 50, w.LoadThresholdUS, 1e-9)
+			if tc.rs[1].Witness.Ends[7]-tc.rs[0].Witness.Ends[7] == 80*us {
+				require.Equal(t, 4, w.LoadOver)
+				require.InDelta(t, 80, w.LoadMaxLeadUS, 1e-9)
+				require.Equal(t, 7, w.LoadIteration)
+				require.Equal(t, 1, w.LoadLast)
+			} else {
+				require.Zero(t, w.LoadOver)
+			}
+			if tc.warns {
+				require.Contains(t, w.Warning, "rank 0's call returned 80.0 us before rank 1's finished, beside the straggler's load (iteration 7; 4 of 400 such iterations led by more than 50.0 us)")
+			}
+		})
+	}
 }
