@@ -293,10 +293,11 @@ func TestWitnessRowsDump(t *testing.T) {
 	require.ErrorContains(t, writeWitnessRows(filepath.Join(path, "x"), "c", rows), "ARTEST_WITNESS_DUMP")
 }
 
-// In graph replays the iterations beside a side load are compared past
-// the higher load threshold, and warn when such leads recur in at least
-// witnessMinOver of them and witnessLoadMinShare; plain calls beside the
-// same loads are only shown, and the host backend never compares them.
+// In graph replays of two ranks the iterations beside a side load are
+// compared past the higher load threshold, and warn when such leads recur
+// in at least witnessMinOver of them and witnessLoadMinShare; plain calls
+// beside the same loads are only shown, and neither three ranks nor the
+// host backend compare them.
 func TestWitnessComparesLoadsInGraphs(t *testing.T) {
 	const us = 1000
 	// 400 iterations 1 ms apart, each beside a 100 us load of rank 1;
@@ -312,6 +313,12 @@ func TestWitnessComparesLoadsInGraphs(t *testing.T) {
 		a, b := stamps("gpu0", 0, 0, e0...), stamps("gpu1", 0, 0, e1...)
 		a.Witness.Loads, b.Witness.Loads = loads, loads
 		return []rankResult{a, b}
+	}
+	// A third rank that returns with rank 0.
+	three := func(rs []rankResult) []rankResult {
+		c := stamps("gpu2", 0, 0, rs[0].Witness.Ends...)
+		c.Witness.Loads = rs[0].Witness.Loads
+		return append(append([]rankResult(nil), rs...), c)
 	}
 	// A correct kernel's loaded rank exits up to 45 us late beside the
 	// load; a missing end barrier leads by 80 us in 3 iterations.
@@ -333,6 +340,7 @@ func TestWitnessComparesLoadsInGraphs(t *testing.T) {
 		{"graph, missing end barrier", buggy, true, "cuda", "", true, true},
 		{"plain calls: shown, not compared", buggy, false, "cuda", "", false, false},
 		{"host backend: not compared", buggy, true, "host", "", false, false},
+		{"three ranks: not compared", three(buggy), true, "cuda", "", false, false},
 		{"early by design: silent", buggy, true, "cuda", "pushes its data", true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
