@@ -17,6 +17,7 @@ var envKnobs = []struct {
 	{"ARTEST_LOAD_KIND", []string{"sm", "memory"}},                // straggle.go
 	{"ARTEST_LOAD_SM_BLOCKS", []string{"1", "2", "4", "8", "16"}}, // straggle.go
 	{"ARTEST_WITNESS_STAMP", []string{stampKernel, stampEvents}},  // stamp.go
+	{"ARTEST_WITNESS_LOAD_STAMPS", []string{"off"}},               // stamp.go
 }
 
 // checkKnobs refuses a knob set to a value it does not take (exit 2).
