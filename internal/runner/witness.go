@@ -311,7 +311,8 @@ func mergeWitnessRows(rs []rankResult, backendName, early string, graph bool, ro
 	var worstLoadThreshold time.Duration
 	// A load holds the kernel ends of its GPU, so its rank's stamps come
 	// late whatever the kernel does: the iterations it ran beside are not
-	// compared. A link load congests the links a correct kernel's end
+	// compared at the base threshold (a side load's, in graph replays of
+	// two ranks, past the load threshold: witnessLoadBaseCUDA). A link load congests the links a correct kernel's end
 	// barrier signals over (correct kernels led by up to 130 us on 2
 	// H200). The SM load starves the loaded rank's blocks, a correct
 	// kernel's too: after its end barrier it exits about when the load
@@ -472,7 +473,9 @@ func earlyReturn(v *kernels.Variant) string {
 // writeWitnessRows appends case id's rows to the file $ARTEST_WITNESS_DUMP
 // names, one line each: the case, the iteration, the lead in ns, the
 // first and last rank, the loaded rank (-1: none), the load's ns and
-// kind ("link" or "side"), why it was not compared ("-" when it was), and
+// kind ("link" or "side"), why it was not compared at the base threshold
+// ("-" when it was; "load" ones are compared past the load threshold in
+// graph replays of two ranks), and
 // the loaded rank's call stamp less its load's start and end in ns ("- -"
 // where the load was not stamped).
 // A diagnostic for choosing the witness's thresholds from a run's own
