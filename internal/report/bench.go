@@ -110,6 +110,9 @@ func writePeerCopy(w *bufio.Writer, h *Header) {
 		if p.SMMaxGBps > 0 {
 			fmt.Fprintf(w, ", a kernel (artest_copy) %.0f to %.0f GB/s", p.SMMinGBps, p.SMMaxGBps)
 		}
+		if p.SMReadMaxGBps > 0 {
+			fmt.Fprintf(w, "; the kernel reading the neighbour's memory into its own %.0f to %.0f GB/s", p.SMReadMinGBps, p.SMReadMaxGBps)
+		}
 		fmt.Fprintln(w)
 		if h.PeerCopyNote != "" {
 			fmt.Fprintf(w, "#   %s\n", h.PeerCopyNote)

@@ -25,7 +25,9 @@ const (
 // before its first case: every rank copied Bytes of its own staging into
 // its right neighbour's, Reps times back to back, all ranks at once, with
 // the copy engine (cuMemcpyDtoDAsync) and then with a kernel on the
-// multiprocessors (artest_copy), as the collectives move data; the
+// multiprocessors (artest_copy), as the collectives move data; then the
+// same kernel read its right neighbour's staging into its own (SMRead*:
+// a pull, as twoshot's and oneshot's loads of a peer's memory); the
 // slowest and the fastest rank's rate of each (SM rates 0: not measured).
 // A reference for the bus bandwidth beside it, not a bound: on 2 H100 the
 // copy engine moved 286 to 292 GB/s and oneshot's kernel 332.
@@ -36,6 +38,10 @@ type PeerCopy struct {
 	MaxGBps   float64 `json:"max_gbps"`
 	SMMinGBps float64 `json:"sm_min_gbps,omitempty"`
 	SMMaxGBps float64 `json:"sm_max_gbps,omitempty"`
+	// SMReadMinGBps, SMReadMaxGBps: the kernel's copy out of the
+	// neighbour's memory into this rank's.
+	SMReadMinGBps float64 `json:"sm_read_min_gbps,omitempty"`
+	SMReadMaxGBps float64 `json:"sm_read_max_gbps,omitempty"`
 }
 
 // Header is the environment a run happened in: enough to reproduce it.

@@ -13,7 +13,9 @@ import (
 // The links' copy bandwidth a bench run prints beside its bus bandwidth:
 // each rank copies peerCopyBytes (or its staging capacity, when smaller)
 // into its right neighbour's staging peerCopyReps times, all ranks at once,
-// after one copy of warm-up. Below peerCopyMinBytes a copy's start costs
+// after one copy of warm-up; with the copy engine, with a kernel storing
+// into the neighbour's memory, and with the kernel loading from it into
+// its own (the kernels' two ways of moving data over a link). Below peerCopyMinBytes a copy's start costs
 // as much as its bytes, and the rate says nothing about the links.
 const (
 	peerCopyBytes    = 256 << 20
@@ -78,11 +80,25 @@ func (r *run) measurePeerCopy(h *report.Header) error {
 		}
 		smWhy = why2
 	}
+	if smWhy == "" {
+		if p.SMReadMinGBps, p.SMReadMaxGBps, why2, err = r.peerCopyRate(n, pull(sm)); err != nil {
+			return err
+		}
+		smWhy = why2
+	}
 	if smWhy != "" {
 		h.PeerCopyNote = "copy on the multiprocessors not measured: " + smWhy
 	}
 	h.PeerCopy = p
 	return nil
+}
+
+// pull turns a copy into the right neighbour's staging into a copy out of
+// it into ours: the same kernel, its loads crossing the link instead of
+// its stores. (While we read the neighbour's staging our left neighbour
+// reads ours and we overwrite it: the bytes mean nothing, only the rate.)
+func pull(copy func(dst, src backend.Ptr, n int64) error) func(dst, src backend.Ptr, n int64) error {
+	return func(dst, src backend.Ptr, n int64) error { return copy(src, dst, n) }
 }
 
 // peerCopyRate times copy into the right neighbour on every rank at once
