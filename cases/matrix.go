@@ -281,7 +281,7 @@ func SkipReason(v *kernels.Variant, c Case) string {
 		return r
 	}
 	if v.TooBig != nil {
-		if r := v.TooBig(c.Bytes, c.Ranks); r != "" {
+		if r := v.TooBig(c.Bytes); r != "" {
 			return r
 		}
 	}

@@ -116,9 +116,9 @@ type Variant struct {
 	// SharedBytes, when set, is the dynamic shared memory a CUDA launch
 	// needs (set through the launch attribute when above the 48 KiB default).
 	SharedBytes func(a *Args, threads int) int
-	// TooBig, when set, says why a message of that many bytes on that many ranks is not for
+	// TooBig, when set, says why a message of that many bytes is not for
 	// this variant (its case is skipped with the reason), or "".
-	TooBig func(msgBytes int64, ranks int) string
+	TooBig func(msgBytes int64) string
 	// StageNeed, when set, is the staging buffer a message needs on n
 	// ranks when that is more than the message itself (the runner sizes
 	// the shared buffers by it).

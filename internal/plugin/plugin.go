@@ -416,7 +416,7 @@ func (p *Plugin) variant(i int) (kernels.Variant, error) {
 		v.Order = reference.OrderRankAscendingF32
 	}
 	if maxBytes := int64(cv.max_bytes); maxBytes > 0 {
-		v.TooBig = func(msg int64, _ int) string {
+		v.TooBig = func(msg int64) string {
 			if msg > maxBytes {
 				return fmt.Sprintf("%s takes messages up to %d bytes", v.Name, maxBytes)
 			}

@@ -82,8 +82,8 @@ func TestLoadDescribesVariants(t *testing.T) {
 	require.Equal(t, int64(16), v.Align)
 	require.False(t, v.StagesOwnInput, "needs_registered_input is 1")
 	require.Equal(t, []kernels.Param{{Name: "width", Slot: 0, Default: 2, Min: 1, Max: 8, Help: "a parameter"}}, v.Params)
-	require.Equal(t, "", v.TooBig(1<<20, 2))
-	require.Contains(t, v.TooBig(1<<20+1, 2), "up to 1048576 bytes")
+	require.Equal(t, "", v.TooBig(1<<20))
+	require.Contains(t, v.TooBig(1<<20+1), "up to 1048576 bytes")
 	require.Equal(t, int64(4096), v.External.(interface{ ControlBytes() int64 }).ControlBytes())
 
 	set, err := registry.New(p.Variants)

@@ -36,8 +36,8 @@ func StageBytes(msgBytes int64, n int) int64 {
 	return 2*int64(n)*slots*SlotBytes + 16
 }
 
-// TooBig says why a message is not for oneshot-ll (on any rank count), or "".
-func TooBig(msgBytes int64, _ int) string {
+// TooBig says why a message is not for oneshot-ll, or "".
+func TooBig(msgBytes int64) string {
 	if msgBytes > MaxBytes {
 		return fmt.Sprintf("oneshot-ll takes messages up to %d bytes (its staging holds 4 x ranks x the message)", MaxBytes)
 	}

@@ -34,8 +34,8 @@ func TestLLStaging(t *testing.T) {
 	require.Zero(t, HalfBytes(15))
 	require.Equal(t, uint64(32), Align(17))
 	require.Equal(t, uint64(32), Align(32))
-	require.Empty(t, TooBig(MaxBytes, 4))
-	require.Contains(t, TooBig(MaxBytes+1, 4), "oneshot-ll takes messages up to")
+	require.Empty(t, TooBig(MaxBytes))
+	require.Contains(t, TooBig(MaxBytes+1), "oneshot-ll takes messages up to")
 }
 
 // The fault switch's bit is written on both sides of the launch ABI.

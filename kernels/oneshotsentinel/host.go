@@ -16,9 +16,9 @@ import (
 // Host is the host form of oneshot_sentinel.cu (read its comment for the
 // protocol): push this block's slots of our input into every peer's
 // staging, each element encoded (EncodeWord: one 32-bit atomic store a
-// word), and, lag slots behind the push (param0), reduce each slot from our
-// own staging once every element of every peer's copy is nonzero, our own
-// from our input, in rank order, and store zeros back. No barriers; the sequence (its parity picks the half)
+// word), then reduce each slot from our own staging once every element of
+// every peer's copy is nonzero, our own from our input, in rank order, and
+// store zeros back. No barriers; the sequence (its parity picks the half)
 // is oneshot-ll's, advanced the same way.
 func Host(k *hostmodel.Kernel, b int) error {
 	a := k.Args()
@@ -50,11 +50,25 @@ func Host(k *hostmodel.Kernel, b int) error {
 		clear(dst[:])
 		copy(dst[:], in[s*perSlot*elem:min((s+1)*perSlot, count)*elem])
 	}
+	var slot [kernels.VecBytes]byte
+	for s := lo; s < hi; s++ {
+		input(s, &slot)
+		at := myHalf + uint64(a.Rank)*region + uint64(s)*kernels.VecBytes
+		for p := 0; p < n; p++ {
+			if p == int(a.Rank) {
+				continue
+			}
+			for w := uint64(0); w < kernels.VecBytes/4; w++ {
+				atomic.StoreUint32(word(stages[p], at+4*w), EncodeWord(binary.LittleEndian.Uint32(slot[4*w:]), elem))
+			}
+		}
+	}
+
 	d := k.DType()
 	out := k.Bytes(a.Out, (count+1)*elem)
 	end := k.OutEnd(count)
 	got := make([][kernels.VecBytes]byte, n)
-	reduce := func(s int64) error {
+	for s := lo; s < hi; s++ {
 		for src := 0; src < n; src++ {
 			if src == int(a.Rank) {
 				input(s, &got[src])
@@ -82,36 +96,6 @@ func Host(k *hostmodel.Kernel, b int) error {
 			if i == count-1 && k.Injected(kernels.InjectOverrun) {
 				d.SetF32(out, int(count), acc)
 			}
-		}
-		return nil
-	}
-
-	// Push each slot, and reduce lag slots behind the push (the kernel's
-	// lag counts a thread's slots; a host block is one thread over its span).
-	lag := int64(max(a.Param0, 1))
-	next := lo
-	var slot [kernels.VecBytes]byte
-	for s := lo; s < hi; s++ {
-		input(s, &slot)
-		at := myHalf + uint64(a.Rank)*region + uint64(s)*kernels.VecBytes
-		for p := 0; p < n; p++ {
-			if p == int(a.Rank) {
-				continue
-			}
-			for w := uint64(0); w < kernels.VecBytes/4; w++ {
-				atomic.StoreUint32(word(stages[p], at+4*w), EncodeWord(binary.LittleEndian.Uint32(slot[4*w:]), elem))
-			}
-		}
-		if s >= lo+lag {
-			if err := reduce(next); err != nil {
-				return err
-			}
-			next++
-		}
-	}
-	for ; next < hi; next++ {
-		if err := reduce(next); err != nil {
-			return err
 		}
 	}
 	if last {

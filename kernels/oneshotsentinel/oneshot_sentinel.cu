@@ -5,8 +5,7 @@
 // zero, a NaN, travels as another NaN). The reader polls its own (local)
 // staging until no element of a 16-byte slot is zero, reduces in rank order
 // (its own input read where it lies) and stores zeros back, so the slot is
-// empty for its next use; a thread of several slots reduces each `lag`
-// slots behind its push (param0). The data is its own flag: 16 data bytes per
+// empty for its next use. The data is its own flag: 16 data bytes per
 // 16-byte store, half of what oneshot-ll's LL words put on the wire, and
 // bit for bit exact (signed zeros and every non-NaN pattern go through
 // unchanged). Kernels that use -0.0 as their "empty" (TensorRT-LLM's
@@ -223,16 +222,35 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
   // Under INJECT_DELAY one rank pushes late: what a reader that does not
   // wait (INJECT_SENTINEL_NO_WAIT) then reads is empty or stale.
   inject_delay(a);
-  // Reduce one of our slots: every peer's copy from our own staging as it
-  // arrives, our own from our input, in rank order; then the peers' copies
-  // are cleared for the next launch of this half. False: gave up.
+  // Push: our slots into every peer's staging, in our region of the half.
+  // Not kept (2 H200 and 4 H200, 2026-11-27, bf16 sum, graph replays,
+  // builds against each other in one visit): a thread of several slots
+  // reducing each a few slots behind its push instead of after its last
+  // took 16 MiB at 2 ranks from 60.9 to 54.7 us, but every build of it
+  // made the small messages slower, 0.07 to 0.19 us from 1 KiB to 4 MiB at
+  // 2 ranks and 0.12 to 0.33 us at 4 (2.4 us at 1 MiB with the reduce
+  // inlined twice), where the field is closest.
+  for (uint64_t k = first; k < slots; k += stride) {
+    const uint4 e = encode<kEB>(k == first ? first_in : input(k * S::kElems));
+    const uint64_t at = my_half + a.rank * region + k * ARTEST_SLOT_BYTES;
+#pragma unroll
+    for (uint32_t p = 0; p < kRanks; ++p) {
+      if (p < n && p != a.rank) push(artest_sentinel_align(a.peer_stage[p]) + at, e);
+    }
+  }
+  if (!count_first) count();
+
+  // Reduce: every peer's copy of each of our slots from our own staging as
+  // it arrives, our own from our input, in rank order; then the peers'
+  // slots are cleared for the next launch of this half.
   // The sum is the reference's: f32, in rank order, rounded once. Packed
   // bf16 adds (the field's kernels' arithmetic, a rounding after each)
   // were no faster at 2 ranks and 0.18 to 0.23 us slower at 4 to 256 KiB
   // (4 H200, 2026-11-26, --input exact), so the exact sum costs nothing.
   const uint64_t stage = artest_sentinel_align(a.peer_stage[a.rank]) + my_half;
   const bool clear = (a.inject & INJECT_SENTINEL_NO_CLEAR) == 0;
-  auto reduce = [&](uint64_t k) -> bool {
+  bool gave_up = false;
+  for (uint64_t k = first; k < slots && !gave_up; k += stride) {
     const uint64_t base = k * S::kElems;
     // Our own slot: the register the push read it into where it is this
     // thread's first, else a load issued beside the polls. Read again after
@@ -258,51 +276,19 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
         R::accumulate(acc, own, s == 0);
         continue;
       }
-      if (!ready[s] && !wait_slot<kEB>(a, stage + s * region + k * ARTEST_SLOT_BYTES, k, s, seq, x[s])) return false;
+      if (!ready[s] && !wait_slot<kEB>(a, stage + s * region + k * ARTEST_SLOT_BYTES, k, s, seq, x[s])) {
+        gave_up = true;
+        break;
+      }
       R::accumulate(acc, decode(x[s]), s == 0);
       if (clear) st_slot_v4(reinterpret_cast<void*>(stage + s * region + k * ARTEST_SLOT_BYTES), make_uint4(0, 0, 0, 0));
     }
+    if (gave_up) break;
     const uint4 out = R::round(acc);
     if (plan.fast(base)) {
       S::store_vec(a.out, base, out);
     } else {
       S::store_out_elems(a, base, plan.valid(base), out);
-    }
-    return true;
-  };
-
-  // Under INJECT_DELAY one rank pushes late: what a reader that does not
-  // wait (INJECT_SENTINEL_NO_WAIT) then reads is empty or stale.
-  inject_delay(a);
-  // Push our slots into every peer's staging, in our region of the half,
-  // and reduce ours `lag` of this thread's slots behind its push (param0,
-  // at least 1; oneshotsentinel.go's Resolve picks it): the local reads,
-  // sum, clear and output store of a slot pushed earlier then run beside
-  // the link's stores, instead of after the last push. It cannot deadlock:
-  // a thread waits only for slots its peers' twins push before they wait
-  // for anything at or past that point of their own loop.
-  const uint64_t behind = static_cast<uint64_t>(a.param0 > 1u ? a.param0 : 1u) * stride;
-  uint64_t next = first;  // the next slot this thread reduces
-  for (uint64_t k = first; k < slots; k += stride) {
-    const uint4 e = encode<kEB>(k == first ? first_in : input(k * S::kElems));
-    const uint64_t at = my_half + a.rank * region + k * ARTEST_SLOT_BYTES;
-#pragma unroll
-    for (uint32_t p = 0; p < kRanks; ++p) {
-      if (p < n && p != a.rank) push(artest_sentinel_align(a.peer_stage[p]) + at, e);
-    }
-    // (behind is at least one stride: a thread of one slot reduces it only
-    // after count() below, a block barrier every thread must reach.)
-    if (k >= first + behind) {
-      if (!reduce(next)) return;  // gave up: see below
-      next += stride;
-    }
-  }
-  if (!count_first) count();
-  bool gave_up = false;
-  for (; next < slots; next += stride) {
-    if (!reduce(next)) {
-      gave_up = true;
-      break;
     }
   }
   // A thread that gave up ends here: the runner ends the job (exit 3) from

@@ -44,10 +44,6 @@ func Variant() kernels.Variant {
 		TooBig:      TooBig,
 		StageNeed:   StageBytes,
 		ZeroStaging: true,
-		Params:      params,
-		Resolve:     Resolve,
-		Tune: kernels.TuneSpace{Blocks: kernels.TuneBlocks, Threads: kernels.TuneThreads,
-			Params: map[string][]uint32{"lag": {1, 2, 4, 8, LagAll}}},
 		Faults: []kernels.Fault{
 			{Name: "sentinel-no-wait", Bit: InjectSentinelNoWait, Help: "slots used without waiting for them to be written"},
 			{Name: "sentinel-no-clear", Bit: InjectSentinelNoClear, Help: "slots left full after they are read"},
