@@ -227,9 +227,10 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
   // builds against each other in one visit): a thread of several slots
   // reducing each a few slots behind its push instead of after its last
   // took 16 MiB at 2 ranks from 60.9 to 54.7 us, but every build of it
-  // made the small messages slower, 0.07 to 0.19 us from 1 KiB to 4 MiB at
-  // 2 ranks and 0.12 to 0.33 us at 4 (2.4 us at 1 MiB with the reduce
-  // inlined twice), where the field is closest.
+  // made the small messages slower, where the field is closest: 0.07 to
+  // 0.19 us from 1 KiB to 1 MiB at 2 ranks, 0.12 to 0.33 us up to 256 KiB
+  // at 4 and 0.3 to 2.5 us at 1 and 4 MiB there
+  // (docs/results/2026-11-27-h200-x2-x4-field-links-read.md).
   for (uint64_t k = first; k < slots; k += stride) {
     const uint4 e = encode<kEB>(k == first ? first_in : input(k * S::kElems));
     const uint64_t at = my_half + a.rank * region + k * ARTEST_SLOT_BYTES;
