@@ -15,8 +15,9 @@ import (
 // into its right neighbour's staging peerCopyReps times, all ranks at once,
 // after one copy of warm-up; with the copy engine, with a kernel storing
 // into the neighbour's memory, and with the kernel loading from it into
-// its own (the kernels' two ways of moving data over a link). Below peerCopyMinBytes a copy's start costs
-// as much as its bytes, and the rate says nothing about the links.
+// its own (the kernels' two ways of moving data over a link). Below
+// peerCopyMinBytes a copy's start costs as much as its bytes, and the rate
+// says nothing about the links.
 const (
 	peerCopyBytes    = 256 << 20
 	peerCopyMinBytes = 16 << 20
