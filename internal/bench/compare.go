@@ -41,6 +41,11 @@ type Thresholds struct {
 	// gives p >= Alpha is NOISE, not SLOWER (or faster). 0 turns the test
 	// off.
 	Alpha float64
+	// VerdictsOnly judges verdicts alone (--verdicts-only): a case FAILS
+	// or is newly SKIPPED, and times are shown but not judged. Compare
+	// also judges this way, whatever this says, when TimesNotJudged finds
+	// that the times of either run are not speed.
+	VerdictsOnly bool
 }
 
 // MinRepetitions is the fewest timed repetitions per side for the
@@ -63,6 +68,7 @@ const (
 	StatusStillFails Status = "still-fails" // failed in both
 	StatusUntimed    Status = "untimed"     // no time in one of them (skipped, failed before timing)
 	StatusNoise      Status = "NOISE"       // past a threshold, but the repetitions cannot tell it from noise
+	StatusSkipped    Status = "SKIPPED"     // judged by verdicts: passed in OLD, skipped in NEW
 	StatusOnlyOld    Status = "only-old"
 	StatusOnlyNew    Status = "only-new"
 )
@@ -85,11 +91,54 @@ type Row struct {
 }
 
 // Regression reports whether the row fails the gate.
-func (r *Row) Regression() bool { return r.Status == StatusRegression || r.Status == StatusFails }
+func (r *Row) Regression() bool {
+	return r.Status == StatusRegression || r.Status == StatusFails || r.Status == StatusSkipped
+}
+
+// TimesNotJudged says why the times of two runs say nothing of speed, ""
+// when they may be judged: a run on the host backend (Go models of the
+// kernels on the CPU, whose times jitter by far more than any limit: two
+// identical --quick runs used to be 15 cases SLOWER) or one whose ranks
+// shared GPUs (Header.SharedGPUs: each rank's kernels wait on the others').
+func TimesNotJudged(old, new *report.Header) string {
+	which := func(o, n bool) string {
+		switch {
+		case o && n:
+			return "OLD and NEW"
+		case o:
+			return "OLD"
+		case n:
+			return "NEW"
+		}
+		return ""
+	}
+	if who := which(old.Backend == "host", new.Backend == "host"); who != "" {
+		return fmt.Sprintf("host backend (%s): host times are not speed", who)
+	}
+	if who := which(old.SharedGPUs != "", new.SharedGPUs != ""); who != "" {
+		how := new.SharedGPUs
+		if how == "" {
+			how = old.SharedGPUs
+		}
+		return fmt.Sprintf("shared GPUs (%s: %s): times of ranks that share a GPU are not speed", who, how)
+	}
+	return ""
+}
+
+// VerdictsOnly reports whether Compare judges old and new by their
+// verdicts alone: th asks for it, or their times are not speed.
+func VerdictsOnly(old, new *report.Header, th Thresholds) bool {
+	return th.VerdictsOnly || TimesNotJudged(old, new) != ""
+}
 
 // Compare matches the cases of old and new by ID and judges each. Rows come
-// in new's order, then the cases only old has.
+// in new's order, then the cases only old has. When VerdictsOnly, a case is
+// judged by its verdicts alone (judgeVerdicts), never by its times.
 func Compare(old, new *report.Report, th Thresholds) []Row {
+	judgeCase := judge
+	if VerdictsOnly(&old.Header, &new.Header, th) {
+		judgeCase = func(o, n *report.Case, _ Thresholds) Row { return judgeVerdicts(o, n) }
+	}
 	oldByID := map[string]*report.Case{}
 	for i := range old.Cases {
 		oldByID[old.Cases[i].ID] = &old.Cases[i]
@@ -102,7 +151,7 @@ func Compare(old, new *report.Report, th Thresholds) []Row {
 			continue // a case listed twice (a JSON Lines file appended to): the first counts
 		}
 		seen[n.ID] = true
-		rows = append(rows, judge(oldByID[n.ID], n, th))
+		rows = append(rows, judgeCase(oldByID[n.ID], n, th))
 	}
 	for i := range old.Cases {
 		o := &old.Cases[i]
@@ -134,12 +183,7 @@ func judge(o, n *report.Case, th Thresholds) Row {
 		row.Status = StatusUntimed
 		return row
 	}
-	row.TimeChange = n.TimeUS/o.TimeUS - 1
-	if o.BusBW > 0 && n.BusBW > 0 {
-		row.BWChange = n.BusBW/o.BusBW - 1
-	} else {
-		row.BWChange = o.TimeUS/n.TimeUS - 1 // bandwidth is bytes over time
-	}
+	row.TimeChange, row.BWChange = changes(o, n)
 	row.Status = StatusOK
 	change := ""
 	if n.Bytes < th.SmallBelow {
@@ -174,6 +218,51 @@ func judge(o, n *report.Case, th Thresholds) Row {
 		row.Why = fmt.Sprintf("%s but p=%.2f over %d and %d repetitions (Mann-Whitney U, alpha %g)", change, row.P, len(oldReps), len(newReps), th.Alpha)
 	}
 	return row
+}
+
+// judgeVerdicts judges a case by its verdicts alone: it FAILS when it
+// fails (or hangs) in NEW and did not in OLD, or is new and fails; it is
+// SKIPPED when it passed in OLD and is skipped in NEW (the run no longer
+// checks it). Its changes of time and busbw are computed when both sides
+// were timed, to be shown, and decide nothing.
+func judgeVerdicts(o, n *report.Case) Row {
+	row := Row{ID: n.ID, Bytes: n.Bytes, Old: o, New: n}
+	if o == nil {
+		row.Status = StatusOnlyNew
+		if failed(n) {
+			row.Status, row.Why = StatusFails, "fails in NEW: "+firstLine(n.Reason)
+		}
+		return row
+	}
+	switch {
+	case failed(n) && failed(o):
+		row.Status = StatusStillFails
+		return row
+	case failed(n):
+		row.Status, row.Why = StatusFails, "fails in NEW: "+firstLine(n.Reason)
+		return row
+	case n.Verdict == report.Skipped && o.Verdict == report.Pass:
+		row.Status, row.Why = StatusSkipped, "passed in OLD, skipped in NEW"
+		if r := firstLine(n.Reason); r != "" {
+			row.Why += ": " + r
+		}
+		return row
+	}
+	row.Status = StatusOK
+	if o.TimeUS > 0 && n.TimeUS > 0 {
+		row.TimeChange, row.BWChange = changes(o, n)
+	}
+	return row
+}
+
+// changes are new/old - 1 of two timed cases' time and bus bandwidth (the
+// latter from the times when a report has no busbw, as for one rank).
+func changes(o, n *report.Case) (timeChange, bwChange float64) {
+	timeChange = n.TimeUS/o.TimeUS - 1
+	if o.BusBW > 0 && n.BusBW > 0 {
+		return timeChange, n.BusBW/o.BusBW - 1
+	}
+	return timeChange, o.TimeUS/n.TimeUS - 1 // bandwidth is bytes over time
 }
 
 // failed reports whether a case failed or hung.
@@ -361,6 +450,9 @@ func Missing(rows []Row) []string {
 // Summary counts the rows by outcome.
 type Summary struct {
 	Compared, Regressions, Fails, Faster, Untimed, OnlyOld, OnlyNew, Noise int
+	// Skipped counts the cases newly skipped (judged by verdicts only),
+	// StillFails those that fail in both.
+	Skipped, StillFails int
 	// Common counts the cases both reports have; Compared also counts a
 	// case that fails in NEW and is missing from OLD.
 	Common int
@@ -390,6 +482,10 @@ func Summarize(rows []Row) Summary {
 			s.Untimed++
 		case StatusNoise:
 			s.Noise++
+		case StatusSkipped:
+			s.Skipped++
+		case StatusStillFails:
+			s.StillFails++
 		}
 		s.Compared++
 	}
@@ -418,9 +514,19 @@ func WriteComparison(w io.Writer, oldIn, newIn *Input, th Thresholds, rows []Row
 	if newIn.Incomplete != "" {
 		fmt.Fprintf(bw, "# warning: NEW is incomplete: %s\n", newIn.Incomplete)
 	}
-	fmt.Fprintf(bw, "# a case is SLOWER when its time grew by more than %s (below %s) or its busbw fell by more than %s (from %s up); FAILS when it fails in new only\n",
-		percentAbs(th.MaxSlowdown), cases.FormatSize(th.SmallBelow), percentAbs(th.MaxBWDrop), cases.FormatSize(th.SmallBelow))
-	if th.Alpha > 0 {
+	verdictsOnly := VerdictsOnly(&old.Header, &new.Header, th)
+	if verdictsOnly {
+		why := "--verdicts-only: times are not judged"
+		if w := TimesNotJudged(&old.Header, &new.Header); w != "" {
+			why = w + " and are not judged"
+		}
+		fmt.Fprintf(bw, "# %s (shown as information only); the exit code depends on verdicts alone\n", why)
+		fmt.Fprintf(bw, "# a case FAILS when it fails in new only; is SKIPPED when it passed in old and is skipped in new; is only-old when new lacks it\n")
+	} else {
+		fmt.Fprintf(bw, "# a case is SLOWER when its time grew by more than %s (below %s) or its busbw fell by more than %s (from %s up); FAILS when it fails in new only\n",
+			percentAbs(th.MaxSlowdown), cases.FormatSize(th.SmallBelow), percentAbs(th.MaxBWDrop), cases.FormatSize(th.SmallBelow))
+	}
+	if th.Alpha > 0 && !verdictsOnly {
 		fmt.Fprintf(bw, "# a change past a limit is NOISE when both cases kept %d or more repetitions and the Mann-Whitney U test of them gives p >= %g\n", MinRepetitions, th.Alpha)
 	}
 
@@ -452,12 +558,17 @@ func WriteComparison(w io.Writer, oldIn, newIn *Input, th Thresholds, rows []Row
 			num, number(oldT), num, number(newT), 8, dt, num, number(oldB), num, number(newB), 8, db, status)
 	}
 	s := Summarize(rows)
-	fmt.Fprintf(bw, "#\n# %d compared: %d SLOWER, %d FAILS, %d faster, %d NOISE, %d untimed; %d only in old, %d only in new\n",
-		s.Compared, s.Regressions, s.Fails, s.Faster, s.Noise, s.Untimed, s.OnlyOld, s.OnlyNew)
+	if verdictsOnly {
+		fmt.Fprintf(bw, "#\n# %d compared by verdict: %d FAILS, %d SKIPPED, %d missing (only in old); %d still failing, %d only in new\n",
+			s.Compared, s.Fails, s.Skipped, s.OnlyOld, s.StillFails, s.OnlyNew)
+	} else {
+		fmt.Fprintf(bw, "#\n# %d compared: %d SLOWER, %d FAILS, %d faster, %d NOISE, %d untimed; %d only in old, %d only in new\n",
+			s.Compared, s.Regressions, s.Fails, s.Faster, s.Noise, s.Untimed, s.OnlyOld, s.OnlyNew)
+	}
 	if gate != "" {
 		fmt.Fprintf(bw, "# %s\n", gate)
 	}
-	if s.Regressions+s.Fails > 0 || gate != "" {
+	if s.Regressions+s.Fails+s.Skipped > 0 || gate != "" {
 		fmt.Fprintf(bw, "# exit code 1\n")
 	}
 	if err := bw.Flush(); err != nil {

@@ -109,7 +109,7 @@ func TestWriteComparison(t *testing.T) {
 		timedCase("oneshot/bf16/sum/1KiB/oop-reg-plain/np4", 1<<10, 10),
 		timedCase("oneshot/bf16/sum/4MiB/oop-reg-plain/np4", 4<<20, 100),
 	}}
-	nw := &report.Report{Header: report.Header{Tool: "artest", Version: "0.1.0", Backend: "host", Ranks: 4, Agg: "avg"}, Cases: []report.Case{
+	nw := &report.Report{Header: report.Header{Tool: "artest", Version: "0.1.0", Backend: "cuda", Ranks: 4, Agg: "avg", Devices: []string{"H200"}}, Cases: []report.Case{
 		timedCase("oneshot/bf16/sum/1KiB/oop-reg-plain/np4", 1<<10, 12),
 		timedCase("oneshot/bf16/sum/4MiB/oop-reg-plain/np4", 4<<20, 99),
 	}}
@@ -119,7 +119,7 @@ func TestWriteComparison(t *testing.T) {
 	out := buf.String()
 	for _, want := range []string{
 		"# old: old.json (artest 0.1.0, backend cuda, 4 ranks)\n",
-		"# warning: the runs differ: backend cuda vs host, aggregation over ranks max vs avg\n",
+		"# warning: the runs differ: devices differ, aggregation over ranks max vs avg\n",
 		"SLOWER: time +20.0%, limit +15% below 1MiB\n",
 		"# 2 compared: 1 SLOWER, 0 FAILS, 0 faster, 0 NOISE, 0 untimed; 0 only in old, 0 only in new\n",
 		"# exit code 1\n",
@@ -281,5 +281,114 @@ func TestCompareReportsWithAndWithoutFieldBest(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			require.Equal(t, want, statuses(build(1, tc.oldField), build(1.3, tc.newField)))
 		})
+	}
+}
+
+// Judged by verdicts alone, a case fails the gate when it newly fails or
+// hangs, or passed in OLD and is skipped in NEW; its times decide nothing
+// but are kept to be shown.
+func TestJudgeVerdicts(t *testing.T) {
+	const small, large = 64 << 10, 4 << 20
+	failed := report.Case{ID: "x", Bytes: small, Verdict: report.Fail, Reason: "rank 1 mismatch: 3 wrong\nmore"}
+	skipped := report.Case{ID: "x", Bytes: small, Verdict: report.Skipped, Reason: "no nccl\nmore"}
+	skippedNoReason := report.Case{ID: "x", Bytes: small, Verdict: report.Skipped}
+	hung := report.Case{ID: "x", Bytes: small, Verdict: report.Hung, Reason: "hang in case x\n  ranks 0,1 wait"}
+	tests := []struct {
+		name       string
+		old, new   *report.Case
+		want       Status
+		regression bool
+		why        string
+		timeChange float64
+	}{
+		{"small, 10x slower", ptr(timedCase("x", small, 10)), ptr(timedCase("x", small, 100)), StatusOK, false, "", 9},
+		{"large, 10x slower", ptr(timedCase("x", large, 100)), ptr(timedCase("x", large, 1000)), StatusOK, false, "", 9},
+		{"small, 10x faster", ptr(timedCase("x", small, 10)), ptr(timedCase("x", small, 1)), StatusOK, false, "", -0.9},
+		{"fails in new", ptr(timedCase("x", small, 10)), &failed, StatusFails, true, "fails in NEW: rank 1 mismatch: 3 wrong", 0},
+		{"hangs in new", ptr(timedCase("x", small, 10)), &hung, StatusFails, true, "fails in NEW: hang in case x", 0},
+		{"failed in both", &failed, &failed, StatusStillFails, false, "", 0},
+		{"fixed in new", &failed, ptr(timedCase("x", small, 10)), StatusOK, false, "", 0},
+		{"skipped in new", ptr(timedCase("x", small, 10)), &skipped, StatusSkipped, true, "passed in OLD, skipped in NEW: no nccl", 0},
+		{"skipped in new, no reason", ptr(timedCase("x", small, 10)), &skippedNoReason, StatusSkipped, true, "passed in OLD, skipped in NEW", 0},
+		{"skipped in both", &skipped, &skipped, StatusOK, false, "", 0},
+		{"failed in old, skipped in new", &failed, &skipped, StatusOK, false, "", 0},
+		{"skipped in old, passes in new", &skipped, ptr(timedCase("x", small, 10)), StatusOK, false, "", 0},
+		{"new case", nil, ptr(timedCase("x", small, 10)), StatusOnlyNew, false, "", 0},
+		{"new failing case", nil, &failed, StatusFails, true, "fails in NEW: rank 1 mismatch: 3 wrong", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			row := judgeVerdicts(tt.old, tt.new)
+			require.Equal(t, tt.want, row.Status)
+			require.Equal(t, tt.regression, row.Regression())
+			require.Equal(t, tt.why, row.Why)
+			require.InDelta(t, tt.timeChange, row.TimeChange, 1e-12)
+		})
+	}
+}
+
+func TestTimesNotJudged(t *testing.T) {
+	cuda := report.Header{Backend: "cuda"}
+	host := report.Header{Backend: "host"}
+	shared := report.Header{Backend: "cuda", SharedGPUs: "4 ranks on 1 GPU (MPS)"}
+	tests := []struct {
+		name     string
+		old, new report.Header
+		want     string
+	}{
+		{"cuda", cuda, cuda, ""},
+		{"unknown backends", report.Header{}, report.Header{}, ""},
+		{"host", host, host, "host backend (OLD and NEW): host times are not speed"},
+		{"host OLD", host, cuda, "host backend (OLD): host times are not speed"},
+		{"host NEW", cuda, host, "host backend (NEW): host times are not speed"},
+		{"shared", shared, shared, "shared GPUs (OLD and NEW: 4 ranks on 1 GPU (MPS)): times of ranks that share a GPU are not speed"},
+		{"shared OLD", shared, cuda, "shared GPUs (OLD: 4 ranks on 1 GPU (MPS)): times of ranks that share a GPU are not speed"},
+		{"host beats shared", shared, host, "host backend (NEW): host times are not speed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Equal(t, tt.want, TimesNotJudged(&tt.old, &tt.new))
+			require.Equal(t, tt.want != "", VerdictsOnly(&tt.old, &tt.new, DefaultThresholds))
+			th := DefaultThresholds
+			th.VerdictsOnly = true
+			require.True(t, VerdictsOnly(&tt.old, &tt.new, th))
+		})
+	}
+}
+
+// Two host runs of the same matrix, one 10x slower with one case skipped:
+// compare says in one line that host times are not speed, shows the times
+// and judges only the skipped case.
+func TestWriteComparisonOfHostRuns(t *testing.T) {
+	ids := []string{"oneshot/bf16/sum/1KiB/oop-reg-plain/np4", "oneshot/bf16/sum/4MiB/oop-reg-plain/np4", "twoshot/bf16/sum/4MiB/oop-reg-plain/np4"}
+	h := report.Header{Tool: "artest", Version: "0.1.0", Backend: "host", Ranks: 4}
+	old := &report.Report{Header: h, Cases: []report.Case{timedCase(ids[0], 1<<10, 10), timedCase(ids[1], 4<<20, 100), timedCase(ids[2], 4<<20, 100)}}
+	nw := &report.Report{Header: h, Cases: []report.Case{timedCase(ids[0], 1<<10, 100), timedCase(ids[1], 4<<20, 1000),
+		{ID: ids[2], Bytes: 4 << 20, Verdict: report.Skipped, Reason: "not on this backend"}}}
+	rows := Compare(old, nw, DefaultThresholds)
+	var got []string
+	for _, r := range rows {
+		got = append(got, string(r.Status))
+	}
+	require.Equal(t, []string{"ok", "ok", "SKIPPED"}, got)
+	var buf bytes.Buffer
+	require.NoError(t, WriteComparison(&buf, &Input{Path: "old.json", Report: old}, &Input{Path: "new.json", Report: nw}, DefaultThresholds, rows, ""))
+	out := buf.String()
+	for _, want := range []string{
+		"# host backend (OLD and NEW): host times are not speed and are not judged (shown as information only); the exit code depends on verdicts alone\n",
+		"# a case FAILS when it fails in new only; is SKIPPED when it passed in old and is skipped in new; is only-old when new lacks it\n",
+		"SKIPPED: passed in OLD, skipped in NEW: not on this backend\n",
+		"# 3 compared by verdict: 0 FAILS, 1 SKIPPED, 0 missing (only in old); 0 still failing, 0 only in new\n",
+		"# exit code 1\n",
+	} {
+		require.Contains(t, out, want)
+	}
+	require.NotContains(t, out, "SLOWER")
+	require.NotContains(t, out, "NOISE")
+	require.Equal(t, 1, strings.Count(out, "not speed"), "one line says it")
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, ids[0]) {
+			require.Equal(t, []string{ids[0], "10.00", "100.00", "+900.0%", "0.15", "0.02", "-90.0%", "ok"}, strings.Fields(l), "times shown")
+		}
 	}
 }

@@ -68,3 +68,26 @@ func TestJudgeWithSamples(t *testing.T) {
 	row = judge(withReps(timedCase("x", small, 10), 6, 10, 14, 8, 12), withReps(timedCase("x", small, 12), 7, 12, 15, 9, 13), off)
 	require.Equal(t, StatusRegression, row.Status, "--alpha 0: the threshold alone")
 }
+
+// Repetitions do not bring host times back into the gate: a host bench
+// run keeps them too, and a clear shift of them is still not speed.
+func TestHostRepetitionsAreNotJudged(t *testing.T) {
+	const small = 64 << 10
+	tests := []struct {
+		name     string
+		old, new *report.Case
+	}{
+		{"20% slower, a clear shift", withReps(timedCase("x", small, 10), 9.9, 10, 10.1, 10, 9.95), withReps(timedCase("x", small, 12), 12, 12.1, 11.9, 12, 12.05)},
+		{"20% slower, overlapping samples", withReps(timedCase("x", small, 10), 6, 10, 14, 8, 12), withReps(timedCase("x", small, 12), 7, 12, 15, 9, 13)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := report.Header{Tool: "artest", Backend: "host", Bench: true}
+			rows := Compare(&report.Report{Header: h, Cases: []report.Case{*tt.old}}, &report.Report{Header: h, Cases: []report.Case{*tt.new}}, DefaultThresholds)
+			require.Len(t, rows, 1)
+			require.Equal(t, StatusOK, rows[0].Status, rows[0].Why)
+			require.Zero(t, rows[0].P, "no test of noise where times are not judged")
+			require.InDelta(t, 0.2, rows[0].TimeChange, 1e-12)
+		})
+	}
+}

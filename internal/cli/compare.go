@@ -43,7 +43,10 @@ func CompareMain(args []string, stdout, stderr io.Writer, getenv func(string) st
 // name and the word "compare"): it prints the per-case comparison of two
 // reports and returns 0 when no case got slower than the thresholds or
 // newly fails, 1 when one did, and 2 on a usage error or a file that is
-// not an artest report.
+// not an artest report. With --verdicts-only, or when either report's
+// times are not speed (the host backend, ranks that shared GPUs), times are
+// not judged: 1 only when a case newly fails, is newly skipped or is
+// missing from NEW.
 func Compare(args []string, stdout, stderr io.Writer) int {
 	fail := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "artest compare: "+format+"\n", a...)
@@ -113,6 +116,8 @@ type compareThresholdFlags struct {
 	// allowSubset: cases of OLD missing from NEW do not fail the gate;
 	// allowIncomplete: nor does a NEW run that did not finish.
 	allowSubset, allowIncomplete bool
+	// verdictsOnly: judge verdicts alone, never times.
+	verdictsOnly bool
 }
 
 // gate says why NEW as a whole fails the gate, "" when it does not: it did
@@ -164,6 +169,7 @@ func compareFlags() (*flag.FlagSet, *compareThresholdFlags) {
 	fs.StringVar(&th.smallBelow, "small-below", cases.FormatSize(d.SmallBelow), "size that splits small (judged by time) from large (judged by busbw) cases")
 	fs.BoolVar(&th.allowSubset, "allow-subset", false, "NEW may lack cases OLD has (it ran a narrower selection on purpose): they are listed as only-old but do not fail the gate")
 	fs.BoolVar(&th.allowIncomplete, "allow-incomplete", false, "NEW may be a run that did not finish (no summary line in a --jsonl stream, or a summary that says it stopped early or exited with a code other than 0 and 1): its finished cases are judged, and the cases it lacks fail the gate unless --allow-subset")
+	fs.BoolVar(&th.verdictsOnly, "verdicts-only", false, "judge correctness alone, for any backend: a case fails the gate when it newly fails (FAILS), passed in OLD and is skipped in NEW (SKIPPED), or is missing from NEW (unless --allow-subset); times are shown, not judged (this is always so when either report ran on the host backend or on shared GPUs)")
 	fs.Float64Var(&th.alpha, "alpha", d.Alpha, fmt.Sprintf("significance level: a change past a limit is NOISE, not SLOWER, when both cases kept %d or more timed repetitions (artest bench keeps them) and their Mann-Whitney U test gives p at or above it; 0: the limits alone decide", bench.MinRepetitions))
 	return fs, th
 }
@@ -192,7 +198,7 @@ func (f *compareThresholdFlags) thresholds() (bench.Thresholds, error) {
 	if err != nil {
 		return bench.Thresholds{}, fmt.Errorf("--small-below: %v", err)
 	}
-	return bench.Thresholds{SmallBelow: small, MaxSlowdown: f.smallSlowdown / 100, MaxBWDrop: f.bwDrop / 100, Alpha: f.alpha}, nil
+	return bench.Thresholds{SmallBelow: small, MaxSlowdown: f.smallSlowdown / 100, MaxBWDrop: f.bwDrop / 100, Alpha: f.alpha, VerdictsOnly: f.verdictsOnly}, nil
 }
 
 // formatFlagFloat writes v as a flag value; infinities get their sign.
@@ -216,6 +222,14 @@ FAILS when it fails in NEW but did not in OLD. A change past a limit is NOISE
 keeps them in the JSON) and a Mann-Whitney U test of them gives p >= --alpha.
 No MPI is needed.
 
+Times on the host backend are CPU models of the kernels, and times of ranks
+that shared GPUs (--share-gpus) mean nothing either: when either report is
+such a run, compare says so in one line, shows the times as information
+only and judges verdicts alone, as --verdicts-only does for any backend. A
+case then fails the gate when it FAILS in NEW only, when it passed in OLD and
+is SKIPPED in NEW, or when NEW lacks it (only-old, unless --allow-subset);
+it is never SLOWER.
+
 NEW must be a finished run of every case OLD has. It fails the gate (exit 1,
 one line on stderr) when it did not finish: a --jsonl stream without its
 summary line (the run crashed or was killed), or a summary that says the run
@@ -232,9 +246,13 @@ that run's lines only (every line carries its run's id).
 	fs.SetOutput(w)
 	fs.PrintDefaults()
 	fmt.Fprintf(w, `
-exit codes: 0 no case got slower or newly fails, and NEW is complete,
+exit codes: 0 no case got slower, newly fails or (judged by verdicts alone)
+              is newly skipped, and NEW is complete,
             1 a case is SLOWER or FAILS, or NEW did not finish or lacks cases
-              of OLD (unless --allow-incomplete, --allow-subset),
+              of OLD (unless --allow-incomplete, --allow-subset); judged by
+              verdicts alone (--verdicts-only, the host backend, shared
+              GPUs): a case FAILS or is SKIPPED (passed in OLD, skipped in
+              NEW), or NEW did not finish or lacks cases of OLD, never a time,
             2 usage error (a threshold that is NaN or infinite included),
               a missing file, one that is not a regular file of at most
               %d MiB (a device, a FIFO, a directory), or one that is not

@@ -41,7 +41,7 @@ func TestCompareRefusesNonFiniteThresholds(t *testing.T) {
 	slow := filepath.Join(dir, "slow.json")
 	for path, us := range map[string]float64{base: 10, slow: 100} {
 		alg := report.AlgbwGBps(4<<10, us)
-		writeReport(t, path, &report.Report{Header: report.Header{Tool: "artest", Ranks: 2, Backend: "host"}, Cases: []report.Case{{
+		writeReport(t, path, &report.Report{Header: report.Header{Tool: "artest", Ranks: 2, Backend: "cuda"}, Cases: []report.Case{{
 			ID: "oneshot/bf16/sum/4KiB/oop-reg-plain/np2", Variant: "oneshot", Bytes: 4 << 10, Ranks: 2, Verdict: report.Pass,
 			TimeUS: us, AlgBW: alg, BusBW: report.Busbw(alg, 2)}}})
 	}
@@ -149,7 +149,7 @@ func TestCompareGatesOnAnIncompleteNew(t *testing.T) {
 		}
 		return cs
 	}
-	header := report.Header{Tool: "artest", Ranks: 2, Backend: "host"}
+	header := report.Header{Tool: "artest", Ranks: 2, Backend: "cuda"}
 	// jsonl writes a stream of cs; finished adds the summary line.
 	jsonl := func(name string, finished bool, cs ...report.Case) string {
 		p := filepath.Join(dir, name)
@@ -233,5 +233,147 @@ func TestCompareGatesOnAnIncompleteNew(t *testing.T) {
 				require.Contains(t, out, s)
 			}
 		})
+	}
+}
+
+// Host-backend times are CPU models, and times of ranks that shared GPUs
+// mean nothing either: two identical host --quick runs used to compare as
+// 15 cases SLOWER, exit 1. When either report is such a run, compare says
+// so in one line and judges verdicts alone; --verdicts-only does the same
+// for any backend. A case then fails the gate when it newly fails, passed
+// in OLD and is skipped in NEW, or is missing from NEW; never for a time.
+func TestCompareJudgesVerdictsOnly(t *testing.T) {
+	dir := t.TempDir()
+	ids := []string{"oneshot/bf16/sum/4KiB/oop-reg-plain/np2", "oneshot/bf16/sum/4MiB/oop-reg-plain/np2", "twoshot/bf16/sum/4KiB/oop-reg-plain/np2"}
+	timed := func(id string, us float64) report.Case {
+		bytes := int64(4 << 10)
+		if strings.Contains(id, "MiB") {
+			bytes = 4 << 20
+		}
+		alg := report.AlgbwGBps(bytes, us)
+		return report.Case{ID: id, Variant: strings.Split(id, "/")[0], Bytes: bytes, Ranks: 2, Verdict: report.Pass,
+			TimeUS: us, AlgBW: alg, BusBW: report.Busbw(alg, 2)}
+	}
+	// mk writes a finished report of ids (times scaled by scale) with edit
+	// applied to its cases.
+	mk := func(name, backend, shared string, scale float64, edit func([]report.Case) []report.Case) string {
+		var cs []report.Case
+		for i, id := range ids {
+			cs = append(cs, timed(id, scale*float64(10*(i+1))))
+		}
+		if edit != nil {
+			cs = edit(cs)
+		}
+		s := report.Summary{Pass: len(cs)}
+		for _, c := range cs {
+			if c.Verdict == report.Fail {
+				s.ExitCode = 1
+			}
+		}
+		p := filepath.Join(dir, name)
+		writeReport(t, p, &report.Report{Header: report.Header{Tool: "artest", Ranks: 2, Backend: backend, SharedGPUs: shared}, Cases: cs, Summary: s})
+		return p
+	}
+	failing := func(cs []report.Case) []report.Case {
+		cs[2] = report.Case{ID: cs[2].ID, Variant: cs[2].Variant, Bytes: cs[2].Bytes, Ranks: 2, Verdict: report.Fail, Reason: "rank 1 mismatch: 3 wrong\nmore"}
+		return cs
+	}
+	skipped := func(cs []report.Case) []report.Case {
+		cs[1] = report.Case{ID: cs[1].ID, Variant: cs[1].Variant, Bytes: cs[1].Bytes, Ranks: 2, Verdict: report.Skipped, Reason: "no peer access"}
+		return cs
+	}
+	missing := func(cs []report.Case) []report.Case { return cs[:2] }
+
+	hostOld := mk("host-old.json", "host", "", 1, nil)
+	hostSame := mk("host-same.json", "host", "", 1, nil)
+	hostSlow := mk("host-slow.json", "host", "", 10, nil)
+	hostFast := mk("host-fast.json", "host", "", 0.1, nil)
+	hostFailing := mk("host-failing.json", "host", "", 10, failing)
+	hostSkipped := mk("host-skipped.json", "host", "", 1, skipped)
+	cudaOld := mk("cuda-old.json", "cuda", "", 1, nil)
+	cudaSlow := mk("cuda-slow.json", "cuda", "", 10, nil)
+	cudaFailing := mk("cuda-failing.json", "cuda", "", 1, failing)
+	cudaSkipped := mk("cuda-skipped.json", "cuda", "", 1, skipped)
+	cudaMissing := mk("cuda-missing.json", "cuda", "", 1, missing)
+	cudaFixed := mk("cuda-fixed.json", "cuda", "", 10, nil)
+	cudaWasFailing := mk("cuda-was-failing.json", "cuda", "", 1, failing)
+	sharedOld := mk("shared-old.json", "cuda", "2 ranks on 1 GPU (MPS)", 1, nil)
+	sharedSlow := mk("shared-slow.json", "cuda", "2 ranks on 1 GPU (MPS)", 10, nil)
+
+	hostLine := "# host backend (OLD and NEW): host times are not speed and are not judged (shown as information only); the exit code depends on verdicts alone\n"
+	flagLine := "# --verdicts-only: times are not judged (shown as information only); the exit code depends on verdicts alone\n"
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout []string
+		stderr string // the whole of it
+	}{
+		{"host, identical runs", []string{hostOld, hostSame}, 0,
+			[]string{hostLine, "# 3 compared by verdict: 0 FAILS, 0 SKIPPED, 0 missing (only in old); 0 still failing, 0 only in new\n"}, ""},
+		{"host, 10x slower", []string{hostOld, hostSlow}, 0, []string{hostLine, "+900.0%", "-90.0%  ok\n"}, ""},
+		{"host, 10x faster", []string{hostOld, hostFast}, 0, []string{hostLine}, ""},
+		{"host, a case newly fails", []string{hostOld, hostFailing}, 1,
+			[]string{hostLine, "FAILS: fails in NEW: rank 1 mismatch: 3 wrong\n", "# 3 compared by verdict: 1 FAILS, 0 SKIPPED, 0 missing (only in old); 0 still failing, 0 only in new\n", "# exit code 1\n"}, ""},
+		{"host, a case newly skipped", []string{hostOld, hostSkipped}, 1,
+			[]string{hostLine, "SKIPPED: passed in OLD, skipped in NEW: no peer access\n", "0 FAILS, 1 SKIPPED"}, ""},
+		{"cuda OLD, host NEW, 10x slower", []string{cudaOld, hostSlow}, 0,
+			[]string{"# host backend (NEW): host times are not speed and are not judged", "# warning: the runs differ: backend cuda vs host"}, ""},
+		{"host OLD, cuda NEW, 10x slower", []string{hostOld, cudaSlow}, 0, []string{"# host backend (OLD): host times are not speed and are not judged"}, ""},
+		{"shared GPUs, 10x slower", []string{sharedOld, sharedSlow}, 0,
+			[]string{"# shared GPUs (OLD and NEW: 2 ranks on 1 GPU (MPS)): times of ranks that share a GPU are not speed and are not judged"}, ""},
+		{"shared GPUs in NEW only, 10x slower", []string{cudaOld, sharedSlow}, 0, []string{"# shared GPUs (NEW: 2 ranks on 1 GPU (MPS))"}, ""},
+		{"cuda, 10x slower: SLOWER as before", []string{cudaOld, cudaSlow}, 1, []string{"SLOWER: time +900.0%", "# 3 compared: 3 SLOWER"}, ""},
+		{"cuda, --verdicts-only, 10x slower", []string{cudaOld, cudaSlow, "--verdicts-only"}, 0,
+			[]string{flagLine, "+900.0%", "# 3 compared by verdict: 0 FAILS, 0 SKIPPED, 0 missing"}, ""},
+		{"cuda, --verdicts-only first, 10x slower", []string{"--verdicts-only", cudaOld, cudaSlow}, 0, []string{flagLine}, ""},
+		{"cuda, --verdicts-only, a case newly fails", []string{cudaOld, cudaFailing, "--verdicts-only"}, 1,
+			[]string{"FAILS: fails in NEW: rank 1 mismatch: 3 wrong\n", "1 FAILS, 0 SKIPPED, 0 missing"}, ""},
+		{"cuda, --verdicts-only, a case newly skipped", []string{cudaOld, cudaSkipped, "--verdicts-only"}, 1,
+			[]string{"SKIPPED: passed in OLD, skipped in NEW: no peer access\n", "# 3 compared by verdict: 0 FAILS, 1 SKIPPED, 0 missing (only in old)", "# exit code 1\n"}, ""},
+		{"cuda, --verdicts-only, a case missing", []string{cudaOld, cudaMissing, "--verdicts-only"}, 1,
+			[]string{"# 2 compared by verdict: 0 FAILS, 0 SKIPPED, 1 missing (only in old)", "only-old"},
+			"NEW " + cudaMissing + " lacks 1 case of OLD, first: " + ids[2] + "; to judge only the cases it has, pass --allow-subset"},
+		{"cuda, --verdicts-only, a case missing, --allow-subset", []string{cudaOld, cudaMissing, "--verdicts-only", "--allow-subset"}, 0,
+			[]string{"1 missing (only in old)"}, ""},
+		{"cuda, --verdicts-only, a failing case fixed, 10x slower", []string{cudaWasFailing, cudaFixed, "--verdicts-only"}, 0, []string{"0 FAILS, 0 SKIPPED"}, ""},
+		{"cuda, --verdicts-only, still failing", []string{cudaWasFailing, cudaWasFailing, "--verdicts-only"}, 0, []string{"still-fails", "0 FAILS, 0 SKIPPED, 0 missing (only in old); 1 still failing"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errs := compareRun(t, tt.args...)
+			require.Equal(t, tt.code, code, "stdout:\n%s\nstderr:\n%s", out, errs)
+			for _, s := range tt.stdout {
+				require.Contains(t, out, s)
+			}
+			if tt.stderr == "" {
+				require.Empty(t, errs)
+			} else {
+				require.Equal(t, "artest compare: "+tt.stderr+"\n", errs)
+			}
+			if tt.code == 0 {
+				require.NotContains(t, out, "# exit code 1")
+			}
+			judgedByVerdicts := strings.Contains(out, "are not judged")
+			if judgedByVerdicts {
+				require.NotContains(t, out, "SLOWER", "times are never judged here")
+				require.NotContains(t, out, "a case is SLOWER when")
+			}
+		})
+	}
+}
+
+// The help says how each mode decides the exit code.
+func TestCompareHelpSaysExitCodes(t *testing.T) {
+	code, out, errs := compareRun(t, "--help")
+	require.Equal(t, 0, code, errs)
+	for _, want := range []string{
+		"-verdicts-only",
+		"judged by\n              verdicts alone (--verdicts-only, the host backend, shared\n              GPUs)",
+		"exit codes: 0 ",
+		"            1 ",
+		"            2 ",
+	} {
+		require.Contains(t, out, want)
 	}
 }
