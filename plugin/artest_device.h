@@ -36,6 +36,15 @@
  *     rank 0 block 0 gave up after 1.0s in example:oneshot at "start barrier"
  *         waiting for rank 3 (word 6, want 7)
  *
+ * Numbers. artest checks outputs bit for bit, so the header also has the
+ * conversions and the max and min that give exactly the bits artest's
+ * reference (reference/) expects, the same on the GPU and the CPU:
+ * artest_f16_to_f32, artest_bf16_to_f32 (exact), artest_f32_to_f16,
+ * artest_f32_to_bf16 (round to nearest, ties to even; a NaN stays a NaN,
+ * made quiet), artest_max_f32 and artest_min_f32 (a NaN operand is missing
+ * data, signalling or quiet; +0 is above -0), and the bit casts
+ * artest_f32_bits and artest_f32_from_bits. They use no libm.
+ *
  * Version ARTEST_DEVICE_VERSION (1): the diag word layout below is shared
  * with artest (sigblock/layout.go), which tests that they agree. Names that
  * end in an underscore are the header's own, not for plugins.
@@ -48,6 +57,7 @@
 #include "artest_plugin.h"
 
 #include <sched.h>
+#include <string.h>
 #include <time.h>
 
 #if defined(__CUDACC__)
@@ -233,6 +243,148 @@ ARTEST_HD void artest_trace(const artest_device *d) {
 	__atomic_store_n(&d->trace[0], d->trace_id, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&d->trace[1], 1u, __ATOMIC_RELEASE);
 #endif
+}
+
+/*
+ * Numbers: the element conversions and operators of artest's reference
+ * (reference/convert.go, reference/reduce.go), bit for bit, for every
+ * input, on the GPU and on the CPU: bit operations and one exact multiply
+ * (no libm, no cuda_fp16.h, nothing that depends on the rounding or
+ * flush-to-zero mode). A kernel that reduces in fp32 in rank order with
+ * them, and rounds once with artest_f32_to_f16 or artest_f32_to_bf16,
+ * writes what artest expects for every input, special inputs (signed
+ * zeros, subnormals, Inf, NaN) included. On the GPU, cuda_fp16.h's
+ * __float2half_rn and cuda_bf16.h's __float2bfloat16_rn, which artest's
+ * own kernels use, round to nearest even too and are faster; for a NaN
+ * they return a NaN of their own, which artest takes as well (any NaN
+ * where one is expected).
+ */
+
+/* The bits of a float and back, without changing them (a signalling NaN
+ * stays signalling). */
+ARTEST_HD uint32_t artest_f32_bits(float f) {
+#if defined(__CUDA_ARCH__)
+	return __float_as_uint(f);
+#else
+	uint32_t u;
+	memcpy(&u, &f, sizeof u);
+	return u;
+#endif
+}
+
+ARTEST_HD float artest_f32_from_bits(uint32_t u) {
+#if defined(__CUDA_ARCH__)
+	return __uint_as_float(u);
+#else
+	float f;
+	memcpy(&f, &u, sizeof f);
+	return f;
+#endif
+}
+
+/* artest_f16_to_f32 widens IEEE binary16 bits to float, exactly. A NaN
+ * keeps its sign and payload and comes back quiet, as the reference's
+ * does. */
+ARTEST_HD float artest_f16_to_f32(uint16_t h) {
+	const uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+	const uint32_t ex = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+	if (ex == 0x1fu) /* Inf, or NaN made quiet */
+		return artest_f32_from_bits(sign | 0x7f800000u | (man != 0 ? 0x400000u : 0u) | (man << 13));
+	if (ex == 0) /* zero or subnormal: man x 2^-24, exact, a normal float */
+		return artest_f32_from_bits(sign | artest_f32_bits((float)man * (1.0f / 16777216.0f)));
+	return artest_f32_from_bits(sign | ((ex + 112u) << 23) | (man << 13));
+}
+
+/* artest_f32_to_f16 rounds a float to the nearest binary16, ties to even:
+ * 65520 and above (the tie above the largest finite, 65504) give Inf, the
+ * subnormals round at 2^-24 (2^-25 itself, a tie, gives 0), and a NaN
+ * keeps its sign and top 10 payload bits with the quiet bit set, so it
+ * never becomes an Inf. */
+ARTEST_HD uint16_t artest_f32_to_f16(float f) {
+	const uint32_t x = artest_f32_bits(f);
+	const uint32_t sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
+	if (ax > 0x7f800000u) /* NaN */
+		return (uint16_t)(sign | 0x7e00u | ((ax >> 13) & 0x3ffu));
+	if (ax >= 0x477ff000u) /* 65520 and above, Inf included */
+		return (uint16_t)(sign | 0x7c00u);
+	if (ax >= 0x38800000u) { /* a normal half: 2^-14 and above */
+		uint32_t r = ax - 0x38000000u; /* exponent rebiased, 127 to 15 */
+		/* Round the 13 dropped bits to nearest, ties to even; a carry into
+		 * the exponent is the right result. */
+		r += 0xfffu + ((r >> 13) & 1u);
+		return (uint16_t)(sign | (r >> 13));
+	}
+	if (ax <= 0x33000000u) /* 2^-25 and below: 0 */
+		return (uint16_t)sign;
+	/* A subnormal half, in units of 2^-24: m x 2^(e - 150) with e from 102
+	 * to 112, so drop 126 - e bits (14 to 24). A carry to 0x400 is the
+	 * smallest normal, rightly. */
+	const uint32_t m = (ax & 0x7fffffu) | 0x800000u, shift = 126u - (ax >> 23);
+	uint32_t h = m >> shift;
+	const uint32_t rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1u);
+	if (rem > half || (rem == half && (h & 1u)))
+		h++;
+	return (uint16_t)(sign | h);
+}
+
+/* artest_bf16_to_f32 widens bfloat16 bits to float: a shift, exact (a
+ * NaN's bits unchanged). */
+ARTEST_HD float artest_bf16_to_f32(uint16_t b) { return artest_f32_from_bits((uint32_t)b << 16); }
+
+/* artest_f32_to_bf16 rounds a float to the nearest bfloat16, ties to even;
+ * past the largest finite it gives Inf, subnormals round like normals, and
+ * a NaN keeps its sign and top 7 payload bits with the quiet bit set (a
+ * signalling NaN whose payload is all in the dropped bits stays a NaN). */
+ARTEST_HD uint16_t artest_f32_to_bf16(float f) {
+	const uint32_t x = artest_f32_bits(f);
+	if ((x & 0x7fffffffu) > 0x7f800000u)
+		return (uint16_t)((x >> 16) | 0x40u);
+	return (uint16_t)((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
+ARTEST_HD int artest_isnan_bits_(uint32_t u) { return (u & 0x7fffffffu) > 0x7f800000u; }
+
+/* artest_max_f32 and artest_min_f32: the larger (smaller) of a and b, as
+ * artest's reference expects of max and min (IEEE 754-2008 maxNum and
+ * minNum with signalling NaNs treated as quiet ones, and signed zeros
+ * ordered):
+ *   - a NaN operand, quiet or signalling, is missing data: the other
+ *     operand comes back, bits unchanged; two NaNs give the quiet NaN
+ *     0x7fc00000 (artest then expects any NaN: rounded to f16 or bf16 it
+ *     is the reference's 0x7e00 or 0x7fc0);
+ *   - +0 is above -0: max(+0, -0) is +0 and min(+0, -0) is -0 in either
+ *     order (artest takes either zero there; these give the one it prints).
+ * So any order of the ranks gives the same bits. C's fmaxf is not this:
+ * glibc's (and IEEE 754-2008's maxNum) returns a quiet NaN when an operand
+ * is a signalling NaN, so an accumulator loses every number before it:
+ * fmaxf(fmaxf(3, sNaN), 2) is 2. CUDA's fmaxf (artest's own kernels')
+ * returns the number, and artest takes either zero from it. */
+ARTEST_HD float artest_max_f32(float a, float b) {
+	const uint32_t ua = artest_f32_bits(a), ub = artest_f32_bits(b);
+	const int na = artest_isnan_bits_(ua), nb = artest_isnan_bits_(ub);
+	if (na && nb)
+		return artest_f32_from_bits(0x7fc00000u);
+	if (na)
+		return b;
+	if (nb)
+		return a;
+	if (a == b) /* equal: the same bits, or two zeros (+0 unless both are -0) */
+		return artest_f32_from_bits(ua & ub);
+	return a > b ? a : b;
+}
+
+ARTEST_HD float artest_min_f32(float a, float b) {
+	const uint32_t ua = artest_f32_bits(a), ub = artest_f32_bits(b);
+	const int na = artest_isnan_bits_(ua), nb = artest_isnan_bits_(ub);
+	if (na && nb)
+		return artest_f32_from_bits(0x7fc00000u);
+	if (na)
+		return b;
+	if (nb)
+		return a;
+	if (a == b) /* equal: the same bits, or two zeros (-0 unless both are +0) */
+		return artest_f32_from_bits(ua | ub);
+	return a < b ? a : b;
 }
 
 #undef ARTEST_HD

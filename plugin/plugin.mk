@@ -20,7 +20,7 @@ plugins-host: $(PLUGIN_BIN)/host_oneshot.so
 
 $(PLUGIN_BIN)/host_oneshot.so: $(PLUGIN_DIR)/example/host_oneshot.c $(PLUGIN_DIR)/artest_plugin.h $(PLUGIN_DIR)/artest_device.h
 	@mkdir -p $(@D)
-	$(CC) -std=c11 -O2 -fPIC -shared -ffp-contract=off -Wl,--no-undefined -Wall -Wextra -Werror -I$(PLUGIN_DIR) -o $@ $<
+	$(CC) -std=c11 -O2 -fPIC -shared -ffp-contract=off -Wl,--no-undefined -Wall -Wextra -Werror -I$(PLUGIN_DIR) -o $@ $< -lm
 
 plugins-check: $(PLUGIN_DIR)/example/cuda_oneshot.cu $(PLUGIN_DIR)/artest_plugin.h $(PLUGIN_DIR)/artest_device.h
 	@nvcc='$(NVCC)'; \

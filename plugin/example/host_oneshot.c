@@ -15,10 +15,12 @@
  * It uses artest's device helpers (artest_device.h) as its CUDA twin does:
  * flags are set with artest_put and awaited with artest_wait, under
  * artest's deadline, and each call ends with artest_trace; it declares so
- * in artest_device_info_v1. Built with -DEXAMPLE_NO_DEVICE_INFO it does not
- * export that symbol: artest then passes no device fields, the waits have
- * no deadline, nothing is traced, and the report says "no trace check,
- * host watchdog only".
+ * in artest_device_info_v1. Built with -DEXAMPLE_NO_DEVICE_INFO it does
+ * not export that symbol: artest then passes no device fields, the waits
+ * have no deadline, nothing is traced, and the report says "no trace
+ * check, host watchdog only". Elements are converted, compared and rounded
+ * with the header's number helpers (artest_f16_to_f32, artest_max_f32,
+ * ...), which give the very bits artest's reference expects.
  *
  * Planted bugs for artest's own tests, chosen with the environment variable
  * ARTEST_EXAMPLE_BUG: "skip-last" leaves the last element unwritten (the
@@ -29,7 +31,7 @@
  * the deadline, naming it).
  *
  * Build (make plugins-host):
- *   cc -std=c11 -O2 -fPIC -shared -ffp-contract=off -Wl,--no-undefined -I<artest>/plugin -o host_oneshot.so host_oneshot.c
+ *   cc -std=c11 -O2 -fPIC -shared -ffp-contract=off -Wl,--no-undefined -I<artest>/plugin -o host_oneshot.so host_oneshot.c -lm
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -80,74 +82,20 @@ static int barrier(const artest_device *d, int end) {
 	return 1;
 }
 
-/* fp16 and bf16 to and from fp32, rounding to nearest even. */
-static float f16_to_f32(uint16_t h) {
-	uint32_t sign = (uint32_t)(h & 0x8000) << 16, ex = (h >> 10) & 0x1f, man = h & 0x3ff, x;
-	if (ex == 0x1f) {
-		x = sign | 0x7f800000 | (man << 13);
-	} else if (ex == 0) {
-		float f = (float)man * (1.0f / 16777216.0f); /* man x 2^-24, exact */
-		return sign ? -f : f;
-	} else {
-		x = sign | ((ex + 112) << 23) | (man << 13);
-	}
-	float f;
-	memcpy(&f, &x, 4);
-	return f;
-}
-
-static uint16_t f32_to_f16(float f) {
-	uint32_t x;
-	memcpy(&x, &f, 4);
-	uint32_t sign = (x >> 16) & 0x8000, ex = (x >> 23) & 0xff, man = x & 0x7fffff;
-	if (ex == 0xff)
-		return (uint16_t)(sign | 0x7c00 | (man ? 0x200 | (man >> 13) : 0));
-	int e = (int)ex - 112;
-	if (e >= 31)
-		return (uint16_t)(sign | 0x7c00);
-	uint32_t shift = 13, m = man, h;
-	if (e <= 0) { /* subnormal half: units of 2^-24 */
-		if (e < -10)
-			return (uint16_t)sign;
-		m = man | 0x800000;
-		shift = (uint32_t)(14 - e);
-		h = sign | (m >> shift);
-	} else {
-		h = sign | ((uint32_t)e << 10) | (m >> shift);
-	}
-	uint32_t rem = m & ((1u << shift) - 1), half = 1u << (shift - 1);
-	if (rem > half || (rem == half && (h & 1)))
-		h++; /* a carry into the exponent is the right rounding */
-	return (uint16_t)h;
-}
-
-static float bf16_to_f32(uint16_t b) {
-	uint32_t x = (uint32_t)b << 16;
-	float f;
-	memcpy(&f, &x, 4);
-	return f;
-}
-
-static uint16_t f32_to_bf16(float f) {
-	uint32_t x;
-	memcpy(&x, &f, 4);
-	if ((x & 0x7fffffff) > 0x7f800000)
-		return (uint16_t)((x >> 16) | 0x40); /* NaN stays a quiet NaN */
-	return (uint16_t)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
-}
-
+/* Elements to and from fp32 with the header's conversions, which round to
+ * nearest even and give exactly the bits artest's reference does. */
 static float load(const void *p, uint64_t i, uint32_t dtype) {
 	switch (dtype) {
-	case ARTEST_F16: return f16_to_f32(((const uint16_t *)p)[i]);
-	case ARTEST_BF16: return bf16_to_f32(((const uint16_t *)p)[i]);
+	case ARTEST_F16: return artest_f16_to_f32(((const uint16_t *)p)[i]);
+	case ARTEST_BF16: return artest_bf16_to_f32(((const uint16_t *)p)[i]);
 	default: return ((const float *)p)[i];
 	}
 }
 
 static void store(void *p, uint64_t i, uint32_t dtype, float v) {
 	switch (dtype) {
-	case ARTEST_F16: ((uint16_t *)p)[i] = f32_to_f16(v); break;
-	case ARTEST_BF16: ((uint16_t *)p)[i] = f32_to_bf16(v); break;
+	case ARTEST_F16: ((uint16_t *)p)[i] = artest_f32_to_f16(v); break;
+	case ARTEST_BF16: ((uint16_t *)p)[i] = artest_f32_to_bf16(v); break;
 	default: ((float *)p)[i] = v;
 	}
 }
@@ -226,9 +174,12 @@ static int allreduce(const artest_call *c) {
 		float acc = load((char *)world.input[0] + c->offset, i, c->dtype);
 		for (uint32_t r = 1; r < world.world_size; r++) {
 			float x = load((char *)world.input[r] + c->offset, i, c->dtype);
+			/* The header's max and min, not libm's fmaxf: glibc's turns a
+			 * signalling NaN into a quiet one, which then loses the numbers
+			 * before it (plugin/README.md). */
 			switch (c->op) {
-			case ARTEST_MAX: acc = x > acc ? x : acc; break;
-			case ARTEST_MIN: acc = x < acc ? x : acc; break;
+			case ARTEST_MAX: acc = artest_max_f32(acc, x); break;
+			case ARTEST_MIN: acc = artest_min_f32(acc, x); break;
 			default: acc += x;
 			}
 		}
