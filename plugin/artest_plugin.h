@@ -108,7 +108,14 @@ typedef struct artest_variant {
  * staging_bytes gets staging of that size to itself, in the same block:
  * zeroed before setup, never touched by artest or any other plugin, so it
  * may keep state between calls. With staging_bytes 0, staging is the shared
- * scratch that artest's own variants use between calls. */
+ * scratch that artest's own variants use between calls.
+ *
+ * Lifetime: the pointer setup gets, the struct's fields and the memory its
+ * addresses name stay valid and unchanged from setup until teardown
+ * returns (setup runs once per process; artest never frees or rewrites
+ * the struct): keep the pointer and use it in every call. After teardown
+ * artest releases that memory. A job ended by a hang, a crash or a signal
+ * may exit without calling teardown. */
 typedef struct artest_world {
 	uint32_t rank, world_size, local_rank;
 	int32_t device;   /* CUDA device ordinal; -1 on the host backend */
