@@ -159,6 +159,11 @@ func writeVariantCounts(w *bufio.Writer, block []*Case) {
 	if line != "" {
 		fmt.Fprintf(w, "#   FAIL by mode: %s\n", line)
 	}
+	if onlyInPlaceRegisteredFail(block) {
+		for _, l := range inPlaceRegisteredHint {
+			fmt.Fprintf(w, "#   %s\n", l)
+		}
+	}
 	reasons := make([]string, 0, len(skips))
 	for r := range skips {
 		reasons = append(reasons, r)
@@ -176,6 +181,35 @@ func writeVariantCounts(w *bufio.Writer, block []*Case) {
 		}
 		fmt.Fprintf(w, "#   skipped %d: %s\n", skips[r], r)
 	}
+}
+
+// inPlaceRegisteredHint is what a variant's failures point at when only its
+// in-place registered modes fail: there the output is the rank's registered
+// input, which its peers read, so a kernel that writes its output before
+// every peer has read that input corrupts what they read. Two lines.
+var inPlaceRegisteredHint = [...]string{
+	"only in-place registered modes (ip-reg) fail, out-of-place ones pass: there the output is this rank's registered input, which its peers read,",
+	"so writing the output before every peer has read that input corrupts their reads: a barrier missing between the last peer read and the first " +
+		"output write (reduce into staging, end barrier, then copy out: plugin/README.md, the protocol)",
+}
+
+// onlyInPlaceRegisteredFail reports whether every failing case of one
+// variant's block is in an in-place registered mode ("ip-reg-plain",
+// "ip-reg-graph-off1") while at least one out-of-place case passed.
+func onlyInPlaceRegisteredFail(block []*Case) bool {
+	failed, oopPassed := false, false
+	for _, c := range block {
+		switch verdictOf(c) {
+		case Fail:
+			if !strings.HasPrefix(c.Mode, "ip-reg-") {
+				return false
+			}
+			failed = true
+		case Pass:
+			oopPassed = oopPassed || strings.HasPrefix(c.Mode, "oop-")
+		}
+	}
+	return failed && oopPassed
 }
 
 // listedBy names where every case can be read, followed by verb: the full

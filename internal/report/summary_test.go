@@ -173,3 +173,51 @@ func TestSpecialMismatchNamesItsInputs(t *testing.T) {
 	plain := Mismatch{Index: 2, GotBits: 0x3fc0, WantBits: 0x3fa0, Got: 1.5, Want: 1.25}
 	require.Equal(t, "index 2: got 1.5 (0x3fc0) want 1.25 (0x3fa0)", mismatchLine(&plain, "bf16"))
 }
+
+// When every failing case of a variant is in an in-place registered mode
+// and an out-of-place case of it passed, its block says what that points
+// at: the output is the registered input peers read, written too early.
+func TestWriteSummaryPointsAtTheInPlaceHazard(t *testing.T) {
+	type c struct {
+		mode    string
+		verdict Verdict
+	}
+	for _, tc := range []struct {
+		name  string
+		cases []c
+		hint  bool
+	}{
+		{"only ip-reg fails, oop passes", []c{{"oop-reg-plain", Pass}, {"oop-stg-graph", Pass}, {"ip-reg-plain", Fail}, {"ip-reg-graph", Fail}, {"ip-stg-plain", Pass}}, true},
+		{"offsets count as their mode", []c{{"oop-reg-plain-off1", Pass}, {"ip-reg-graph-off3", Fail}}, true},
+		{"a hang in ip-reg is a failure there too", []c{{"oop-reg-plain", Pass}, {"ip-reg-plain", Hung}, {"ip-reg-graph", Fail}}, true},
+		{"ip-stg fails too", []c{{"oop-reg-plain", Pass}, {"ip-reg-plain", Fail}, {"ip-stg-plain", Fail}}, false},
+		{"oop fails too", []c{{"oop-reg-plain", Pass}, {"oop-stg-plain", Fail}, {"ip-reg-plain", Fail}}, false},
+		{"no oop case passed", []c{{"oop-reg-plain", Skipped}, {"ip-reg-plain", Fail}, {"ip-stg-plain", Pass}}, false},
+		{"no oop case at all", []c{{"ip-reg-plain", Fail}, {"ip-stg-plain", Pass}}, false},
+		{"nothing fails", []c{{"oop-reg-plain", Pass}, {"ip-reg-plain", Pass}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Report{Header: Header{Tool: "artest", Ranks: 2, Backend: "host"}}
+			for i, x := range tc.cases {
+				r.Cases = append(r.Cases, Case{ID: fmt.Sprintf("v/f32/sum/%dB/%s/np2", 4*(i+1), x.mode), Variant: "v", DType: "f32",
+					Op: "sum", Mode: x.mode, Verdict: x.verdict})
+			}
+			// Another variant whose failures are all ip-reg but with no oop
+			// pass: its block gets no line, whatever v's gets.
+			r.Cases = append(r.Cases, Case{ID: "w/f32/sum/4B/ip-reg-plain/np2", Variant: "w", DType: "f32", Op: "sum", Mode: "ip-reg-plain", Verdict: Fail})
+			out := string(render(t, func(b *bytes.Buffer) error { return WriteSummary(b, r) }))
+			first := "#   " + inPlaceRegisteredHint[0] + "\n#   " + inPlaceRegisteredHint[1] + "\n"
+			if !tc.hint {
+				require.NotContains(t, out, inPlaceRegisteredHint[0])
+				return
+			}
+			require.Equal(t, 1, strings.Count(out, first), out)
+			v, w := strings.Index(out, "# variant v:"), strings.Index(out, "# variant w:")
+			at := strings.Index(out, first)
+			require.True(t, v < at && at < w, "in v's block:\n%s", out)
+			require.Contains(t, out, "#   FAIL by mode: ")
+		})
+	}
+	require.Contains(t, inPlaceRegisteredHint[0], "out-of-place ones pass")
+	require.Contains(t, inPlaceRegisteredHint[1], "before every peer has read that input")
+}
