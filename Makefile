@@ -117,6 +117,8 @@ image: build
 
 # The one command that reruns a repro bundle inside the image (built when
 # missing): make repro-image BUNDLE=path [OUT=dir] [RUN=1 runs it too].
+# With RUN=1 a verdict line ends it: 0 when the bundle's failure reproduced,
+# 1 when it did not, the container's status when the rerun reached no verdict.
 repro-image: build
 	@test -n "$(BUNDLE)" || { echo "make repro-image: BUNDLE=path of a repro bundle needed" >&2; exit 2; }
 	@ci/install-podman.sh
