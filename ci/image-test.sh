@@ -2,8 +2,9 @@
 # CI's container step: builds artest's image with podman (ci/build-image.sh),
 # checks its revision label is the host binary's, runs --quick on the host backend inside it, makes a failing repro bundle
 # outside with the host binary (--inject skip-last), reruns it inside
-# (ci/repro-in-image.sh) and checks that the verdicts match: exit status 1
-# both times, the same case ID, the same first failure (rank, kind, index,
+# (ci/repro-in-image.sh --run, which exits 0 with a "reproduced:" line when
+# the rerun failed as the bundle recorded) and checks that the verdicts
+# match: exit status 1 outside, the same case ID, the same first failure (rank, kind, index,
 # got and want bits), the same artest revision. Where no container engine can run (podman missing and
 # not installable, or it cannot start a container), it prints one
 # "image-test: skipped: ..." line and exits 0.
@@ -77,7 +78,8 @@ bundle=$(ls "$out"/bundle/artest-repro-*.json 2>/dev/null | head -n1 || true)
 
 rc=0
 step rerun-in-image "$out/rerun.log" ci/repro-in-image.sh --run "$bundle" "$out/rerun" || rc=$?
-[[ $rc == 1 ]] || { tail -n 20 "$out/rerun.log" >&2; fail "the rerun inside exited $rc, not 1"; }
+[[ $rc == 0 ]] && grep -q '^repro-in-image: reproduced: ' "$out/rerun.log" ||
+	{ tail -n 20 "$out/rerun.log" >&2; fail "the rerun inside exited $rc, not 0 with a reproduced: line"; }
 
 outside=$(first_failure "$out/first.json" || true)
 inside=$(first_failure "$out/rerun/rerun.json" || true)

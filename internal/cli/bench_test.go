@@ -189,10 +189,12 @@ func writeReport(t *testing.T, path string, r *report.Report) {
 	require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
 }
 
+// On the cuda backend compare judges times (host times are not: see
+// TestCompareJudgesVerdictsOnly).
 func TestCompareExitCodes(t *testing.T) {
 	dir := t.TempDir()
 	mk := func(name string, smallUS, largeUS float64) string {
-		r := &report.Report{Header: report.Header{Tool: "artest", Ranks: 2, Backend: "host"}}
+		r := &report.Report{Header: report.Header{Tool: "artest", Ranks: 2, Backend: "cuda"}}
 		for _, c := range []struct {
 			id    string
 			bytes int64
@@ -207,7 +209,7 @@ func TestCompareExitCodes(t *testing.T) {
 		return p
 	}
 	withReps := func(name string, reps ...float64) string {
-		r := &report.Report{Header: report.Header{Tool: "artest", Ranks: 2, Backend: "host"}}
+		r := &report.Report{Header: report.Header{Tool: "artest", Ranks: 2, Backend: "cuda"}}
 		us := reps[len(reps)/2]
 		alg := report.AlgbwGBps(4<<10, us)
 		r.Cases = []report.Case{{ID: "oneshot/bf16/sum/4KiB/oop-reg-plain/np2", Variant: "oneshot", Bytes: 4 << 10, Ranks: 2, Verdict: report.Pass,

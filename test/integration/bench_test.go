@@ -15,7 +15,9 @@ import (
 
 // artest bench on 2 host ranks writes the bench table, a JSON report with
 // every repetition, and the plot; artest compare, run without mpirun, passes
-// a report against itself and fails it against a copy whose times doubled.
+// a report against itself and against a copy whose times doubled (host
+// times are not speed: verdicts alone are judged), and fails the doubled
+// copy when both say they ran on the cuda backend.
 func TestBenchThenCompare(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -47,26 +49,37 @@ func TestBenchThenCompare(t *testing.T) {
 
 	same := run(t, time.Minute, binary(t), "compare", js, js)
 	require.Equal(t, 0, same.code, "%s\n%s", same.stdout, same.stderr)
-	require.Contains(t, same.stdout, " 0 SLOWER, 0 FAILS")
+	require.Contains(t, same.stdout, "host times are not speed and are not judged")
+	require.Contains(t, same.stdout, " compared by verdict: 0 FAILS, 0 SKIPPED, 0 missing")
 
-	// The same report with every time doubled (and bandwidths halved).
-	var raw map[string]any
-	b, err := os.ReadFile(js)
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(b, &raw))
-	for _, c := range raw["cases"].([]any) {
-		m := c.(map[string]any)
-		if us, ok := m["time_us"].(float64); ok {
-			m["time_us"] = 2 * us
-			m["algbw_gbps"] = m["algbw_gbps"].(float64) / 2
-			m["busbw_gbps"] = m["busbw_gbps"].(float64) / 2
+	// The same report with every time doubled (and bandwidths halved),
+	// and both again with their header's backend set to cuda.
+	rewrite := func(name string, scale float64, backend string) string {
+		var raw map[string]any
+		b, err := os.ReadFile(js)
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(b, &raw))
+		for _, c := range raw["cases"].([]any) {
+			m := c.(map[string]any)
+			if us, ok := m["time_us"].(float64); ok {
+				m["time_us"] = scale * us
+				m["algbw_gbps"] = m["algbw_gbps"].(float64) / scale
+				m["busbw_gbps"] = m["busbw_gbps"].(float64) / scale
+			}
 		}
+		raw["header"].(map[string]any)["backend"] = backend
+		p := filepath.Join(dir, name)
+		b, err = json.Marshal(raw)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(p, b, 0o644))
+		return p
 	}
-	slower := filepath.Join(dir, "slower.json")
-	b, err = json.Marshal(raw)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(slower, b, 0o644))
-	worse := run(t, time.Minute, binary(t), "compare", js, slower)
+	slower := rewrite("slower.json", 2, "host")
+	hostSlower := run(t, time.Minute, binary(t), "compare", js, slower)
+	require.Equal(t, 0, hostSlower.code, "%s\n%s", hostSlower.stdout, hostSlower.stderr)
+	require.NotContains(t, hostSlower.stdout, "SLOWER")
+	require.Equal(t, 2*2*8, strings.Count(hostSlower.stdout, "+100.0%"), "the times are shown")
+	worse := run(t, time.Minute, binary(t), "compare", rewrite("cuda.json", 1, "cuda"), rewrite("cuda-slower.json", 2, "cuda"))
 	require.Equal(t, 1, worse.code, "%s\n%s", worse.stdout, worse.stderr)
 	require.Equal(t, 2*2*8, strings.Count(worse.stdout, "SLOWER: time +100.0%"))
 
