@@ -3,9 +3,7 @@ package sigblock
 import (
 	"encoding/binary"
 	"fmt"
-	"runtime"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unsafe"
 )
@@ -62,19 +60,20 @@ func (b Block) WriteTrace(id uint32) {
 // Arrive tells every rank that block blk of rank self has reached phase ph
 // of launch epoch: it stores tag<<32 | epoch into Flag[ph][blk][self] of
 // each peer's block (peers[r] is rank r's SignalBlock, self included), one
-// 64-bit store each. The caller's prior writes to shared memory are
-// ordered before these stores.
+// 64-bit store each, and rings each peer's bell (Ring). The caller's prior
+// writes to shared memory are ordered before these stores.
 func Arrive(peers []Block, ph, blk, self int, tag, epoch uint32) {
 	for _, p := range peers {
 		p.Store64(FlagOffset(ph, blk, self), FlagValue(tag, epoch))
+		p.Ring()
 	}
 }
 
 // Wait blocks until every one of nranks peers has arrived at phase ph of
-// epoch for block blk, as seen in own (this rank's SignalBlock). It backs off
-// from spinning to sleeping so that many ranks on few cores make progress.
-// It returns false, leaving the wait, when stop reports true; stop is polled
-// between sleeps and may be nil.
+// epoch for block blk, as seen in own (this rank's SignalBlock). It spins
+// briefly, then sleeps on own's bell (Parker) so that many ranks on few
+// cores make progress. It returns false, leaving the wait, when stop
+// reports true; stop is polled between sleeps and may be nil.
 func Wait(own Block, ph, blk, nranks int, epoch uint32, stop func() bool) bool {
 	return WaitBounded(own, ph, blk, nranks, epoch, nil, stop, 0).Outcome == WaitArrived
 }
@@ -105,19 +104,22 @@ type WaitResult struct {
 // barrier(): when timeout > 0 and the wait has lasted longer than timeout,
 // counted from its first failed poll (as the kernels count it: a fast
 // barrier never reads the clock), it gives up with WaitTimedOut. The clock
-// is read only at the moments Backoff sleeps, which is often enough for a
-// deadline of milliseconds or more.
+// is read only when the Parker slept, at most parkMax apart, which is often
+// enough for a deadline of milliseconds or more.
 //
 // tags, when not nil, holds the tag expected of each peer (Args.PeerTag):
 // a flag that reached exactly epoch with another tag ends the wait with
 // WaitTagMismatch, as the kernels' barrier() does. A flag ahead of epoch
 // belongs to a later launch and its tag is not checked.
 func WaitBounded(own Block, ph, blk, nranks int, epoch uint32, tags []uint32, stop func() bool, timeout time.Duration) WaitResult {
-	var bo Backoff
+	pk := NewParker(own)
 	var start time.Time
 	for p := 0; p < nranks; p++ {
+		off := FlagOffset(ph, blk, p)
+		arrived := func() bool { return Reached(uint32(own.Load64(off)), epoch) }
 		for {
-			v := own.Load64(FlagOffset(ph, blk, p))
+			bell := pk.Bell()
+			v := own.Load64(off)
 			seen := uint32(v)
 			if Reached(seen, epoch) {
 				if tag := uint32(v >> 32); tags != nil && seen == epoch && tag != tags[p] {
@@ -128,7 +130,7 @@ func WaitBounded(own Block, ph, blk, nranks int, epoch uint32, tags []uint32, st
 			if start.IsZero() {
 				start = time.Now()
 			}
-			if !bo.Pause() {
+			if !pk.Pause(bell, arrived) {
 				continue
 			}
 			if stop != nil && stop() {
@@ -140,44 +142,6 @@ func WaitBounded(own Block, ph, blk, nranks int, epoch uint32, tags []uint32, st
 		}
 	}
 	return WaitResult{Outcome: WaitArrived}
-}
-
-// Backoff is the host side of the bounded backoff the kernels use: spin a
-// little, then yield, then sleep with doubling durations up to a ceiling.
-type Backoff struct{ n int }
-
-// Backoff steps. The host models run several ranks' worth of goroutines on
-// a few cores, so waiting must give the core away quickly; 64 us keeps a
-// wake-up well under the time of one small host launch.
-const (
-	backoffSpins  = 64
-	backoffYields = 4096
-	backoffFirst  = time.Microsecond
-	backoffCeil   = 64 * time.Microsecond
-)
-
-// Pause waits a little longer each call. It reports true when it slept, the
-// moment to check for cancellation.
-func (b *Backoff) Pause() bool {
-	b.n++
-	switch {
-	case b.n <= backoffSpins:
-		return false
-	case b.n <= backoffSpins+backoffYields:
-		// Both yields. runtime.Gosched first: the peer this block waits
-		// for may be a goroutine of this process (another block of this
-		// rank, or another rank of an in-process test world), which an
-		// OS-level yield alone leaves without a P until the scheduler
-		// preempts this goroutine (10 ms). Then an OS-level yield: with
-		// more ranks than cores, the peer may be another process that
-		// needs this core.
-		runtime.Gosched()
-		syscall.Syscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
-		return b.n%16 == 0
-	}
-	d := backoffFirst << min(b.n-backoffSpins-backoffYields, 6)
-	time.Sleep(min(d, backoffCeil))
-	return true
 }
 
 // Snapshot is a copy of a SignalBlock taken at one moment, for diagnosis.

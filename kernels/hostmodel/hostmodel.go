@@ -12,7 +12,6 @@ package hostmodel
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
 	"time"
 
@@ -360,17 +359,19 @@ var ErrTimedOut = errors.New("host wait passed the launch's deadline")
 
 // PollUntil polls ready (after a failed first poll at start) until it
 // holds: ErrStopped when the backend closes, ErrTimedOut (with the time
-// waited) past the launch's deadline. sigblock.Backoff yields the core to
-// other processes (ranks), but a goroutine spinning in it keeps its P, and
-// the peer a wait is for is often another goroutine of this process (a
-// lane or block of the same rank, or, in tests, another rank); these waits
-// come once per piece or slot, not once per launch, so each poll lets this
-// process's other goroutines run first.
+// waited) past the launch's deadline. What ready reads is this rank's own
+// memory, which a peer stores into and then rings (RingPeers): after a
+// short spin that lets this process's other goroutines run (the peer is
+// often a lane or block of the same rank), the block sleeps on this rank's
+// bell (sigblock.Parker).
 func (k *Kernel) PollUntil(start time.Time, ready func() bool) (time.Duration, error) {
-	var bo sigblock.Backoff
-	for !ready() {
-		runtime.Gosched()
-		if !bo.Pause() {
+	pk := sigblock.NewParker(k.Own())
+	for {
+		bell := pk.Bell()
+		if ready() {
+			return time.Since(start), nil
+		}
+		if !pk.Pause(bell, ready) {
 			continue
 		}
 		if k.l.Stop != nil && k.l.Stop() {
@@ -380,5 +381,9 @@ func (k *Kernel) PollUntil(start time.Time, ready func() bool) (time.Duration, e
 			return waited, ErrTimedOut
 		}
 	}
-	return time.Since(start), nil
 }
+
+// RingPeers rings every rank's bell (sigblock.Block.Ring), self included:
+// the block stored into peers' memory something they may be waiting for
+// (pushed slots, a sequence, a credit).
+func (k *Kernel) RingPeers() { sigblock.RingAll(k.sig) }

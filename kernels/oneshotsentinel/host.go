@@ -63,6 +63,7 @@ func Host(k *hostmodel.Kernel, b int) error {
 			}
 		}
 	}
+	k.RingPeers() // the pushed slots are what peers wait for
 
 	d := k.DType()
 	out := k.Bytes(a.Out, (count+1)*elem)

@@ -146,9 +146,11 @@ func units(k *hostmodel.Kernel, lane int, plan *Plan, head uint32) error {
 
 		if consume {
 			k.Signal(left).Store(sigblock.RingOffset(lane, sigblock.RingOffCredit), seq(c))
+			k.Signal(left).Ring()
 		}
 		if produce {
 			k.Signal(right).Store(sigblock.RingSeqOffset(lane, int((int64(head)+p)&(slots-1))), seq(p))
+			k.Signal(right).Ring()
 		}
 	}
 	return nil
