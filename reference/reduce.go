@@ -146,13 +146,21 @@ func (r *reducer) accF32(h uint64) float32 {
 	panic("reference: no sum for this scheme")
 }
 
-// extreme is max or min; not on the hot path of the benchmarks, so one
-// loop serves every scheme.
+// extreme is max or min in rank order. The host backend's matrix runs it
+// for two ops of three, so it walks the hash words as sumVals does: one
+// hash per word of fields, not one per rank.
 func (r *reducer) extreme(h uint64) float32 {
+	s := r.s
 	isMax := r.op == Max
-	acc := r.s.value(h & r.s.mask)
+	w := h
+	acc := s.value(w & s.mask)
+	w >>= s.width
 	for rank := 1; rank < r.n; rank++ {
-		v := r.s.value(r.s.field(h, rank))
+		if rank%s.perWord == 0 {
+			w = hashWord(h, rank/s.perWord)
+		}
+		v := s.value(w & s.mask)
+		w >>= s.width
 		if (isMax && v > acc) || (!isMax && v < acc) {
 			acc = v
 		}
