@@ -49,6 +49,7 @@ type Options struct {
 	JSONL     string   `json:"jsonl,omitempty"`
 	GoBench   string   `json:"gobench,omitempty"`
 	Progress  bool     `json:"-"`
+	Quiet     bool     `json:"-"`
 	ShmDir    string   `json:"shm_dir"`
 	Blocks    int      `json:"blocks,omitempty"`
 	Threads   int      `json:"threads,omitempty"`
@@ -305,6 +306,7 @@ func newFlagSet(o *Options) *flag.FlagSet {
 	fs.StringVar(&o.Repro, "repro", "", "rerun the failing case a repro bundle describes (flags given as well override the bundle's)")
 	fs.StringVar(&o.ReproDir, "repro-dir", "", "where failing cases' repro bundles go (default: the --json file's directory, else artest-repro/<start time>, made at the first failure)")
 	fs.BoolVar(&o.Progress, "progress", false, "print a line per finished case to stderr")
+	fs.BoolVar(&o.Quiet, "quiet", false, "no progress lines on stderr (without it, a line at least every 10 s says how many cases are done of how many and the time left)")
 	fs.StringVar(&o.Table, "table", "summary", "what stdout shows at the end: summary (failures with their repro lines, counts per variant by dtype; one screen) or full (also a row per case); the JSON and JUnit reports always hold every case")
 	fs.StringVar(&o.ShmDir, "shm-dir", "/dev/shm", "host backend: directory of the shared-memory segments")
 	fs.StringVar(&o.HostMax, "host-max-size", "2M", "host backend: largest size of the default matrix (explicit --size is not capped)")

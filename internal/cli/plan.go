@@ -142,7 +142,7 @@ func (o *Options) runConfig(e Env, backendName string, info backend.Info, cs []c
 		Timeout: o.timeout, DeviceTimeout: o.deviceTimeout, Inject: o.inject, Schedules: o.sched, Check: o.Check,
 		Blocks: o.Blocks, Threads: o.Threads, Params: o.params, RunKnownDefects: o.RunKnownDefects,
 		Stdout: e.Stdout, Stderr: e.Stderr, JSONPath: o.JSON, JUnitPath: o.JUnit,
-		JSONLPath: o.JSONL, GoBenchPath: o.GoBench, Progress: o.Progress, FullTable: o.Table == "full",
+		JSONLPath: o.JSONL, GoBenchPath: o.GoBench, Progress: o.Progress, Quiet: o.Quiet, FullTable: o.Table == "full",
 		Agg: o.agg, Bench: o.Bench, AfterReports: o.afterReports(e.Stderr), PDL: o.PDL, PDLChain: o.PDLChain, Overlap: o.overlap, SMBudget: o.smBudget,
 		Header: report.Header{
 			Tool: "artest", Version: Version, GitRevision: gitRevision(),

@@ -23,7 +23,7 @@ import (
 // line's to say, so that a bundle cannot make artest write over a file.
 var bundleIgnoredFlags = map[string]bool{
 	"json": true, "junit": true, "jsonl": true, "plot": true, "gobench": true, "repro-dir": true,
-	"header": true, "go": true, "progress": true, "table": true, "list": true, "help": true, "version": true,
+	"header": true, "go": true, "progress": true, "quiet": true, "table": true, "list": true, "help": true, "version": true,
 }
 
 // bundleCaseFlags are a bundle's flags that belong to its one case: its
@@ -189,7 +189,7 @@ var rerunEffectiveOrder = []string{"backend", "seed", "input", "warmup", "iters"
 // and the host size cap included), and artest tune's own flags (a failing
 // tune candidate reruns as an ordinary case with its launch pinned).
 var rerunLeftOut = map[string]bool{
-	"json": true, "junit": true, "jsonl": true, "plot": true, "progress": true, "list": true, "list-variants": true, "table": true, "gobench": true,
+	"json": true, "junit": true, "jsonl": true, "plot": true, "progress": true, "quiet": true, "list": true, "list-variants": true, "table": true, "gobench": true,
 	"repro": true, "repro-dir": true, "help": true, "version": true,
 	"case": true, "variant": true, "coll": true, "dtype": true, "op": true, "size": true, "mode": true, "quick": true, "stress-set": true,
 	"b": true, "e": true, "f": true, "minbytes": true, "maxbytes": true, "stepfactor": true, "host-max-size": true,

@@ -69,8 +69,12 @@ type Config struct {
 	// GoBenchPath, when set, gets every timed repetition in Go's benchmark
 	// format (report.WriteGoBench) at the end.
 	GoBenchPath string
-	// Progress: rank 0 prints one line per finished case to Stderr.
+	// Progress: rank 0 prints one line per finished case to Stderr (stress
+	// runs always do). Every run that is not Quiet prints a progress line
+	// at least every heartbeat (progress.go).
 	Progress bool
+	// Quiet: no progress lines at all.
+	Quiet bool
 	// OnFail, when set, is called on rank 0 for every failing case and for
 	// the case that hung (the CLI prints the rerun command and writes the
 	// repro bundle); it returns the rerun command, kept in the case.
@@ -247,12 +251,8 @@ func Run(c comm.Comm, b backend.Backend, w *backend.World, cfg *Config) int {
 		if cfg.Stress > 0 {
 			r.announceStress()
 		}
-		if cfg.Progress || cfg.Stress > 0 {
-			beat := time.Duration(0)
-			if cfg.Stress > 0 {
-				beat = heartbeat
-			}
-			r.prog = newProgress(cfg.Stderr, len(cfg.Cases), beat)
+		if !cfg.Quiet {
+			r.prog = newProgress(cfg.Stderr, len(cfg.Cases), cfg.Progress || cfg.Stress > 0, heartbeat)
 			defer r.prog.close()
 		}
 	}

@@ -2,9 +2,7 @@ package runner
 
 import (
 	"fmt"
-	"io"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/artest/artest/internal/backend"
@@ -24,10 +22,6 @@ const (
 	stressIterCUDAShared = 640 * time.Microsecond
 	stressIterHost       = 1200 * time.Microsecond
 )
-
-// heartbeat is the longest a stress run stays silent on rank 0's stderr: a
-// case that runs longer gets a line saying it is still running.
-const heartbeat = 10 * time.Second
 
 // stressEstimate is the plan's estimate of a stress run's time.
 func stressEstimate(b backend.Backend, cases, iters int) time.Duration {
@@ -151,84 +145,6 @@ func (st *stressCase) layout() {
 			st.check[j] = st.at(st.outAll, j)
 		}
 	}
-}
-
-// progress prints rank 0's progress lines: one per finished case, and a
-// heartbeat line while one case runs longer than heartbeat. Its lines
-// share stderr with the runner's, so every write holds mu.
-type progress struct {
-	mu      sync.Mutex
-	w       io.Writer
-	total   int
-	start   time.Time
-	last    time.Time // of the last line written
-	current string    // the running case's ID
-	index   int       // its number, from 1
-	stop    chan struct{}
-	done    chan struct{}
-}
-
-// newProgress starts the heartbeat (when beat > 0) over total cases.
-func newProgress(w io.Writer, total int, beat time.Duration) *progress {
-	now := time.Now()
-	p := &progress{w: w, total: total, start: now, last: now, stop: make(chan struct{}), done: make(chan struct{})}
-	if beat <= 0 {
-		close(p.done)
-		return p
-	}
-	go func() {
-		defer close(p.done)
-		t := time.NewTicker(beat / 4)
-		defer t.Stop()
-		for {
-			select {
-			case <-p.stop:
-				return
-			case now := <-t.C:
-				p.mu.Lock()
-				if p.current != "" && now.Sub(p.last) >= beat {
-					fmt.Fprintf(p.w, "# [%d/%d] %s still running, %s elapsed\n", p.index, p.total, p.current, roundDuration(now.Sub(p.start)))
-					p.last = now
-				}
-				p.mu.Unlock()
-			}
-		}
-	}()
-	return p
-}
-
-// begin notes that case id, the n-th, starts.
-func (p *progress) begin(n int, id string) {
-	p.mu.Lock()
-	p.index, p.current = n, id
-	p.mu.Unlock()
-}
-
-// finished prints the line of the n-th case, with the time so far and, for
-// stress runs, the time the cases left should take at the rate so far.
-func (p *progress) finished(n int, line string, eta bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	now := time.Now()
-	elapsed := now.Sub(p.start)
-	if eta && n < p.total {
-		left := time.Duration(float64(elapsed) / float64(n) * float64(p.total-n))
-		line += fmt.Sprintf(" (%s elapsed, about %s left)", roundDuration(elapsed), roundDuration(left))
-	} else if eta {
-		line += fmt.Sprintf(" (%s elapsed)", roundDuration(elapsed))
-	}
-	fmt.Fprintln(p.w, line)
-	p.last, p.current = now, ""
-}
-
-// close stops the heartbeat.
-func (p *progress) close() {
-	select {
-	case <-p.stop:
-	default:
-		close(p.stop)
-	}
-	<-p.done
 }
 
 // firstLine is s up to its first line break.
