@@ -10,13 +10,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The ring passes with its smallest rings (many pieces through 2 slots),
-// odd sizes and misaligned offsets, and with the most lanes; at 3 ranks,
-// where chunks do not divide evenly.
+// The ring passes with its smallest rings (many pieces through 2 slots:
+// 256 at 4100 B), odd sizes and misaligned offsets, and with the most
+// lanes; at 3 ranks, where chunks do not divide evenly. (65534 B, 4096
+// pieces, added a minute on 2 cores and no new case of the protocol.)
 func TestRingSmallRingsOddSizesAndMaxLanes(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{
-		{"--size", "2,6,12,100,1020,4100,65534", "--param", "slots=2", "--param", "slot-bytes=16", "--op", "sum,max"},
+		{"--size", "2,6,12,100,1020,4100", "--param", "slots=2", "--param", "slot-bytes=16", "--op", "sum,max"},
 		{"--size", "1M", "--param", "lanes=32", "--dtype", "bf16", "--op", "sum"},
 	} {
 		full := append([]string{"--variant", "ring", "--iters", "1", "--reps", "1", "--warmup", "0"}, args...)

@@ -11,22 +11,22 @@ import (
 )
 
 // --timeout bounds the wait for one step of the stream, not for a stress
-// batch: batches of 511 calls of 256 KiB that take seconds on the host
-// backend are no hang at --timeout 1s. The run is `--variant oneshot --size
-// 256K --stress 4000 --schedule none --timeout 1s` narrowed to one dtype, one
-// op and the aligned registered modes out of place (plain launches and
-// graph replays, the two ways a batch reaches the stream); the batches do
-// not depend on the rest. The test also requires that some case took at
-// least three times the timeout, so it cannot pass on a machine fast
-// enough to finish every batch within it.
-// The timeout is 1s rather than the documented minimum of 100ms: a host
-// rank starved of a core for 100ms by other processes (2 cores, parallel
-// tests, other jobs) makes no progress either, which is a hang by that
-// timeout's measure. Not parallel: it runs before the parallel tests.
+// batch: a batch whose calls each take 20 ms is no hang at --timeout 2s
+// however long the whole batch takes. Every call of rank 1 sleeps 20 ms
+// (--inject delay: sleeping, so the time holds on a machine of any speed
+// and load), so each case's 400 calls take at least 8 s, four times the
+// timeout, in one or two batches, plain launches and graph replays (the two
+// ways a batch reaches the stream); 4 KiB keeps the work of a call small.
+// Why 2 s holds on a loaded machine: the stream reports progress every 16
+// calls (16 x 20 ms of sleep = 0.32 s, plus the work of 16 small calls), a
+// sixth of the timeout; a false hang needs a rank starved of every core for
+// 1.7 s.
 func TestStressTimeoutMeasuresProgress(t *testing.T) {
-	const timeout = time.Second
-	o := mpirun(t, 2, 10*time.Minute, "--variant", "oneshot", "--size", "256K", "--stress", "4000", "--schedule", "none",
-		"--timeout", timeout.String(), "--dtype", "f32", "--op", "sum", "--mode", "oop,reg,aligned")
+	t.Parallel()
+	const timeout = 2 * time.Second
+	o := mpirun(t, 2, 5*time.Minute, "--variant", "oneshot", "--size", "4K", "--stress", "400", "--schedule", "none",
+		"--timeout", timeout.String(), "--dtype", "f32", "--op", "sum", "--mode", "oop,reg,aligned",
+		"--inject", "delay:rank=1,us=20000")
 	require.Equal(t, 0, o.code, "%s\n%s", o.stdout, o.stderr)
 	require.Contains(t, o.stdout, "# pass 2, FAIL 0, skipped 0")
 	// The per-case progress lines on stderr: "# [1/2] ID pass 9.65s (...)".
@@ -36,7 +36,7 @@ func TestStressTimeoutMeasuresProgress(t *testing.T) {
 		require.NoError(t, err)
 		longest = max(longest, d)
 	}
-	require.Greater(t, longest, 3*timeout, "no stress case ran longer than 3x --timeout, so none showed that the timeout measures progress: raise --stress\n%s", o.stderr)
+	require.Greater(t, longest, 3*timeout, "no stress case ran longer than 3x --timeout, so none showed that the timeout measures progress\n%s", o.stderr)
 }
 
 // A stress call that never ends is still a hang at that timeout: rank 1's
