@@ -4,6 +4,7 @@
 #                 (on the GPUs when there are some, else the host backend)
 #   make test     install what is missing, go vet, go test -short, the kernels'
 #                 compile gate and SASS check, and the mpirun integration tests
+#   make test-busy  make test beside 2 CPU hogs per core (RUNS=N repeats it)
 #   make test-exhaustive  the tests -short skips: every one of the 2^32
 #                 float32 inputs through each 16-bit conversion (reference/,
 #                 and the device checker's port in kernels/), and the device
@@ -34,7 +35,7 @@ export NCCL_NVLS_ENABLE ?= 0
 include kernels/kernels.mk
 include plugin/plugin.mk
 
-.PHONY: all deps build run test test-go test-kernels test-exhaustive vet unit cxx integration image repro-image test-image clean
+.PHONY: all deps build run test test-busy test-go test-kernels test-exhaustive vet unit cxx integration image repro-image test-image clean
 
 all: build
 
@@ -100,6 +101,12 @@ test-go: unit
 
 test-kernels: kernels-check-alone
 	@$(MAKE) --no-print-directory kernels-sass-check plugins-check kernels-mutants-check
+
+# make test beside 2 CPU hogs per core (ci/busy.sh), as a shared CI
+# machine runs it: make test-busy [RUNS=5].
+RUNS ?= 1
+test-busy:
+	ci/busy.sh --runs $(RUNS) -- $(MAKE) --no-print-directory test
 
 # What -short skips (testing.Short): reference/'s TestFromF32AllInputs, all
 # 2^32 float32 inputs per 16-bit format, tens of seconds each on 2 cores;

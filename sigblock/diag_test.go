@@ -93,7 +93,7 @@ func TestWaitBoundedDeadline(t *testing.T) {
 	require.Equal(t, 1, res.Peer)
 	require.Equal(t, uint32(6), res.Seen)
 	require.GreaterOrEqual(t, res.Waited, 20*time.Millisecond)
-	require.Less(t, time.Since(start), 2*time.Second)
+	require.Less(t, time.Since(start), 10*time.Second, "ended by the deadline (far above it: room for a loaded machine)")
 
 	own.Store(FlagOffset(PhaseMid, 4, 1), 7)
 	own.Store(FlagOffset(PhaseMid, 4, 2), 8) // ahead counts as arrived

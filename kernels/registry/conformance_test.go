@@ -283,7 +283,9 @@ func TestHostModelsDiagnoseADifferentCall(t *testing.T) {
 		w := hostmodeltest.NewWorldFor(v, 3, reference.F32, 1024, false)
 		w.Fill(0)
 		errs, took := w.LaunchTagged(t, v, []int64{1024, 1020, 1024}, hostmodeltest.SameGens(3, 1, 1, 1), hostmodeltest.WaitTimeout)
-		require.Less(t, took, 20*hostmodeltest.WaitTimeout, "the launch must end soon after the deadline")
+		// Any bound far below the test's limit shows the deadline ended it;
+		// 100x leaves room for a loaded machine.
+		require.Less(t, took, 100*hostmodeltest.WaitTimeout, "the launch must end after the deadline, not hang")
 		for r := 0; r < 3; r++ {
 			require.NoError(t, errs[r])
 			g, ok := w.Snapshot(r).GiveUp()

@@ -403,7 +403,9 @@ func TestRingWaitGivesUpAfterTheDeadline(t *testing.T) {
 	errs, took := w.LaunchSome(t, v, kernels.InjectNoStartBarrier, 0, 1)
 	require.NoError(t, errs[0])
 	require.NoError(t, errs[1])
-	require.Less(t, took, 40*hostmodeltest.WaitTimeout)
+	// Ended by the deadline, not left waiting: any bound far below the
+	// test's own limit shows it; 100x leaves room for a loaded machine.
+	require.Less(t, took, 100*hostmodeltest.WaitTimeout)
 	g, ok := w.Snapshot(0).GiveUp()
 	require.True(t, ok)
 	require.Equal(t, sigblock.DiagKindRingData, g.Kind)
