@@ -163,22 +163,33 @@ func Compare(old, new *report.Report, th Thresholds) []Row {
 	return rows
 }
 
-func judge(o, n *report.Case, th Thresholds) Row {
-	row := Row{ID: n.ID, Bytes: n.Bytes, Old: o, New: n}
-	if o == nil {
+// judgeFailure is what every comparison judges first: a case only in NEW
+// (FAILS when it fails there), a case failing in both, a case newly
+// failing. done is false when neither side failed and o exists.
+func judgeFailure(o, n *report.Case) (row Row, done bool) {
+	row = Row{ID: n.ID, Bytes: n.Bytes, Old: o, New: n}
+	switch {
+	case o == nil:
 		row.Status = StatusOnlyNew
 		if failed(n) {
 			row.Status, row.Why = StatusFails, "fails in NEW: "+firstLine(n.Reason)
 		}
+	case failed(n) && failed(o):
+		row.Status = StatusStillFails
+	case failed(n):
+		row.Status, row.Why = StatusFails, "fails in NEW: "+firstLine(n.Reason)
+	default:
+		return row, false
+	}
+	return row, true
+}
+
+func judge(o, n *report.Case, th Thresholds) Row {
+	row, done := judgeFailure(o, n)
+	if done {
 		return row
 	}
 	switch {
-	case failed(n) && failed(o):
-		row.Status = StatusStillFails
-		return row
-	case failed(n):
-		row.Status, row.Why = StatusFails, "fails in NEW: "+firstLine(n.Reason)
-		return row
 	case o.TimeUS <= 0 || n.TimeUS <= 0:
 		row.Status = StatusUntimed
 		return row
@@ -226,21 +237,11 @@ func judge(o, n *report.Case, th Thresholds) Row {
 // checks it). Its changes of time and busbw are computed when both sides
 // were timed, to be shown, and decide nothing.
 func judgeVerdicts(o, n *report.Case) Row {
-	row := Row{ID: n.ID, Bytes: n.Bytes, Old: o, New: n}
-	if o == nil {
-		row.Status = StatusOnlyNew
-		if failed(n) {
-			row.Status, row.Why = StatusFails, "fails in NEW: "+firstLine(n.Reason)
-		}
+	row, done := judgeFailure(o, n)
+	if done {
 		return row
 	}
 	switch {
-	case failed(n) && failed(o):
-		row.Status = StatusStillFails
-		return row
-	case failed(n):
-		row.Status, row.Why = StatusFails, "fails in NEW: "+firstLine(n.Reason)
-		return row
 	case n.Verdict == report.Skipped && o.Verdict == report.Pass:
 		row.Status, row.Why = StatusSkipped, "passed in OLD, skipped in NEW"
 		if r := firstLine(n.Reason); r != "" {
