@@ -156,8 +156,17 @@ func (l listFlag) Set(s string) error {
 // million calls take minutes on a GPU and hours on the host backend; a
 // larger count is a typo. minTimeout bounds --timeout and a non-zero
 // --device-timeout: below it one ordinary host step already looks hung.
+//
+// maxIters, maxWarmup and maxReps bound the timing flags: every timed call
+// of a repetition is kept (captured into one graph, or launched and
+// recorded), so --iters 100000000 grew a host rank past 900 MB in 5 s and
+// never ended. nccl-tests' usual counts are 20 to a few thousand; the caps
+// sit far above anything useful.
 const (
 	maxStress  = 10_000_000
+	maxIters   = 100_000
+	maxWarmup  = 100_000
+	maxReps    = 10_000
 	minTimeout = 100 * time.Millisecond
 )
 
@@ -429,6 +438,14 @@ func Parse(args []string) (*Options, error) {
 	}
 	if o.Stress > maxStress {
 		return nil, exitcode.Usagef("--stress %d: at most %d", o.Stress, maxStress)
+	}
+	for _, c := range []struct {
+		name   string
+		v, max int
+	}{{"--iters", o.Iters, maxIters}, {"--warmup", o.Warmup, maxWarmup}, {"--reps", o.Reps, maxReps}} {
+		if c.v > c.max {
+			return nil, exitcode.Usagef("%s %d: at most %d", c.name, c.v, c.max)
+		}
 	}
 	if o.set["schedule"] {
 		if o.Stress == 0 {
