@@ -384,7 +384,9 @@ func Parse(args []string) (*Options, error) {
 		return nil, err
 	}
 	if o.ListVariants {
-		for _, name := range []string{"list", "json", "junit", "jsonl", "plot", "gobench"} {
+		// It lists every variant: a selection (or a size to check) would
+		// be silently ignored.
+		for _, name := range append([]string{"list", "json", "junit", "jsonl", "plot", "gobench", "case"}, selectionFlags...) {
 			if o.set[name] {
 				return nil, exitcode.Usagef("--list-variants prints the variant names and runs nothing: --%s would do nothing; drop one of them", name)
 			}

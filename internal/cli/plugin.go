@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"strings"
+
 	"github.com/artest/artest/internal/exitcode"
 	"github.com/artest/artest/internal/plugin"
 	"github.com/artest/artest/internal/report"
@@ -17,6 +19,12 @@ func (o *Options) loadPlugins() error {
 	var external []kernels.Variant
 	set := registry.Builtins()
 	for _, path := range dedup(o.Plugins) {
+		switch {
+		case strings.TrimSpace(path) == "":
+			return exitcode.Usagef("--plugin: empty path (want the path of a shared library)")
+		case strings.ContainsAny(path, "\n\r"):
+			return exitcode.Usagef("--plugin %q: a path with a line break would break the report's header and the one-line repro messages; rename the file", path)
+		}
 		p, err := plugin.Load(path)
 		if err != nil {
 			return err
