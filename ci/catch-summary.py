@@ -60,8 +60,17 @@ def summarise(path):
             "%.0fs" % first_fail if first_fail is not None else "-", v["stamps"], v["warned"], v["cases"], v["lead"], v["linklead"], v["linkover"], v["loadlead"], v["loadover"], sizes))
 
 
+if len(sys.argv) < 2:
+    sys.exit(__doc__)
+failed = 0
 for p in sys.argv[1:]:
     try:
         summarise(p)
-    except (OSError, ValueError, KeyError) as e:
-        print("%s: %s" % (p, e))
+    except OSError as e:
+        print("catch-summary: %s: %s" % (p, e.strerror or e), file=sys.stderr)
+        failed += 1
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        print("catch-summary: %s: not an artest --json report (%s: %s)" % (p, type(e).__name__, e), file=sys.stderr)
+        failed += 1
+# Every report was tried; one that could not be read fails the summary.
+sys.exit(1 if failed else 0)

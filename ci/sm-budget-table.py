@@ -12,16 +12,29 @@ import json
 import sys
 
 
+def read_report(path):
+    """The JSON report at path, or exit 1 with one line naming the file."""
+    try:
+        with open(path) as f:
+            r = json.load(f)
+    except OSError as e:
+        sys.exit(f"sm-budget-table: {path}: {e.strerror or e}")
+    except ValueError as e:
+        sys.exit(f"sm-budget-table: {path}: not a JSON report ({e}); give the --json report, not --jsonl")
+    if not isinstance(r, dict):
+        sys.exit(f"sm-budget-table: {path}: not an artest report")
+    return r
+
+
 def main(paths):
     rows = {}  # (variant, bytes, mode) -> {budget: case}
     budgets = []
     for p in paths:
-        with open(p) as f:
-            r = json.load(f)
+        r = read_report(p)
         h = r.get("header", {})
         b = h.get("sm_budget")
         if not b:
-            sys.exit(f"{p}: not an artest bench --sm-budget report")
+            sys.exit(f"sm-budget-table: {p}: not an artest bench --sm-budget report")
         if h.get("overlap_note"):
             print(f"<!-- {p}: {h['overlap_note']} -->")
         budgets.append(b)
@@ -52,4 +65,7 @@ def size(n):
 if __name__ == "__main__":
     if len(sys.argv) < 2:
         sys.exit(__doc__)
-    main(sys.argv[1:])
+    try:
+        main(sys.argv[1:])
+    except (KeyError, TypeError, AttributeError) as e:
+        sys.exit(f"sm-budget-table: a report lacks what the table needs ({type(e).__name__}: {e})")

@@ -43,6 +43,8 @@ def main(paths):
         cases = collections.defaultdict(list)
         for r in rows(path):
             cases[r["case"]].append(r)
+        if not cases:
+            sys.exit(f"witness-leads: {path}: no witness rows (want a file ARTEST_WITNESS_DUMP wrote)")
         print(f"== {path}  (leads past {', '.join(map(str, THRESHOLDS_US))} us)")
         for case, rs in cases.items():
             none = [r for r in rs if r["loaded"] < 0 and r["skipped"] in ("-", "load")]
@@ -68,4 +70,9 @@ def main(paths):
 if __name__ == "__main__":
     if len(sys.argv) < 2:
         sys.exit(__doc__)
-    main(sys.argv[1:])
+    try:
+        main(sys.argv[1:])
+    except OSError as e:
+        sys.exit(f"witness-leads: {e.filename}: {e.strerror or e}")
+    except (ValueError, IndexError) as e:
+        sys.exit(f"witness-leads: not an ARTEST_WITNESS_DUMP file ({e})")

@@ -55,7 +55,7 @@ var layers = []struct {
 	}},
 	{"the command line", []string{"internal/cli"}},
 	{"programs and end-to-end tests", []string{
-		"cmd/artest", "mpi/internal/mpicheck", "test/doclinks", "test/integration", "test/layering", "test/reproimage",
+		"cmd/artest", "mpi/internal/mpicheck", "test/doclinks", "test/integration", "test/ciscripts", "test/layering", "test/reproimage",
 	}},
 }
 
