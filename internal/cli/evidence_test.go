@@ -345,7 +345,8 @@ func TestUsageHolesAreClosed(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"reps 0 in a test run", []string{"--reps", "0"}, "--reps 0 would time nothing"},
+		{"reps 0 in a test run", []string{"--reps", "0"}, "--reps 0 would time nothing while the default --iters (20; 3 on the host backend) says"},
+		{"reps 0 with --iters", []string{"--reps", "0", "--iters", "7"}, "--reps 0 would time nothing while --iters 7 says"},
 		{"list with a report", []string{"--quick", "--list", "--json", "x.json"}, "--list prints the selected case IDs and runs nothing: --json"},
 		{"tune budget NaN", []string{"tune", "--budget", "NaN"}, "--budget NaN"},
 		{"tune budget inf", []string{"tune", "--budget", "+Inf"}, "--budget +Inf"},

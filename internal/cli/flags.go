@@ -426,7 +426,12 @@ func Parse(args []string) (*Options, error) {
 		}
 	}
 	if o.set["reps"] && o.Reps == 0 && o.Iters > 0 && o.Stress == 0 && !o.Bench && !o.Tune.On {
-		return nil, exitcode.Usagef("--reps 0 would time nothing while --iters %d says to time calls: give --iters 0 to check only, or --reps 1 or more", o.Iters)
+		// Unset, --iters is the backend's default, not known yet here.
+		iters := fmt.Sprintf("--iters %d", o.Iters)
+		if !o.set["iters"] {
+			iters = "the default --iters (20; 3 on the host backend)"
+		}
+		return nil, exitcode.Usagef("--reps 0 would time nothing while %s says to time calls: give --iters 0 to check only, or --reps 1 or more", iters)
 	}
 	if o.List {
 		for _, name := range []string{"json", "junit", "jsonl", "plot", "gobench"} {

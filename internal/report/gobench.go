@@ -15,7 +15,8 @@ import (
 //
 //	BenchmarkAllreduce/variant=oneshot/dtype=bf16/op=sum/mode=oop-reg-plain/bytes=1048576/ranks=4 20 12345 ns/op 84.94 MB/s
 //
-// where the iteration count is the calls per repetition, ns/op the
+// (BenchmarkReduceScatter and BenchmarkAllGather for the other
+// collectives), where the iteration count is the calls per repetition, ns/op the
 // repetition's per-call time (aggregated over ranks) and MB/s the message
 // bytes over that time. A case without kept repetitions (a test run, not a
 // bench) gives one line with its median time.
@@ -39,8 +40,8 @@ func WriteGoBench(w io.Writer, r *Report) error {
 		if verdictOf(c) != Pass || c.TimeUS <= 0 {
 			continue
 		}
-		name := fmt.Sprintf("BenchmarkAllreduce/variant=%s/dtype=%s/op=%s/mode=%s/bytes=%d/ranks=%d",
-			benchKey(c.Variant), benchKey(c.DType), benchKey(c.Op), benchKey(c.Mode), c.Bytes, c.Ranks)
+		name := fmt.Sprintf("%s/variant=%s/dtype=%s/op=%s/mode=%s/bytes=%d/ranks=%d",
+			benchName(c.Coll), benchKey(c.Variant), benchKey(c.DType), benchKey(c.Op), benchKey(c.Mode), c.Bytes, c.Ranks)
 		iters, reps := c.Iters, []float64{c.TimeUS}
 		if c.Timing != nil && len(c.Timing.RepUS) > 0 {
 			reps = c.Timing.RepUS
@@ -60,6 +61,21 @@ func WriteGoBench(w io.Writer, r *Report) error {
 		return fmt.Errorf("write Go benchmark format: %w", err)
 	}
 	return nil
+}
+
+// benchName is the benchmark's name for collective coll (Case.Coll: ""
+// for the allreduce): BenchmarkAllreduce, BenchmarkReduceScatter,
+// BenchmarkAllGather.
+func benchName(coll string) string {
+	if coll == "" {
+		return "BenchmarkAllreduce"
+	}
+	var b strings.Builder
+	b.WriteString("Benchmark")
+	for _, part := range strings.FieldsFunc(coll, func(r rune) bool { return r == '-' || r == '_' || r == ' ' }) {
+		b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+	}
+	return b.String()
 }
 
 // benchKey keeps a name part free of what the format splits on (spaces,

@@ -69,3 +69,23 @@ func TestWriteGoBenchFollowsTheFormat(t *testing.T) {
 	require.Contains(t, b.String(), "backend: cuda\n")
 	require.Contains(t, b.String(), "artest-revision: abc\n")
 }
+
+// Each collective's timings carry its own benchmark name, so benchstat never
+// compares a reduce-scatter with an allreduce of the same variant and size.
+func TestWriteGoBenchNamesTheCollective(t *testing.T) {
+	r := &Report{Header: Header{Ranks: 2, Backend: "cuda"}}
+	for _, coll := range []string{"", "reduce-scatter", "all-gather"} {
+		r.Cases = append(r.Cases, Case{ID: "pull/" + coll, Variant: "pull", Coll: coll, DType: "bf16", Op: "sum", Mode: "oop-reg-plain",
+			Bytes: 4096, Ranks: 2, Verdict: Pass, TimeUS: 5, Iters: 20})
+	}
+	var b bytes.Buffer
+	require.NoError(t, WriteGoBench(&b, r))
+	var names []string
+	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		if m := benchResultLine.FindStringSubmatch(line); m != nil {
+			name, _, _ := strings.Cut(m[1], "/")
+			names = append(names, name)
+		}
+	}
+	require.Equal(t, []string{"Allreduce", "ReduceScatter", "AllGather"}, names)
+}

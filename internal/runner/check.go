@@ -65,7 +65,7 @@ func (r *run) resolveChecker() (dc backend.DeviceChecker, note string, err error
 		}
 	}
 	if mode == CheckDevice && special != "" {
-		return nil, "", fmt.Errorf("--check device: case %s has special inputs, which the device checker has no model of (kernels/check.cuh): use --check auto (those cases on the host) or --check host", special)
+		return nil, "", fmt.Errorf("--check device: case %s has special inputs, which the device checker has no model of (kernels/harness/check.cuh): use --check auto (those cases on the host) or --check host", special)
 	}
 	if specials == len(r.cfg.Cases) {
 		if _, ok := r.b.(backend.DeviceChecker); !ok {

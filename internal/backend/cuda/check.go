@@ -34,7 +34,7 @@ func (b *Backend) CheckOnDevice(req backend.DeviceCheck, timeout time.Duration) 
 		return nil, nil
 	}
 	if req.Spec.Gen.Kind == reference.Special {
-		// kernels/check.cuh generates random and exact inputs only; the
+		// kernels/harness/check.cuh generates random and exact inputs only; the
 		// runner checks special inputs on the host.
 		return nil, fmt.Errorf("the device checker has no model of %s inputs", req.Spec.Gen.Kind)
 	}
