@@ -368,6 +368,25 @@ func Parse(args []string) (*Options, error) {
 		return o, nil
 	}
 	if o.Repro != "" {
+		// One bundle a run: a second would silently replace the first.
+		var bundles []string
+		for _, g := range o.given {
+			if g.name == "repro" {
+				bundles = append(bundles, g.value)
+			}
+		}
+		if len(bundles) > 1 {
+			return nil, exitcode.Usagef("--repro given %d times (%s): a run reruns one bundle; run one artest per bundle", len(bundles), strings.Join(bundles, ", "))
+		}
+		// A rerun is a test run of the bundle's case; bench and tune
+		// would silently become one.
+		if o.Bench || o.Tune.On {
+			word := "bench"
+			if o.Tune.On {
+				word = "tune"
+			}
+			return nil, exitcode.Usagef("%s --repro: a bundle reruns as a test run (artest --repro %s); to %s its case, give its ID: artest %s --case ID (the bundle's \"case\")", word, o.Repro, word, word)
+		}
 		return parseRepro(o.Repro, o.given)
 	}
 	for _, name := range nonEmptyFlags {
