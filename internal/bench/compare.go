@@ -90,6 +90,24 @@ type Row struct {
 	P float64
 }
 
+// severity orders statuses for picking the worst of several records of one
+// case: what fails the gate first, then what it reports.
+func severity(s Status) int {
+	switch s {
+	case StatusFails:
+		return 5
+	case StatusSkipped:
+		return 4
+	case StatusRegression:
+		return 3
+	case StatusStillFails:
+		return 2
+	case StatusNoise:
+		return 1
+	}
+	return 0
+}
+
 // Regression reports whether the row fails the gate.
 func (r *Row) Regression() bool {
 	return r.Status == StatusRegression || r.Status == StatusFails || r.Status == StatusSkipped
@@ -125,8 +143,8 @@ func TimesNotJudged(old, new *report.Header) string {
 	return ""
 }
 
-// VerdictsOnly reports whether Compare judges old and new by their
-// verdicts alone: th asks for it, or their times are not speed.
+// VerdictsOnly reports whether the comparison judges verdicts alone: asked
+// for, or forced by a report whose times are not speed (TimesNotJudged).
 func VerdictsOnly(old, new *report.Header, th Thresholds) bool {
 	return th.VerdictsOnly || TimesNotJudged(old, new) != ""
 }
@@ -145,13 +163,33 @@ func Compare(old, new *report.Report, th Thresholds) []Row {
 	}
 	seen := map[string]bool{}
 	var rows []Row
+	at := map[string]int{}       // a case's row
+	recorded := map[string]int{} // its records in NEW
 	for i := range new.Cases {
 		n := &new.Cases[i]
+		recorded[n.ID]++
+		row := judgeCase(oldByID[n.ID], n, th)
 		if seen[n.ID] {
-			continue // a case listed twice (a JSON Lines file appended to): the first counts
+			// A case recorded twice in NEW (a JSON Lines file appended
+			// to): every record is judged and the worst stands.
+			if j := at[n.ID]; severity(row.Status) > severity(rows[j].Status) {
+				rows[j] = row
+			}
+			continue
 		}
 		seen[n.ID] = true
-		rows = append(rows, judgeCase(oldByID[n.ID], n, th))
+		at[n.ID] = len(rows)
+		rows = append(rows, row)
+	}
+	for id, k := range recorded {
+		if k > 1 {
+			r := &rows[at[id]]
+			note := fmt.Sprintf("recorded %d times in NEW, the worst record judged", k)
+			if r.Why != "" {
+				note = r.Why + "; " + note
+			}
+			r.Why = note
+		}
 	}
 	for i := range old.Cases {
 		o := &old.Cases[i]
@@ -420,6 +458,9 @@ func readReport(path string) (rep *report.Report, complete bool, err error) {
 		return nil, false, notReport
 	}
 	rep, err = report.ReadJSON(bytes.NewReader(b))
+	if errors.Is(err, report.ErrTrailingData) {
+		return nil, false, fmt.Errorf("%s: %w", path, err)
+	}
 	if err != nil || rep.Header.Tool != "artest" {
 		return nil, false, notReport
 	}

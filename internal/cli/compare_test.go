@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/artest/artest/internal/exitcode"
 	"github.com/artest/artest/internal/report"
 	"github.com/artest/artest/internal/repro"
 )
@@ -375,5 +376,21 @@ func TestCompareHelpSaysExitCodes(t *testing.T) {
 		"            2 ",
 	} {
 		require.Contains(t, out, want)
+	}
+}
+
+// A report file with anything after its report is refused (exit 2), not
+// judged by its first document alone.
+func TestCompareRefusesTrailingData(t *testing.T) {
+	dir := t.TempDir()
+	rep := `{"header":{"tool":"artest","backend":"cuda"},"cases":[],"summary":{}}`
+	good := filepath.Join(dir, "good.json")
+	require.NoError(t, os.WriteFile(good, []byte(rep+"\n"), 0o644))
+	for name, content := range map[string]string{"two.json": rep + "\n" + rep, "garbage.json": rep + "}}garbage"} {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+		var stdout, stderr bytes.Buffer
+		require.Equal(t, exitcode.Usage, Compare([]string{good, p}, &stdout, &stderr), stdout.String())
+		require.Contains(t, stderr.String(), "data after the report")
 	}
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -31,12 +32,21 @@ func WriteJSON(w io.Writer, r *Report) error {
 	return nil
 }
 
+// ErrTrailingData: a report file holds something after its report.
+var ErrTrailingData = errors.New("data after the report")
+
 // ReadJSON reads a report WriteJSON wrote. Unknown fields are ignored so that
 // a newer artest's reports can still be compared by an older one.
 func ReadJSON(r io.Reader) (*Report, error) {
 	var rep Report
-	if err := json.NewDecoder(r).Decode(&rep); err != nil {
+	dec := json.NewDecoder(r)
+	if err := dec.Decode(&rep); err != nil {
 		return nil, fmt.Errorf("read JSON report: %w", err)
+	}
+	// One report a file: a second document (or anything) after it would
+	// otherwise be read by nobody, and a gate would judge the first alone.
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("read JSON report: %w (at byte %d): one report a file", ErrTrailingData, dec.InputOffset())
 	}
 	return &rep, nil
 }

@@ -167,3 +167,15 @@ func TestReadJSONIgnoresUnknownFields(t *testing.T) {
 func TestWriteJSONReportsWriteErrors(t *testing.T) {
 	require.Error(t, WriteJSON(failingWriter{}, fixtureReport()))
 }
+
+// One report a file: anything after it (a second report, garbage) is an
+// error, not silently left unread.
+func TestReadJSONRefusesTrailingData(t *testing.T) {
+	one := `{"header":{"tool":"artest"},"cases":[],"summary":{}}`
+	_, err := ReadJSON(strings.NewReader(one + "\n"))
+	require.NoError(t, err)
+	for _, tail := range []string{"\n" + one, "}}garbage", "\n[]"} {
+		_, err := ReadJSON(strings.NewReader(one + tail))
+		require.ErrorContains(t, err, "data after the report", "%q", tail)
+	}
+}
