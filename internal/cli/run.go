@@ -214,10 +214,11 @@ func Main(e Env) int {
 		return runTune(e, o, c, be, w, cfg)
 	}
 	if e.HandleSignals {
-		// From here on SIGINT and SIGTERM end the run with the reports
-		// of the finished cases; before, they kill the process as usual.
+		// From here on SIGINT, SIGTERM and SIGHUP (a closed terminal or
+		// ssh connection) end the run with the reports of the finished
+		// cases; before, they kill the process as usual.
 		sigs := make(chan os.Signal, 1)
-		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+		signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 		defer signal.Stop(sigs)
 		cfg.Signals = sigs
 	}

@@ -37,6 +37,8 @@ func TestSignalWritesTheFinishedCases(t *testing.T) {
 		{"mpirun SIGINT", true, syscall.SIGINT, "SIGTERM", 1},
 		{"singleton SIGINT", false, syscall.SIGINT, "SIGINT", 130},
 		{"singleton SIGTERM", false, syscall.SIGTERM, "SIGTERM", 143},
+		// A closed terminal or ssh connection: handled as SIGTERM is.
+		{"singleton SIGHUP", false, syscall.SIGHUP, "SIGHUP", 129},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -97,8 +99,11 @@ func TestSignalWritesTheFinishedCases(t *testing.T) {
 			require.Contains(t, out.String(), "# run stopped early: interrupted by "+tc.sigName)
 
 			code := 128 + int(syscall.SIGTERM)
-			if tc.sigName == "SIGINT" {
+			switch tc.sigName {
+			case "SIGINT":
 				code = 128 + int(syscall.SIGINT)
+			case "SIGHUP":
+				code = 128 + int(syscall.SIGHUP)
 			}
 			rep := readReport(t, js)
 			require.Equal(t, tc.sigName, rep.Summary.Interrupted)
