@@ -154,7 +154,9 @@ func (o *Options) runConfig(e Env, backendName string, info backend.Info, cs []c
 			SharedGPUs: info.Sharing, Plugins: o.pluginInfo(),
 		},
 	}
-	cfg.OnFail = o.onFail(e.Stderr, ranks, backendName, &cfg.Header)
+	var lost string
+	cfg.OnFail = o.onFail(e.Stderr, ranks, backendName, &cfg.Header, &lost)
+	cfg.LostEvidence = func() string { return lost }
 	o.applyTuned(cfg, backendName)
 	return cfg
 }

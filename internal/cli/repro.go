@@ -334,7 +334,7 @@ const maxReproBundles = 20
 
 // onFail (rank 0) prints the one-line rerun command of a failing case and
 // writes its repro bundle.
-func (o *Options) onFail(stderr io.Writer, ranks int, backendName string, header *report.Header) func(report.Case) string {
+func (o *Options) onFail(stderr io.Writer, ranks int, backendName string, header *report.Header, lost *string) func(report.Case) string {
 	written := 0
 	launch := thisLaunch()
 	return func(c report.Case) string {
@@ -369,7 +369,14 @@ func (o *Options) onFail(stderr io.Writer, ranks int, backendName string, header
 			path, err = repro.Write(dir, b, o.Repro != "")
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "artest: repro %s: %s (%v)\n", c.ID, b.Command, err)
+			// The rerun line still stands; the bundle that was to carry the
+			// evidence is lost, which is its own line and ends the run
+			// with exit 4 (runner.Config.LostEvidence).
+			fmt.Fprintf(stderr, "artest: repro %s: %s\n", c.ID, b.Command)
+			fmt.Fprintf(stderr, "artest: the repro bundle of %s could not be written in %s: %v\n", c.ID, dir, err)
+			if *lost == "" {
+				*lost = fmt.Sprintf("the repro bundle of %s could not be written in %s: %v", c.ID, dir, err)
+			}
 			return command
 		}
 		fmt.Fprintf(stderr, "artest: repro %s: %s (bundle: %s; rerun: %s)\n", c.ID, b.Command, path,

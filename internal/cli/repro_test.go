@@ -89,7 +89,8 @@ func TestReproBoundNamesTheJSONReportOnlyWithJSON(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			o := &Options{ReproDir: t.TempDir(), JSON: tc.json}
 			var stderr strings.Builder
-			fail := o.onFail(&stderr, 2, "host", &report.Header{})
+			var lost string
+			fail := o.onFail(&stderr, 2, "host", &report.Header{}, &lost)
 			for i := 0; i <= maxReproBundles; i++ {
 				fail(report.Case{ID: fmt.Sprintf("oneshot/f32/sum/%dB/oop-reg-plain/np2", 4*(i+1)), Verdict: report.Fail})
 			}
@@ -131,12 +132,16 @@ func TestReproBundlesGoToTheRunFolder(t *testing.T) {
 			require.NoError(t, o.checkOutputPlan(), "a default folder that cannot be made is a note")
 			require.Equal(t, tc.wantNote, len(o.notes) > 0, "%q", o.notes)
 			var stderr strings.Builder
-			o.onFail(&stderr, 2, "host", &report.Header{})(report.Case{ID: "oneshot/f32/sum/4B/oop-reg-plain/np2", Verdict: report.Fail})
+			var lost string
+			o.onFail(&stderr, 2, "host", &report.Header{}, &lost)(report.Case{ID: "oneshot/f32/sum/4B/oop-reg-plain/np2", Verdict: report.Fail})
 			bundle := filepath.Join(dir, repro.FileName("oneshot/f32/sum/4B/oop-reg-plain/np2"))
 			if tc.wantNote {
 				require.NoFileExists(t, bundle)
+				require.Contains(t, lost, "could not be written", "a bundle not written is lost evidence")
+				require.Contains(t, stderr.String(), "artest: the repro bundle of oneshot/f32/sum/4B/oop-reg-plain/np2 could not be written in ")
 				return
 			}
+			require.Empty(t, lost)
 			require.FileExists(t, bundle)
 			require.Contains(t, stderr.String(), "(bundle: "+bundle+";")
 			here, err := filepath.Glob("artest-repro-*.json")
@@ -144,4 +149,24 @@ func TestReproBundlesGoToTheRunFolder(t *testing.T) {
 			require.Empty(t, here, "no bundle in the working directory")
 		})
 	}
+}
+
+// A bundle that cannot be written (a full disk, a folder gone) is its own
+// line, not a parenthesis in the repro line, and is recorded as lost
+// evidence, which ends the run with exit 4 (the runner's LostEvidence).
+func TestReproBundleThatCannotBeWrittenIsLost(t *testing.T) {
+	// A --repro-dir that became a file after the output plan checked it:
+	// the write fails with an error from the file system, as on a full
+	// disk, whoever runs the test.
+	dir := filepath.Join(t.TempDir(), "bundles")
+	require.NoError(t, os.WriteFile(dir, nil, 0o644))
+	o := &Options{ReproDir: dir}
+	var stderr strings.Builder
+	var lost string
+	o.onFail(&stderr, 2, "host", &report.Header{}, &lost)(report.Case{ID: "oneshot/f32/sum/4B/oop-reg-plain/np2", Verdict: report.Fail})
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	require.Len(t, lines, 2, stderr.String())
+	require.NotContains(t, lines[0], "(", "the repro line carries no error in a parenthesis")
+	require.Contains(t, lines[1], "could not be written in "+dir)
+	require.Contains(t, lost, "oneshot/f32/sum/4B/oop-reg-plain/np2")
 }

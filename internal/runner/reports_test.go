@@ -177,3 +177,26 @@ func TestSignalEndsTheRunWithTheFinishedCases(t *testing.T) {
 	require.Len(t, st.Cases, n)
 	require.Equal(t, "SIGTERM", st.Summary.Interrupted)
 }
+
+// Evidence the run could not keep (a repro bundle not written) ends a run
+// that would exit 0 or 1 with exit 4, on every rank, the reason in the
+// summary; without it the same run exits 0.
+func TestLostEvidenceExitsFour(t *testing.T) {
+	ids := []string{"oneshot/f32/sum/4B/oop-reg-plain/np2"}
+	js := filepath.Join(t.TempDir(), "r.json")
+	res := runWorld(t, 2, ids, func(rank int, c *Config) {
+		c.JSONPath = js
+		c.LostEvidence = func() string { return "the repro bundle of X could not be written in D: no space left on device" }
+	})
+	require.Equal(t, []int{4, 4}, res.codes, res.stderr)
+	f, err := os.Open(js)
+	require.NoError(t, err)
+	defer f.Close()
+	rep, err := report.ReadJSON(f)
+	require.NoError(t, err)
+	require.Equal(t, 4, rep.Summary.ExitCode)
+	require.Contains(t, rep.Summary.Error, "could not be written")
+
+	res = runWorld(t, 2, ids, func(rank int, c *Config) { c.LostEvidence = func() string { return "" } })
+	require.Equal(t, []int{0, 0}, res.codes, res.stderr)
+}

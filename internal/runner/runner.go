@@ -79,6 +79,11 @@ type Config struct {
 	// the case that hung (the CLI prints the rerun command and writes the
 	// repro bundle); it returns the rerun command, kept in the case.
 	OnFail func(report.Case) string
+	// LostEvidence, when set, is asked on rank 0 at the end of a run that
+	// was not interrupted: what the run could not keep (a repro bundle
+	// OnFail could not write). Non-empty turns exit 0 or 1 into 4 and goes
+	// into the summary's error.
+	LostEvidence func() string
 	// FullTable: rank 0 prints every case's row (report.WriteTable), not
 	// only the summary (report.WriteSummary). Bench runs print their own
 	// table either way.
@@ -267,10 +272,18 @@ func Run(c comm.Comm, b backend.Backend, w *backend.World, cfg *Config) int {
 		if r.interrupted {
 			code = r.rep.Summary.ExitCode
 		} else {
-			r.rep.Summary.ExitCode = code
 			if stopErr != nil {
 				r.rep.Summary.Error = stopErr.Error()
 			}
+			if cfg.LostEvidence != nil && (code == exitcode.OK || code == exitcode.Wrong) {
+				if lost := cfg.LostEvidence(); lost != "" {
+					code = exitcode.Env
+					if r.rep.Summary.Error == "" {
+						r.rep.Summary.Error = lost
+					}
+				}
+			}
+			r.rep.Summary.ExitCode = code
 			if err := r.writeReports(); err != nil && code == exitcode.OK {
 				code = exitcode.Env
 			}
