@@ -90,6 +90,10 @@ func TestOutputPlanRefusesCollisions(t *testing.T) {
 	link := filepath.Join(dir, "link.json")
 	require.NoError(t, os.Symlink(reportFile, link))
 	junit := filepath.Join(dir, "new.xml")
+	// A program (the artest binary itself, say): a report must not take
+	// its place.
+	tool := filepath.Join(dir, "tool")
+	require.NoError(t, os.WriteFile(tool, []byte("#!/bin/sh\necho hi\n"), 0o755))
 
 	for _, tc := range []struct {
 		name string
@@ -103,9 +107,14 @@ func TestOutputPlanRefusesCollisions(t *testing.T) {
 		{"a report onto the bundle read", []string{"--repro", bundle, "--json", bundle}, "that file is an input of this run (--repro"},
 		{"jsonl onto a JSON report", []string{"--jsonl", reportFile}, "holds something other than an artest JSON Lines stream"},
 		{"jsonl onto the bundle", []string{"--jsonl", bundle}, "input of this run"},
+		{"json onto a JSONL history", []string{"--json", jsonl}, "a --jsonl history of artest runs; a report would replace it"},
+		{"junit onto a JSONL history", []string{"--junit", jsonl}, "a --jsonl history"},
+		{"json onto a bundle", []string{"--json", bundle}, "an artest repro bundle; a report would replace it"},
+		{"json onto an executable", []string{"--json", tool}, "an executable file"},
+		{"gobench onto an executable", []string{"--gobench", tool}, "an executable file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := map[string]string{jsonl: readFile(t, jsonl), reportFile: readFile(t, reportFile), bundle: readFile(t, bundle)}
+			before := map[string]string{jsonl: readFile(t, jsonl), reportFile: readFile(t, reportFile), bundle: readFile(t, bundle), tool: readFile(t, tool)}
 			args := tc.args
 			if args[0] != "--repro" {
 				args = append([]string{"--backend", "host", "--case", evidenceCase, "--iters", "0"}, args...)

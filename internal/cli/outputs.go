@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -100,8 +103,11 @@ func (o *Options) checkOutputPlan() error {
 		var err error
 		if p.stream {
 			err = report.CheckJSONL(p.path)
-		} else {
+		} else if err = notToReplace(p.path); err == nil {
 			err = report.CheckWritable(p.path)
+		}
+		if errors.Is(err, errKeep) {
+			return exitcode.Usagef("%s %v", p.flag, err)
 		}
 		switch {
 		case errors.Is(err, report.ErrIsDirectory), errors.Is(err, report.ErrNotJSONL):
@@ -128,6 +134,45 @@ func (o *Options) checkOutputPlan() error {
 				return exitcode.Envf("%s: %v", p.flag, err)
 			}
 		}
+	}
+	return nil
+}
+
+// errKeep: a report path names a file a report must not replace.
+var errKeep = errors.New("a report would replace it")
+
+// notToReplace refuses, as a report's path, an existing file that is not a
+// report's to replace: an executable (the artest binary itself, a script),
+// a JSON Lines history (--jsonl appends to it; a report would erase every
+// run in it) or a repro bundle (evidence, never written over). A missing
+// file, a special file or anything else returns nil.
+func notToReplace(path string) error {
+	info, err := os.Stat(path)
+	if err != nil || !info.Mode().IsRegular() {
+		return nil
+	}
+	if info.Mode().Perm()&0o111 != 0 {
+		return fmt.Errorf("%s: an executable file; %w: give the report another file", path, errKeep)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil // CheckWritable says what is wrong with it
+	}
+	defer f.Close()
+	head := make([]byte, 64<<10)
+	n, _ := io.ReadFull(f, head)
+	head = head[:n]
+	if bytes.HasPrefix(head, []byte("\x7fELF")) {
+		return fmt.Errorf("%s: an executable file; %w: give the report another file", path, errKeep)
+	}
+	first, _, _ := bytes.Cut(bytes.TrimSpace(head), []byte("\n"))
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(first, &fields) == nil && fields["header"] != nil && fields["run"] != nil && len(fields) == 2 {
+		return fmt.Errorf("%s: a --jsonl history of artest runs; %w and every run in it: give the report another file", path, errKeep)
+	}
+	// A bundle's first field is artest_repro (repro.Bundle).
+	if bytes.Contains(head[:min(len(head), 256)], []byte(`"artest_repro"`)) {
+		return fmt.Errorf("%s: an artest repro bundle; %w: bundles are evidence, never written over", path, errKeep)
 	}
 	return nil
 }
