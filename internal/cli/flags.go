@@ -5,12 +5,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/artest/artest/cases"
 	"github.com/artest/artest/internal/exitcode"
+	"github.com/artest/artest/internal/knobs"
 	"github.com/artest/artest/internal/plugin"
 	"github.com/artest/artest/internal/report"
 	"github.com/artest/artest/internal/runner"
@@ -366,6 +368,10 @@ func Parse(args []string) (*Options, error) {
 	}
 	if o.Help || o.Version {
 		return o, nil
+	}
+	// The environment's knobs, once, on every backend.
+	if err := knobs.Check(os.LookupEnv); err != nil {
+		return nil, err
 	}
 	if o.Repro != "" {
 		// One bundle a run: a second would silently replace the first.

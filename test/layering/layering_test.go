@@ -36,7 +36,7 @@ var layers = []struct {
 		"internal/topo", "internal/report", "mpi/internal/chunk", "docker", "kernels/internal/cconst", "internal/hostcxx",
 	}},
 	{"the variant type and kernel ABI, the ranks' collectives, the CUDA driver, repro bundles", []string{
-		"kernels", "internal/comm", "internal/cudadrv", "internal/repro",
+		"kernels", "internal/comm", "internal/cudadrv", "internal/repro", "internal/knobs",
 	}},
 	{"built on those: the host models' shared helpers, MPI, NCCL, MPS, the backend seam", []string{
 		"kernels/hostmodel", "mpi", "internal/nccl", "internal/multicast/gate",

@@ -132,9 +132,6 @@ func Open(o Options, c comm.Comm) (*Backend, error) {
 	if err != nil || n == 0 {
 		return nil, fmt.Errorf("%w: cuDeviceGetCount found no GPU (%v)", backend.ErrNoDevice, err)
 	}
-	if err := checkKnobs(os.Getenv); err != nil {
-		return nil, err
-	}
 	b := &Backend{d: d, ordinal: c.LocalRank() % n, fns: map[string]cu.Function{}, sharedSet: map[string]int{}, rank: c.Rank(), caps: map[capKey]gridCap{},
 		ncclMaxCTAs: o.NCCLMaxCTAs}
 	if b.dev, err = d.DeviceGet(b.ordinal); err != nil {
