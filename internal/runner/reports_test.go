@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -199,4 +200,18 @@ func TestLostEvidenceExitsFour(t *testing.T) {
 
 	res = runWorld(t, 2, ids, func(rank int, c *Config) { c.LostEvidence = func() string { return "" } })
 	require.Equal(t, []int{0, 0}, res.codes, res.stderr)
+}
+
+// ARTEST_WITNESS_DUMP onto a full disk (/dev/full takes no byte): one line
+// naming the variable, no more rows tried, and exit 4: the rows asked for
+// are lost.
+func TestWitnessDumpThatFailsIsOneLineAndExitFour(t *testing.T) {
+	if _, err := os.Stat("/dev/full"); err != nil {
+		t.Skip("no /dev/full on this system")
+	}
+	t.Setenv("ARTEST_WITNESS_DUMP", "/dev/full")
+	ids := []string{"oneshot/f32/sum/4B/oop-reg-plain/np2", "oneshot/f32/sum/4B/oop-reg-graph/np2", "oneshot/f32/sum/8B/oop-reg-plain/np2"}
+	res := runWorld(t, 2, ids, func(rank int, c *Config) { c.Stress = 20 })
+	require.Equal(t, []int{4, 4}, res.codes, res.stderr)
+	require.Equal(t, 1, strings.Count(res.stderr, "artest: ARTEST_WITNESS_DUMP /dev/full: "), res.stderr)
 }

@@ -84,6 +84,9 @@ type Config struct {
 	// OnFail could not write). Non-empty turns exit 0 or 1 into 4 and goes
 	// into the summary's error.
 	LostEvidence func() string
+	// witnessDumpErr: the first failed write of ARTEST_WITNESS_DUMP (rank
+	// 0); the dump stops there and the run exits 4.
+	witnessDumpErr error
 	// FullTable: rank 0 prints every case's row (report.WriteTable), not
 	// only the summary (report.WriteSummary). Bench runs print their own
 	// table either way.
@@ -275,8 +278,14 @@ func Run(c comm.Comm, b backend.Backend, w *backend.World, cfg *Config) int {
 			if stopErr != nil {
 				r.rep.Summary.Error = stopErr.Error()
 			}
-			if cfg.LostEvidence != nil && (code == exitcode.OK || code == exitcode.Wrong) {
-				if lost := cfg.LostEvidence(); lost != "" {
+			lost := ""
+			if cfg.witnessDumpErr != nil {
+				lost = cfg.witnessDumpErr.Error()
+			} else if cfg.LostEvidence != nil {
+				lost = cfg.LostEvidence()
+			}
+			if code == exitcode.OK || code == exitcode.Wrong {
+				if lost != "" {
 					code = exitcode.Env
 					if r.rep.Summary.Error == "" {
 						r.rep.Summary.Error = lost
@@ -502,13 +511,15 @@ func merge(c cases.Case, rs []rankResult, cfg *Config, modes []timingMode) repor
 	var rows []witnessRow
 	var keep func(witnessRow)
 	dump := os.Getenv("ARTEST_WITNESS_DUMP")
-	if dump != "" {
+	if dump != "" && cfg.witnessDumpErr == nil {
 		keep = func(r witnessRow) { rows = append(rows, r) }
 	}
 	out.Witness = mergeWitnessRows(rs, cfg.Header.Backend, earlyReturn(c.Variant), c.Mode.Graph, keep)
 	if len(rows) > 0 {
+		// Said once; the dump stops, and the run ends with exit 4 (Run).
 		if err := writeWitnessRows(dump, c.ID(), rows); err != nil {
-			fmt.Fprintf(cfg.Stderr, "artest: %v\n", err)
+			cfg.witnessDumpErr = err
+			fmt.Fprintf(cfg.Stderr, "artest: %v (no more rows are dumped)\n", err)
 		}
 	}
 	if len(out.Failures) > 0 {

@@ -484,7 +484,7 @@ func earlyReturn(v *kernels.Variant) string {
 func writeWitnessRows(path, id string, rows []witnessRow) error {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return fmt.Errorf("ARTEST_WITNESS_DUMP: %w", err)
+		return fmt.Errorf("ARTEST_WITNESS_DUMP %s: %w", path, err)
 	}
 	w := bufio.NewWriter(f)
 	for _, r := range rows {
@@ -501,5 +501,8 @@ func writeWitnessRows(path, id string, rows []witnessRow) error {
 		}
 		fmt.Fprintf(w, "%s %d %d %d %d %d %d %s %s %s\n", id, r.Iter, r.Lead.Nanoseconds(), r.First, r.Last, r.Load.Rank, r.Load.Ns, kind, skipped, after)
 	}
-	return errors.Join(w.Flush(), f.Close())
+	if err := errors.Join(w.Flush(), f.Close()); err != nil {
+		return fmt.Errorf("ARTEST_WITNESS_DUMP %s: %w", path, err)
+	}
+	return nil
 }
