@@ -38,6 +38,10 @@ const ABIVersion = C.ARTEST_PLUGIN_ABI_VERSION
 // EntrySymbol is the one function a plugin exports.
 const EntrySymbol = C.ARTEST_PLUGIN_ENTRY
 
+// MaxStagingBytes bounds a plugin's own staging per rank: more than any
+// GPU holds.
+const MaxStagingBytes = 1 << 40
+
 // MaxControlBytes bounds a plugin's control region per rank.
 const MaxControlBytes = C.ARTEST_MAX_CONTROL_BYTES
 
@@ -200,6 +204,12 @@ func (p *Plugin) describe() error {
 	}
 	if C.art_has_setup(d) == 0 || C.art_has_allreduce(d) == 0 {
 		return fmt.Errorf("plugin %s: setup and allreduce must not be NULL", p.Name)
+	}
+	// A staging size is allocated on every rank; past MaxStagingBytes it is
+	// a wrong declaration (a -1 or a size in bits), and past 2^63 it would
+	// read as negative and silently become the shared scratch.
+	if d.staging_bytes > MaxStagingBytes {
+		return fmt.Errorf("plugin %s declares staging_bytes %d, at most %d (1 TiB) per rank", p.Name, uint64(d.staging_bytes), uint64(MaxStagingBytes))
 	}
 	if d.control_bytes > MaxControlBytes {
 		return fmt.Errorf("plugin %s needs %d control bytes, at most %d", p.Name, uint64(d.control_bytes), MaxControlBytes)

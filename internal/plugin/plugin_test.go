@@ -49,6 +49,10 @@ func TestLoadRefusesBadPlugins(t *testing.T) {
 		{"one name twice", func(t *testing.T) string { return build(t, "testdata/bad.c", "-DDUP_NAME") }, "declares the variant name bad:copy twice (variants 0 and 1)"},
 		{"a collective's name", func(t *testing.T) string { return build(t, "testdata/bad.c", `-DNAME="all-gather"`) },
 			"the plugin's name all-gather is a collective's: choose another"},
+		{"staging of UINT64_MAX", func(t *testing.T) string { return build(t, "testdata/bad.c", "-DSTAGING=UINT64_MAX") },
+			"declares staging_bytes 18446744073709551615, at most 1099511627776 (1 TiB) per rank"},
+		{"staging of 2^63", func(t *testing.T) string { return build(t, "testdata/bad.c", "-DSTAGING=(1ull<<63)") }, "declares staging_bytes 9223372036854775808"},
+		{"staging of -4096", func(t *testing.T) string { return build(t, "testdata/bad.c", "-DSTAGING=((uint64_t)-4096)") }, "declares staging_bytes 18446744073709547520"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := tc.path(t)

@@ -90,6 +90,9 @@ static const artest_plugin plugin = {
 	.name = "bad",
 #endif
 	.variants = variants,
+#ifdef STAGING
+	.staging_bytes = STAGING,
+#endif
 	.control_bytes = 4096,
 	.setup = setup,
 	.allreduce = allreduce,
