@@ -65,8 +65,19 @@ func provenance(h report.Header, o *Options) tune.Provenance {
 // wrong results (it is disqualified; the table is still written), 4 when a
 // file could not be written, else 0 (unfinished buckets are reported).
 func runTune(e Env, o *Options, c comm.Comm, be backend.Backend, w *backend.World, cfg *runner.Config) int {
-	plan := tune.NewPlan(o.planOptions(c.Size()))
 	rank0 := c.Rank() == 0
+	// One table, one backend's times: a merged table measured elsewhere
+	// would be written out under this run's backend label.
+	for i, m := range o.Tune.merge {
+		if mb := m.Provenance.Backend; mb != "" && mb != be.Name() {
+			if rank0 {
+				fmt.Fprintf(e.Stderr, "artest: --merge %s: its table was measured on the %s backend and this tune runs on %s: a table holds one backend's times (merge it in a tune on %s, or leave it out)\n",
+					o.Tune.Merge[i], mb, be.Name(), mb)
+			}
+			return exitcode.Usage
+		}
+	}
+	plan := tune.NewPlan(o.planOptions(c.Size()))
 	plan.Table.Provenance = provenance(cfg.Header, o)
 	h := tune.Hooks{
 		Rank0:  rank0,
@@ -81,7 +92,7 @@ func runTune(e Env, o *Options, c comm.Comm, be backend.Backend, w *backend.Worl
 			jc.Cases = []cases.Case{j.Case}
 			jc.Blocks, jc.Threads, jc.Params, jc.Tuned = j.Launch.Blocks, j.Launch.Threads, j.Launch.Params, nil
 			jc.Stdout, jc.JSONPath, jc.JUnitPath, jc.JSONLPath = io.Discard, "", "", ""
-			jc.Progress, jc.Bench = false, false
+			jc.Progress, jc.Bench, jc.Quiet = false, false, true // tune prints a line per bucket
 			var got report.Case
 			var stopped string
 			jc.AfterReports = func(r *report.Report) error {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -85,6 +86,24 @@ func TestTuneThenRunTuned(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, strings.Count(string(mb), "{Ranks: 3, "))
 	require.Equal(t, 4, strings.Count(string(mb), "{Ranks: 2, "), "oneshot and twoshot, 2 buckets")
+
+	// A table measured on the GPUs is not merged into a host tune's: the
+	// written table would mix the two under one backend's label.
+	var raw map[string]any
+	b, err := os.ReadFile(js)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &raw))
+	raw["provenance"].(map[string]any)["backend"] = "cuda"
+	gpuTable := filepath.Join(dir, "gpu-table.json")
+	b, err = json.Marshal(raw)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(gpuTable, b, 0o644))
+	mixed := filepath.Join(dir, "mixed.go")
+	res = runWorld(t, 2, same("--backend", "host", "--shm-dir", dir, "tune", "--size", "4K", "--variant", "oneshot",
+		"--tune-blocks", "2", "--tune-threads", "256", "--merge", gpuTable, "--go", mixed))
+	require.Equal(t, []int{2, 2}, res.codes, "%s\n%s", res.stdout[0], res.stderr[0])
+	require.Contains(t, res.stderr[0], "its table was measured on the cuda backend and this tune runs on host")
+	require.NoFileExists(t, mixed)
 
 	rep := filepath.Join(dir, "run.json")
 	res = runWorld(t, 2, same("--backend", "host", "--shm-dir", dir, "--tuned", js, "--variant", "oneshot,twoshot",
