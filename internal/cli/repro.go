@@ -337,6 +337,9 @@ const maxReproBundles = 20
 func (o *Options) onFail(stderr io.Writer, ranks int, backendName string, header *report.Header, lost *string) func(report.Case) string {
 	written := 0
 	launch := thisLaunch()
+	// Ranks that shared GPUs ran under MPS (unless --time-slicing): the
+	// rerun line must start one too, or it fails for want of a server.
+	launch.MPS = header.SharedGPUs != "" && !o.TimeSlicing
 	return func(c report.Case) string {
 		args := o.withCaseLaunch(o.rerunArgs(c.ID, backendName), c)
 		command := launch.Command(ranks, args)

@@ -170,3 +170,23 @@ func TestReproBundleThatCannotBeWrittenIsLost(t *testing.T) {
 	require.Contains(t, lines[1], "could not be written in "+dir)
 	require.Contains(t, lost, "oneshot/f32/sum/4B/oop-reg-plain/np2")
 }
+
+// A run whose ranks shared a GPU prints its repro line under `artest mps
+// --`, as it ran: without an MPS server the rerun would stop at exit 4.
+// With --time-slicing it needed none.
+func TestReproLineOfSharedGPUsStartsMPS(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		timeSlicing bool
+		want        bool
+	}{{"under MPS", false, true}, {"time-slicing", true, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := &Options{ReproDir: t.TempDir(), TimeSlicing: tc.timeSlicing}
+			var stderr strings.Builder
+			var lost string
+			h := &report.Header{SharedGPUs: "2 ranks on 1 GPU under MPS"}
+			line := o.onFail(&stderr, 2, "cuda", h, &lost)(report.Case{ID: "oneshot/f32/sum/4B/oop-reg-plain/np2", Verdict: report.Fail})
+			require.Equal(t, tc.want, strings.Contains(line, " mps -- mpirun -np 2 "), line)
+		})
+	}
+}

@@ -47,21 +47,29 @@ type Launch struct {
 	Oversubscribe bool
 	// Env are NAME=VALUE pairs mpirun exports to the ranks (-x NAME=VALUE).
 	Env []string
+	// MPS: the ranks shared GPUs under an MPS server, which the rerun
+	// needs too: the line starts with BINARY mps --, which starts a
+	// private one (artest mps).
+	MPS bool
 }
 
 // Command is the shell line that reruns args on ranks ranks:
-// mpirun -np N [--oversubscribe] [-x NAME=VALUE ...] BINARY ARGS.
+// [BINARY mps --] mpirun -np N [--oversubscribe] [-x NAME=VALUE ...] BINARY ARGS.
 func (l Launch) Command(ranks int, args []string) string {
-	words := []string{"mpirun", "-np", fmt.Sprint(ranks)}
+	bin := l.Binary
+	if bin == "" {
+		bin = "artest"
+	}
+	var words []string
+	if l.MPS {
+		words = append(words, bin, "mps", "--")
+	}
+	words = append(words, "mpirun", "-np", fmt.Sprint(ranks))
 	if l.Oversubscribe {
 		words = append(words, "--oversubscribe")
 	}
 	for _, kv := range l.Env {
 		words = append(words, "-x", kv)
-	}
-	bin := l.Binary
-	if bin == "" {
-		bin = "artest"
 	}
 	return report.ShellCommand(append(append(words, bin), args...))
 }

@@ -33,6 +33,10 @@ func TestLaunchCommand(t *testing.T) {
 		{"oversubscribe", Launch{Oversubscribe: true}, "mpirun -np 2 --oversubscribe artest --case a/b"},
 		{"env", Launch{Binary: "/my dir/artest", Oversubscribe: true, Env: []string{"ARTEST_EXAMPLE_BUG=no-end-barrier", "ARTEST_X=a b"}},
 			"mpirun -np 2 --oversubscribe -x ARTEST_EXAMPLE_BUG=no-end-barrier -x 'ARTEST_X=a b' '/my dir/artest' --case a/b"},
+		// Ranks that shared a GPU: the rerun starts its own MPS server.
+		{"mps", Launch{MPS: true}, "artest mps -- mpirun -np 2 artest --case a/b"},
+		{"mps, binary", Launch{MPS: true, Binary: "/src/bin/artest", Oversubscribe: true},
+			"/src/bin/artest mps -- mpirun -np 2 --oversubscribe /src/bin/artest --case a/b"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			require.Equal(t, tc.want, tc.l.Command(2, args))
