@@ -194,6 +194,10 @@ func TestPluginBadLibrariesGiveOneLine(t *testing.T) {
 		{"no entry symbol", func(t *testing.T) string { return buildPlugin(t, badPlugin, "-DNO_ENTRY") }, 2, "no artest_plugin_v1", ""},
 		{"wrong ABI version", func(t *testing.T) string { return buildPlugin(t, badPlugin, "-DABI=2") }, 2, "ABI version 2", ""},
 		{"setup error", func(t *testing.T) string { return buildPlugin(t, badPlugin, "-DSETUP_FAIL") }, 1, "setup returned status 7: no peers today", ""},
+		// Setup fails on rank 1 alone: the ranks agree on it at set-up, and
+		// every rank's cases of the plugin fail at once with rank 1's
+		// error, not as a hang after --timeout (60 s on the host).
+		{"setup error on one rank", func(t *testing.T) string { return buildPlugin(t, badPlugin, "-DSETUP_FAIL_RANK=1") }, 1, "setup returned status 7: no peers today on this rank", ""},
 		{"allreduce error", func(t *testing.T) string { return buildPlugin(t, badPlugin, "-DCALL_FAIL") }, 1, "allreduce of bad:copy returned status 9: count out of range", ""},
 		{"crash", func(t *testing.T) string { return buildPlugin(t, badPlugin, "-DCRASH") }, 1, "allreduce of bad:copy crashed with SIGSEGV", ""},
 		{"hang", func(t *testing.T) string { return buildPlugin(t, badPlugin, "-DHANG") }, 3, "allreduce of bad:copy (f32 sum, 16384 elements) has not returned", "2s"},

@@ -1,11 +1,13 @@
 package host
 
 import (
+	"errors"
 	"fmt"
 	"sync/atomic"
 	"unsafe"
 
 	"github.com/artest/artest/internal/backend"
+	"github.com/artest/artest/internal/comm"
 	"github.com/artest/artest/kernels"
 )
 
@@ -13,6 +15,9 @@ import (
 type externals struct {
 	// set is the run's External variants (Setup's).
 	set backend.ExternalSet
+	// setup is each owner's set-up result as the ranks agreed on it
+	// (setupExternals).
+	setup map[string]error
 	// last is the External the stream called last, for Waiting.
 	last atomic.Value // of extHolder
 }
@@ -81,12 +86,16 @@ func (b *Backend) externalWorld(owner string) (*kernels.ExternalWorld, error) {
 
 // allreduceExternal enqueues one call of an External variant: the call
 // runs on the stream goroutine and returns when it is done (the host
-// backend passes no stream). The first call of each External sets it up.
+// backend passes no stream). Set-up happened at Setup (setupExternals); a
+// failed one fails the call at once.
 func (b *Backend) allreduceExternal(l *backend.Launch) error {
 	ext := l.Variant.External
 	call, err := backend.ExternalCall(l, b.world, b.real)
 	if err != nil {
 		return err
+	}
+	if err := b.ext.setup[ext.Owner()]; err != nil {
+		return err // a rank's set-up failed: every rank's calls fail at once
 	}
 	return b.enqueue(func() error {
 		b.ext.last.Store(extHolder{ext})
@@ -95,6 +104,25 @@ func (b *Backend) allreduceExternal(l *backend.Launch) error {
 		}
 		return ext.Allreduce(call)
 	})
+}
+
+// setupExternals sets up every External owner of the run's set that has a
+// variant for this world size, once, at set-up, as the cuda backend does:
+// the ranks agree on each owner's result, so that a setup that fails on one
+// rank fails that plugin's calls on every rank at their first call (the
+// cases of other variants run), with that rank's error, instead of leaving
+// its peers waiting in the plugin's barriers until the watchdog fires.
+func (b *Backend) setupExternals(c comm.Comm) error {
+	b.ext.setup = map[string]error{}
+	for _, e := range b.ext.set.ExternalOwners(b.world.Size) {
+		err := b.setupExternal(e)
+		agreed := comm.Agree(c, err)
+		if agreed != nil && !errors.As(agreed, new(*comm.RankError)) {
+			return fmt.Errorf("agree on the set-up of %s: %w", e.Owner(), agreed)
+		}
+		b.ext.setup[e.Owner()] = agreed
+	}
+	return nil
 }
 
 // setupExternal sets ext up on its first call; the External itself makes

@@ -379,6 +379,9 @@ func (b *Backend) Setup(c comm.Comm, capacity int64, ext backend.ExternalSet) (*
 	}
 	b.mcBase = b.addRegion(&region{multicast: true})
 	b.world = w
+	if err := b.setupExternals(c); err != nil {
+		return nil, err
+	}
 	return w, nil
 }
 

@@ -31,6 +31,12 @@ static int setup(const artest_world *w) {
 	msg = "no peers today";
 	return 7;
 #endif
+#ifdef SETUP_FAIL_RANK
+	if (w->rank == SETUP_FAIL_RANK) {
+		msg = "no peers today on this rank";
+		return 7;
+	}
+#endif
 	return ARTEST_OK;
 }
 
