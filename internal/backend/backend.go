@@ -144,6 +144,17 @@ type ProgressMarker interface {
 	MarkProgress() error
 }
 
+// ProgressNotifier is a backend that can tell the runner's watchdog, which
+// runs beside the main thread, each time its stream makes progress (an
+// operation finished, a progress mark passed): a rank whose main thread
+// waits for a long stream of quick calls is alive, one whose stream stopped
+// is not.
+type ProgressNotifier interface {
+	// NotifyProgress has f called at each step of progress, from any
+	// goroutine; f must be quick and safe for concurrent use.
+	NotifyProgress(f func())
+}
+
 // Reregisterer is a backend that can give a rank a new registered input
 // buffer: the reregister hang scenario (--inject reregister:rank=R).
 type Reregisterer interface {

@@ -13,12 +13,15 @@ import (
 type graphReplays struct{}
 
 func (graphReplays) unit(r *run, s *caseState, n int, enqueue func(capturing bool) error) (callUnit, error) {
+	leave := r.dog.enter(phaseCall, fmt.Sprintf("the capture of a graph of %d call(s)", n))
 	g, err := r.b.Capture(func() error { return enqueue(true) })
+	leave()
 	if err != nil {
 		return nil, err
 	}
-	s.calls -= uint32(n) // counted when replayed
-	return &graphUnit{g: g, s: s, n: n}, nil
+	r.dog.launched(-n) // counted when replayed
+	s.calls -= uint32(n)
+	return &graphUnit{g: g, s: s, n: n, dog: r.dog}, nil
 }
 
 // checked captures the checked call; the reregister scenario (hangs.go)
@@ -41,13 +44,17 @@ func (graphReplays) sample(*run, func() error) ([]backend.Event, error) { return
 
 // graphUnit is a captured unit of n calls of case s.
 type graphUnit struct {
-	g backend.Graph
-	s *caseState
-	n int
+	g   backend.Graph
+	s   *caseState
+	n   int
+	dog *watchdog
 }
 
 func (u *graphUnit) enqueue() error {
+	leave := u.dog.enter(phaseCall, fmt.Sprintf("the replay of a graph of %d call(s)", u.n))
 	err := u.g.Launch()
+	leave()
+	u.dog.launched(u.n)
 	u.s.calls += uint32(u.n)
 	return err
 }

@@ -119,7 +119,9 @@ func (r *run) reregister(s *caseState, g backend.Graph, one func() error) (backe
 		return nil, err
 	}
 	s.launch = r.newLaunch(s, s.outOf(s.out))
+	leave := r.dog.enter(phaseCall, "the capture of a graph of 1 call")
 	ng, err := r.b.Capture(one)
+	leave()
 	if err != nil {
 		return nil, fmt.Errorf("capture again after re-registering: %w", err)
 	}

@@ -156,9 +156,13 @@ func (r *run) enqueuePDLCall(s *caseState, l *backend.Launch, src backend.Ptr, p
 		return fmt.Errorf("pdl producer: %w", err)
 	}
 	l.PDL = pdl
-	if err := r.b.Allreduce(l); err != nil {
+	leave := r.dog.enter(phaseCall, callName(l.Variant))
+	err := r.b.Allreduce(l)
+	leave()
+	if err != nil {
 		return fmt.Errorf("launch %s (pdl %v): %w", l.Variant.Name, pdl, err)
 	}
+	r.dog.launched(1)
 	s.calls++
 	return nil
 }

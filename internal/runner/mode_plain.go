@@ -95,9 +95,13 @@ func (plainMode) enqueue(r *run, s *caseState, l *backend.Launch, src backend.Pt
 			return fmt.Errorf("stage input: %w", err)
 		}
 	}
-	if err := r.b.Allreduce(l); err != nil {
+	leave := r.dog.enter(phaseCall, callName(l.Variant))
+	err := r.b.Allreduce(l)
+	leave()
+	if err != nil {
 		return fmt.Errorf("launch %s: %w", l.Variant.Name, err)
 	}
+	r.dog.launched(1)
 	s.calls++
 	return r.concurrentCall(s, l)
 }

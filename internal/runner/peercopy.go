@@ -158,9 +158,13 @@ func (r *run) timePeerCopy(n int64, copy func(dst, src backend.Ptr, n int64) err
 	if timeout <= 0 {
 		timeout = time.Minute
 	}
-	if err := r.b.Sync(timeout); err != nil {
+	leave := r.dog.enter(phaseSync, "the wait for the peer copies")
+	err = r.b.Sync(timeout)
+	leave()
+	if err != nil {
 		return 0, err
 	}
+	r.dog.drained()
 	d, err := end.Since(start)
 	if err != nil {
 		return 0, err

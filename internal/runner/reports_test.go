@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/artest/artest/cases"
+	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/internal/backend/host"
 	"github.com/artest/artest/internal/comm"
 	"github.com/artest/artest/internal/report"
@@ -21,10 +22,11 @@ import (
 )
 
 // worldRun is what runWorld saw: every rank's code and rank 0's output,
-// and the world (who aborted it).
+// every rank's stderr, and the world (who aborted it).
 type worldRun struct {
 	codes          []int
 	stdout, stderr string
+	stderrs        []string
 	world          *comm.LocalWorld
 }
 
@@ -33,21 +35,52 @@ type worldRun struct {
 // set after it).
 func runWorld(t *testing.T, n int, ids []string, cfg func(rank int, c *Config)) worldRun {
 	t.Helper()
+	return runWorldWrapped(t, n, ids, nil, cfg)
+}
+
+// lockedBuffer is a writer the main thread and the watchdog share.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// runWorldWrapped is runWorld with each rank's backend wrapped (nil: as
+// it is).
+func runWorldWrapped(t *testing.T, n int, ids []string, wrap func(rank int, world *comm.LocalWorld, b *host.Backend) backend.Backend, cfg func(rank int, c *Config)) worldRun {
+	t.Helper()
 	sel := cases.Selection{IDs: ids}
 	set := registry.Builtins()
 	cs, err := cases.Build(set, sel, n)
 	require.NoError(t, err)
 	world := comm.NewLocalWorld(n)
 	dir := t.TempDir()
-	res := worldRun{codes: make([]int, n), world: world}
-	var out, errb bytes.Buffer
+	res := worldRun{codes: make([]int, n), world: world, stderrs: make([]string, n)}
+	var out lockedBuffer
+	errs := make([]*lockedBuffer, n)
 	var wg sync.WaitGroup
 	for r := 0; r < n; r++ {
+		errs[r] = &lockedBuffer{}
 		wg.Add(1)
 		go func(r int) {
 			defer wg.Done()
-			b := host.New(dir)
-			defer b.Close()
+			hb := host.New(dir)
+			defer hb.Close()
+			var b backend.Backend = hb
+			if wrap != nil {
+				b = wrap(r, world, hb)
+			}
 			w, err := b.Setup(world.Rank(r), Capacity(cs), set)
 			if err != nil {
 				res.codes[r] = -1
@@ -55,9 +88,9 @@ func runWorld(t *testing.T, n int, ids []string, cfg func(rank int, c *Config)) 
 			}
 			c := &Config{Variants: set, Cases: cs, Seed: 1, Iters: 1, Reps: 1, Timeout: 10 * time.Second,
 				Header: report.Header{Tool: "artest", Ranks: n, Backend: "host"},
-				Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}
+				Stdout: &bytes.Buffer{}, Stderr: errs[r], BoardDir: dir}
 			if r == 0 {
-				c.Stdout, c.Stderr = &out, &errb
+				c.Stdout = &out
 			}
 			if cfg != nil {
 				cfg(r, c)
@@ -66,7 +99,10 @@ func runWorld(t *testing.T, n int, ids []string, cfg func(rank int, c *Config)) 
 		}(r)
 	}
 	wg.Wait()
-	res.stdout, res.stderr = out.String(), errb.String()
+	res.stdout, res.stderr = out.String(), errs[0].String()
+	for r := range errs {
+		res.stderrs[r] = errs[r].String()
+	}
 	return res
 }
 

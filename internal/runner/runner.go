@@ -21,6 +21,7 @@ import (
 	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/internal/comm"
 	"github.com/artest/artest/internal/exitcode"
+	"github.com/artest/artest/internal/liveness"
 	"github.com/artest/artest/internal/report"
 	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/kernels/registry"
@@ -156,6 +157,14 @@ type Config struct {
 	// the signal's number (interrupt.go).
 	Signals <-chan os.Signal
 
+	// WatchdogGrace is how much longer than Timeout the watchdog lets the
+	// job go without any rank's progress before it ends it (watchdog.go);
+	// 0: watchdogGrace.
+	WatchdogGrace time.Duration
+	// BoardDir is the folder of the liveness board's file (removed once
+	// every rank mapped it); "": /dev/shm, or the temporary folder.
+	BoardDir string
+
 	// keepStaging leaves staging as it is before a ZeroStaging variant's
 	// case (tests: what the zeroing protects against).
 	keepStaging bool
@@ -204,7 +213,7 @@ func Capacity(cs []cases.Case) int64 {
 // the same on every rank. A hang does not return: the job is aborted with
 // exit code 3 after the diagnosis (and, on rank 0, the reports) are written.
 func Run(c comm.Comm, b backend.Backend, w *backend.World, cfg *Config) int {
-	r := &run{c: c, b: b, w: w, cfg: cfg, modes: modesFor(cfg)}
+	r := &run{c: c, raw: c, b: b, w: w, cfg: cfg, modes: modesFor(cfg)}
 	r.call = callShaperOf(r.modes)
 	if cfg.AbortGrace == 0 {
 		cfg.AbortGrace = 3 * time.Second
@@ -235,6 +244,13 @@ func Run(c comm.Comm, b backend.Backend, w *backend.World, cfg *Config) int {
 		}
 		return exitcode.Env
 	}
+	if err := r.startWatchdog(); err != nil {
+		if c.Rank() == 0 {
+			fmt.Fprintf(cfg.Stderr, "artest: %v\n", err)
+		}
+		return exitcode.Env
+	}
+	defer r.stopWatchdog()
 	r.rep = &report.Report{Header: cfg.Header, JSONPath: cfg.JSONPath}
 	if c.Rank() == 0 && cfg.JSONLPath != "" {
 		create := cfg.createJSONL
@@ -270,9 +286,12 @@ func Run(c comm.Comm, b backend.Backend, w *backend.World, cfg *Config) int {
 		go r.watchSignals(cfg.Signals, done)
 	}
 	code, stopErr := r.loop()
+	r.dog.atCase(0)
 	if c.Rank() == 0 {
 		r.mu.Lock()
-		if r.interrupted {
+		if r.interrupted || r.reported {
+			// A signal's or a hang's reports are written (only where
+			// the process outlives them: in-process tests).
 			code = r.rep.Summary.ExitCode
 		} else {
 			if stopErr != nil {
@@ -308,7 +327,11 @@ func Run(c comm.Comm, b backend.Backend, w *backend.World, cfg *Config) int {
 }
 
 type run struct {
-	c     comm.Comm
+	// c is the world as the runner speaks to it (each collective a phase
+	// the watchdog sees); raw is the world itself.
+	c, raw comm.Comm
+	// dog is this rank's watchdog (watchdog.go); nil without a timeout.
+	dog   *watchdog
 	b     backend.Backend
 	w     *backend.World
 	cfg   *Config
@@ -394,6 +417,7 @@ func (r *run) streamCase(c report.Case, n int) {
 func (r *run) loop() (int, error) {
 	code := exitcode.OK
 	for i, c := range r.cfg.Cases {
+		r.dog.atCase(i + 1)
 		start := time.Now()
 		if r.prog != nil {
 			r.prog.begin(i+1, c.ID())
@@ -412,7 +436,7 @@ func (r *run) loop() (int, error) {
 				}
 			}
 			r.mu.Lock()
-			stop := r.interrupted
+			stop := r.interrupted || r.reported
 			if !stop {
 				r.rep.Cases = append(r.rep.Cases, merged)
 				r.streamCase(merged, len(r.rep.Cases))
@@ -656,6 +680,7 @@ func attachNCCL(cs []report.Case) {
 // which blocks gave up where and who waits for whom, and aborts the job with
 // exit code 3. Rank 0 writes the reports of every finished case first.
 func (r *run) hang(c cases.Case, what string, blocks int, gaveUp bool) {
+	r.dog.enter(phaseHang, "")
 	var snaps []sigblock.Snapshot
 	for p := 0; p < r.w.Size; p++ {
 		s, err := r.b.ReadSignal(p)
@@ -698,6 +723,9 @@ func (r *run) hang(c cases.Case, what string, blocks int, gaveUp bool) {
 	if c.Input == reference.Special {
 		msg += "\n" + indent(specialHang)
 	}
+	if r.dog != nil {
+		r.dog.board.Say(liveness.Hung, fmt.Sprintf("rank %d: no completion of %s within %s in case %s", r.c.Rank(), what, r.cfg.Timeout, c.ID()))
+	}
 	if r.c.Rank() != 0 {
 		// Give rank 0 the first word: it writes the reports and the same
 		// diagnosis, then aborts everyone.
@@ -707,10 +735,14 @@ func (r *run) hang(c cases.Case, what string, blocks int, gaveUp bool) {
 	if r.c.Rank() == 0 {
 		// The hung case goes into every report under its own ID, beside
 		// the run-level error.
-		hung := report.Case{ID: c.ID(), Variant: c.Label(), Coll: c.CollName(), DType: c.DType.String(), Op: c.OpName(),
-			Bytes: c.Bytes, Count: c.Count(), Mode: c.Mode.String(), Ranks: c.Ranks, Input: caseInput(c),
-			Verdict: report.Hung, Reason: msg, Iters: r.cfg.Iters, Stress: r.cfg.Stress, Schedule: r.cfg.Header.Schedules,
-			Failures: []report.RankFailure{{Rank: r.c.Rank(), Kind: "hang", Detail: diag}}}
+		// The peers whose main threads are blocked outside their stream
+		// (their watchdogs say what in): their lines go in too.
+		if r.dog != nil {
+			if peers := r.peerLines(3 * watchdogTick); peers != "" {
+				msg += "\n" + indent(peers)
+			}
+		}
+		hung := r.hungCase(c, msg, diag)
 		if r.cfg.OnFail != nil {
 			hung.Repro = r.cfg.OnFail(hung)
 		}
@@ -724,6 +756,9 @@ func (r *run) hang(c cases.Case, what string, blocks int, gaveUp bool) {
 			r.reported = true
 		}
 		r.mu.Unlock()
+		if r.dog != nil {
+			r.dog.board.SetState(liveness.Reported)
+		}
 	}
 	if f, ok := r.cfg.Stdout.(*os.File); ok {
 		_ = f.Sync()
@@ -735,7 +770,7 @@ func (r *run) hang(c cases.Case, what string, blocks int, gaveUp bool) {
 // that abort ends this process; in an in-process world (comm.AbortWatcher)
 // this rank ends here as a killed process would, saying nothing more.
 func (r *run) awaitAbort(grace time.Duration) {
-	w, ok := r.c.(comm.AbortWatcher)
+	w, ok := r.raw.(comm.AbortWatcher)
 	if !ok {
 		time.Sleep(grace)
 		return
@@ -780,7 +815,12 @@ func indent(s string) string {
 // that returned an error status after its wait gave up): the error is the
 // give-up's consequence, and the record says where it started.
 func (r *run) sync(c cases.Case, what string, blocks int) error {
+	leave := r.dog.enter(phaseSync, "the wait for "+what)
 	err := r.b.Sync(r.cfg.Timeout)
+	leave()
+	if err == nil {
+		r.dog.drained()
+	}
 	if errors.Is(err, backend.ErrTimeout) {
 		r.hang(c, what, blocks, false)
 	}

@@ -112,7 +112,9 @@ func (st *stressCase) enqueueBatch(s0, kk int, mark bool) error {
 	// graph's replays repeat its capture's.
 	loads := make([]witnessLoad, kk)
 	st.loads[kk] = loads
+	defer r.dog.set(phaseWork, "")
 	for j := 0; j < kk; j++ {
+		r.dog.set(phaseCall, fmt.Sprintf("the enqueueing of stress iteration %d (its schedule's delay and load, input copy, call, stamp and result copy)", s0+j))
 		it := st.sched.plan(r.cfg.Seed, id, s0+j, r.w.Size)
 		if it.skewRank == r.w.Rank {
 			// Before the input copy: a peer that does not wait for

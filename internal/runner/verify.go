@@ -37,6 +37,7 @@ func (r *run) verify(s *caseState, region backend.Ptr, iter int, res *rankResult
 
 // checkImage checks one downloaded region: guards intact, values right.
 func (r *run) checkImage(s *caseState, img []byte, iter int, res *rankResult, prefix string) bool {
+	r.dog.beat()
 	ok := true
 	if bad := s.fenceDamage(img); bad != "" {
 		res.Failures = append(res.Failures, report.RankFailure{Kind: "guard", Detail: prefix + bad})

@@ -21,7 +21,12 @@
 // barrier and makes the last rank read about 200 us late (stress must catch
 // a peer's next input read by this call), "no-trace" skips artest_trace (the
 // trace check must catch it), "hang": the last rank never tells its peers it
-// reached the start barrier (they must give up at the deadline, naming it).
+// reached the start barrier (they must give up at the deadline, naming it),
+// "spin": the last rank's block 0 spins forever on a flag no one sets,
+// outside artest's deadline (a kernel that never returns: artest's
+// watchdog must end the job), "spin-sync": the same, and every call then
+// waits for its kernel (cudaStreamSynchronize, outside a graph capture),
+// so the last rank's main thread blocks inside the plugin's call.
 //
 // Build (make plugins-cuda):
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Xcompiler -fPIC -shared -I<artest>/plugin -o cuda_oneshot.so cuda_oneshot.cu
@@ -43,13 +48,14 @@ struct Control { // one per rank, zeroed by artest
 	uint64_t start[kMaxBlocks][ARTEST_MAX_RANKS]; // start[b][p]: peer p reached call e
 	uint64_t end[kMaxBlocks][ARTEST_MAX_RANKS];
 	uint64_t epoch[kMaxBlocks]; // calls finished by this rank's block b
+	uint64_t never;             // no one writes it: the "spin" bug waits for it
 };
 
 // Wait points, named in artest_device_info_v1 for the diagnosis.
 enum : uint32_t { kPointStart = 0, kPointEnd = 1 };
 
 // Planted bugs the kernel plays (skip-last is the host's: a shorter count).
-enum : uint32_t { kBugNoEnd = 1, kBugHang = 2, kBugNoTrace = 4 };
+enum : uint32_t { kBugNoEnd = 1, kBugHang = 2, kBugNoTrace = 4, kBugSpin = 8 };
 
 struct Peers {
 	const char *in[ARTEST_MAX_RANKS];
@@ -59,6 +65,7 @@ struct Peers {
 artest_world world;
 char err[256];
 bool bug_skip_last; // ARTEST_EXAMPLE_BUG, read at setup
+bool bug_sync;      // "spin-sync": every call waits for its kernel
 uint32_t bugs;      // kBug*
 
 __device__ float to_f(float x) { return x; }
@@ -79,6 +86,9 @@ __global__ void __launch_bounds__(kThreads) oneshot(Peers P, int rank, int n, si
 	const int b = blockIdx.x, t = threadIdx.x;
 	const uint64_t e = me->epoch[b] + 1;
 	bool quit = false;
+	if ((bug & kBugSpin) && rank == n - 1 && b == 0 && t == 0) // the planted kernel that never returns
+		while (*(volatile uint64_t *)&me->never == 0)
+			;
 	if (t < n) { // start barrier
 		if (!((bug & kBugHang) && rank == n - 1 && t != rank)) // the planted hang: peers never hear of the last rank
 			artest_put(&P.ctl[t]->start[b][rank], e);
@@ -166,6 +176,8 @@ int setup(const artest_world *w) {
 	if (bug && strcmp(bug, "no-end-barrier") == 0) bugs |= kBugNoEnd;
 	if (bug && strcmp(bug, "hang") == 0) bugs |= kBugHang;
 	if (bug && strcmp(bug, "no-trace") == 0) bugs |= kBugNoTrace;
+	if (bug && (strcmp(bug, "spin") == 0 || strcmp(bug, "spin-sync") == 0)) bugs |= kBugSpin;
+	bug_sync = bug && strcmp(bug, "spin-sync") == 0;
 	return ARTEST_OK;
 }
 
@@ -189,6 +201,13 @@ int allreduce(const artest_call *c) {
 	if (e != cudaSuccess) {
 		snprintf(err, sizeof err, "launch: %s", cudaGetErrorString(e));
 		return ARTEST_ERROR;
+	}
+	cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+	if (bug_sync && cudaStreamIsCapturing(s, &cs) == cudaSuccess && cs == cudaStreamCaptureStatusNone) {
+		if ((e = cudaStreamSynchronize(s)) != cudaSuccess) { // the planted synchronous wait
+			snprintf(err, sizeof err, "synchronize: %s", cudaGetErrorString(e));
+			return ARTEST_ERROR;
+		}
 	}
 	return ARTEST_OK;
 }

@@ -28,15 +28,20 @@
  * (stress must catch a peer's next input read by this call), "no-trace"
  * skips artest_trace (the trace check must catch it), "hang": the last rank
  * never tells its peers it reached the start barrier (they must give up at
- * the deadline, naming it).
+ * the deadline, naming it), "spin": the last rank's call spins forever,
+ * outside artest's deadline (a call that never returns: artest's watchdog
+ * must end the job), "spin-sync": the last rank's call blocks forever in a
+ * sleep, as a call that waits for a hung kernel does.
  *
  * Build (make plugins-host):
  *   cc -std=c11 -O2 -fPIC -shared -ffp-contract=off -Wl,--no-undefined -I<artest>/plugin -o host_oneshot.so host_oneshot.c -lm
  */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "artest_device.h"
 
@@ -55,6 +60,7 @@ static int bug_skip_last; /* ARTEST_EXAMPLE_BUG=skip-last */
 static int bug_no_end;    /* ARTEST_EXAMPLE_BUG=no-end-barrier */
 static int bug_no_trace;  /* ARTEST_EXAMPLE_BUG=no-trace */
 static int bug_hang;      /* ARTEST_EXAMPLE_BUG=hang */
+static int bug_spin;      /* ARTEST_EXAMPLE_BUG=spin: 1, spin-sync: 2 */
 static _Thread_local char err[256];
 
 static const char *last_error(void) { return err; }
@@ -140,6 +146,7 @@ static int setup(const artest_world *w) {
 	bug_no_end = bug && strcmp(bug, "no-end-barrier") == 0;
 	bug_no_trace = bug && strcmp(bug, "no-trace") == 0;
 	bug_hang = bug && strcmp(bug, "hang") == 0;
+	bug_spin = !bug ? 0 : strcmp(bug, "spin") == 0 ? 1 : strcmp(bug, "spin-sync") == 0 ? 2 : 0;
 	return ARTEST_OK;
 }
 
@@ -151,6 +158,15 @@ static int allreduce(const artest_call *c) {
 		return fail("message beyond the registered input buffer");
 	artest_device d = artest_device_of(c);
 	epoch++;
+	if (bug_spin && world.rank == world.world_size - 1) { /* the planted call that never returns */
+		static volatile uint64_t spins;
+		for (;;) {
+			if (bug_spin == 2)
+				nanosleep(&(struct timespec){.tv_sec = 1}, NULL);
+			else
+				spins++;
+		}
+	}
 #ifdef EXAMPLE_STAGING_STATE
 	if (bytes > STATE_AT)
 		return fail("message larger than the staging state's offset");

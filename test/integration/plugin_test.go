@@ -181,6 +181,86 @@ func TestPluginHangIsDiagnosed(t *testing.T) {
 	}
 }
 
+// The planted calls that never return: the last rank's call spins forever
+// outside artest's deadline ("spin") or blocks in a sleep, as a call that
+// waits for its own hung kernel does ("spin-sync"). Behind it the last
+// rank's stream never drains: in a stress batch its launches block once
+// the stream's queue is full, its main thread never comes back to wait,
+// and only the watchdog, on a goroutine of its own, ends the job: exit 3
+// within --timeout plus the grace (10 s), one line per rank naming the
+// case, the calls in flight and the call it is in, and every report
+// written with the hung case. A quick case's stream times out first and
+// its diagnosis names the plugin's call.
+func TestPluginCallThatNeverReturnsEndsTheJob(t *testing.T) {
+	t.Parallel()
+	const within = 40 * time.Second // --timeout 2s, the grace of 10 s, start-up and abort on a busy machine
+	for _, tc := range []struct {
+		name, bug, mode string
+		stress          bool
+		want            []string // regular expressions on stderr
+	}{
+		{"spin, stress, plain", "spin", "oop-reg-plain", true, []string{
+			`artest: watchdog: rank 1: .*; case example:oneshot/f32/sum/4KiB/oop-reg-plain/np2; main thread inside .* for \d`,
+			`artest: watchdog: rank 0: .*; case example:oneshot/f32/sum/4KiB/oop-reg-plain/np2; main thread inside .*; \d+ call\(s\) enqueued since the stream last finished`,
+			`no rank made progress for \d+s \(--timeout 2s plus a grace of 10s\)`,
+		}},
+		{"spin-sync, stress, graph", "spin-sync", "oop-reg-graph", true, []string{
+			`artest: watchdog: rank 1: .*; case example:oneshot/f32/sum/4KiB/oop-reg-graph/np2; main thread inside the replay of a graph of \d+ call\(s\)`,
+			`artest: watchdog: rank 0: `,
+		}},
+		{"spin, quick, graph", "spin", "oop-reg-graph", false, []string{
+			`hang in case example:oneshot/f32/sum/4KiB/oop-reg-graph/np2: rank \d saw no completion of .* within 2s`,
+			`plugin example \(.*\): allreduce of example:oneshot \(f32 sum, 1024 elements\) has not returned`,
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			so := buildPlugin(t, exampleHost)
+			dir := t.TempDir()
+			js, ju, jl := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.xml"), filepath.Join(dir, "r.jsonl")
+			args := []string{"-np", "2", "--oversubscribe", "-x", "ARTEST_EXAMPLE_BUG=" + tc.bug,
+				binary(t), "--backend", "host", "--repro-dir", dir, "--plugin", so, "--variant", "example:oneshot",
+				"--size", "4K", "--dtype", "f32", "--op", "sum", "--mode", tc.mode, "--timeout", "2s",
+				"--json", js, "--junit", ju, "--jsonl", jl}
+			if tc.stress {
+				args = append(args, "--stress", "2000")
+			}
+			start := time.Now()
+			o := run(t, 2*time.Minute, "mpirun", args...)
+			took := time.Since(start)
+			require.Equal(t, 3, o.code, "%s\n%s", o.stdout, o.stderr)
+			require.Less(t, took, within)
+			noGoTrace(t, o)
+			for _, w := range tc.want {
+				require.Regexp(t, w, o.stderr)
+			}
+			f, err := os.Open(js)
+			require.NoError(t, err)
+			defer f.Close()
+			rep, err := report.ReadJSON(f)
+			require.NoError(t, err)
+			require.Equal(t, 3, rep.Summary.ExitCode)
+			require.NotEmpty(t, rep.Cases)
+			hung := rep.Cases[len(rep.Cases)-1]
+			require.Equal(t, report.Hung, hung.Verdict)
+			require.Regexp(t, tc.want[0], "artest: "+strings.ReplaceAll(hung.Reason, "\n  ", "\nartest: "))
+			g, err := os.Open(jl)
+			require.NoError(t, err)
+			defer g.Close()
+			streamed, complete, err := report.ReadJSONL(g)
+			require.NoError(t, err)
+			require.True(t, complete, "the JSON Lines file is closed with the summary")
+			require.Equal(t, report.Hung, streamed.Cases[len(streamed.Cases)-1].Verdict)
+			xml, err := os.ReadFile(ju)
+			require.NoError(t, err)
+			require.Contains(t, string(xml), "hang in case example:oneshot/")
+			bundles, err := filepath.Glob(filepath.Join(dir, "artest-repro-*.json"))
+			require.NoError(t, err)
+			require.Len(t, bundles, 1, "the hung case's bundle")
+		})
+	}
+}
+
 func TestPluginBadLibrariesGiveOneLine(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {

@@ -94,6 +94,9 @@ type Backend struct {
 	localRank int
 
 	ext externals // the External variants' set-up and last call (external.go)
+	// progress is NotifyProgress's function, called by Sync at each step
+	// of the stream it sees.
+	progress func()
 
 	mc mcState // the multicast gate and segment (multicast.go)
 
@@ -335,7 +338,7 @@ func (b *Backend) Allreduce(l *backend.Launch) error {
 	if l.Variant.External != nil {
 		return b.allreduceExternal(l)
 	}
-	b.ext.last = nil
+	b.ext.last.Store(nil)
 	if !l.Variant.Custom {
 		return b.ncclAllreduce(l)
 	}
@@ -484,6 +487,9 @@ func (b *Backend) Sync(timeout time.Duration) error {
 			return wrap(err)
 		}
 		if done {
+			if b.progress != nil {
+				b.progress()
+			}
 			return nil
 		}
 		passed, err := b.passMarks()
@@ -492,6 +498,9 @@ func (b *Backend) Sync(timeout time.Duration) error {
 		}
 		if passed {
 			deadline = time.Now().Add(timeout)
+			if b.progress != nil {
+				b.progress()
+			}
 		}
 		if time.Now().After(deadline) {
 			return backend.ErrTimeout
@@ -500,6 +509,12 @@ func (b *Backend) Sync(timeout time.Duration) error {
 		pause = min(pause*2, 200*time.Microsecond)
 	}
 }
+
+// NotifyProgress is backend.ProgressNotifier's: Sync calls f each time it
+// sees the stream pass a progress mark, and when the stream is done.
+func (b *Backend) NotifyProgress(f func()) { b.progress = f }
+
+var _ backend.ProgressNotifier = (*Backend)(nil)
 
 // MarkProgress records an event without timing after the work enqueued so
 // far (backend.ProgressMarker).

@@ -3,6 +3,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/internal/comm"
@@ -21,8 +22,9 @@ type externals struct {
 	setup map[string]error
 	// last is the External whose call was the last allreduce enqueued on
 	// the stream, and what that call was; nil after an artest kernel's.
-	last     kernels.External
-	lastCall string
+	// Atomic: the runner's watchdog reads it (Waiting) from its own
+	// goroutine while the main thread may be inside the call.
+	last atomic.Pointer[lastExternal]
 }
 
 // deviceAddr is what an External gets for a backend address: on cuda the
@@ -136,8 +138,15 @@ func (b *Backend) allreduceExternal(l *backend.Launch) error {
 	if err != nil {
 		return err
 	}
-	b.ext.last, b.ext.lastCall = ext, fmt.Sprintf("allreduce of %s (%s %s, %d elements)", l.Variant.Name, l.DType, l.Op, call.Count)
+	b.ext.last.Store(&lastExternal{ext, fmt.Sprintf("allreduce of %s (%s %s, %d elements)", l.Variant.Name, l.DType, l.Op, call.Count)})
 	return ext.Allreduce(call)
+}
+
+// lastExternal is the last External call enqueued: its variant's owner
+// and the call as the diagnosis names it.
+type lastExternal struct {
+	e    kernels.External
+	call string
 }
 
 // externalCall is l as an External's call on this backend: device
@@ -156,14 +165,14 @@ func externalCall(l *backend.Launch, w *backend.World, stream uint64) (*kernels.
 // enqueued on the stream was an External's, that call, whose kernels have
 // not completed. A plugin's barriers are its own, not in any SignalBlock.
 func (b *Backend) Waiting() string {
-	e := b.ext.last
-	if e == nil {
+	l := b.ext.last.Load()
+	if l == nil {
 		return ""
 	}
-	if s := e.Busy(); s != "" {
+	if s := l.e.Busy(); s != "" {
 		return s
 	}
-	return fmt.Sprintf("rank %d's stream has not finished the last call enqueued on it, %s: %s", b.rank, e.Owner(), b.ext.lastCall)
+	return fmt.Sprintf("rank %d's stream has not finished the last call enqueued on it, %s: %s", b.rank, l.e.Owner(), l.call)
 }
 
 var _ backend.Waiter = (*Backend)(nil)

@@ -28,6 +28,7 @@ var (
 func (b *Backend) AllreduceConcurrent(l *backend.Launch) error {
 	if b.side == nil {
 		b.side = newStream()
+		b.side.setProgress(b.stream.progressFunc())
 	}
 	first := b.stream
 	b.stream = b.side

@@ -11,12 +11,17 @@ import (
 )
 
 // stream runs enqueued work in order on one goroutine, like a CUDA stream.
-// The queue is unbounded so that enqueueing never blocks the runner: it must
-// always reach Sync, where the watchdog's deadline lives.
+// Its queue is bounded like a CUDA stream's: an enqueue behind queueDepth
+// unfinished operations waits for one to finish, so an operation that
+// never ends (a plugin's call that never returns) blocks the runner's main
+// thread in its next launches as it does on a GPU, and only the runner's
+// watchdog, on a goroutine of its own, can end the job.
 type stream struct {
 	mu        sync.Mutex
 	cond      *sync.Cond
 	queue     []func() error
+	depth     int    // the most queued operations; 0: unbounded
+	progress  func() // called after every operation that finished (NotifyProgress)
 	busy      bool   // the worker is running an op
 	finished  uint64 // ops run (or dropped) so far: sync's measure of progress
 	err       error
@@ -24,8 +29,15 @@ type stream struct {
 	closed    bool
 }
 
+// queueDepth is how many operations a host stream holds before an enqueue
+// waits. A CUDA stream's launch queue blocks the launching thread once
+// about a thousand launches are pending (docs/hangs.md); the host's is
+// smaller so that a stress batch of up to stressMaxBatch calls behind a
+// call that never ends blocks its launches here too.
+const queueDepth = 256
+
 func newStream() *stream {
-	s := &stream{}
+	s := &stream{depth: queueDepth}
 	s.cond = sync.NewCond(&s.mu)
 	go s.work()
 	return s
@@ -53,6 +65,9 @@ func (s *stream) work() {
 		s.mu.Lock()
 		s.busy = false
 		s.finished++
+		if s.progress != nil {
+			s.progress()
+		}
 		if err != nil && s.err == nil {
 			s.err = err
 		}
@@ -69,6 +84,12 @@ func (s *stream) enqueue(op func() error) error {
 	if s.capturing != nil {
 		*s.capturing = append(*s.capturing, op)
 		return nil
+	}
+	for s.depth > 0 && len(s.queue) >= s.depth && !s.closed {
+		s.cond.Wait()
+	}
+	if s.closed {
+		return errors.New("host stream closed")
 	}
 	s.queue = append(s.queue, op)
 	s.cond.Broadcast()
@@ -93,6 +114,29 @@ func (s *stream) capture(fn func() error) ([]func() error, error) {
 	}
 	return ops, nil
 }
+
+func (s *stream) setProgress(f func()) {
+	s.mu.Lock()
+	s.progress = f
+	s.mu.Unlock()
+}
+
+func (s *stream) progressFunc() func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.progress
+}
+
+// NotifyProgress is backend.ProgressNotifier's: f is called on a stream's
+// goroutine each time one of its operations finishes.
+func (b *Backend) NotifyProgress(f func()) {
+	b.stream.setProgress(f)
+	if b.side != nil {
+		b.side.setProgress(f)
+	}
+}
+
+var _ backend.ProgressNotifier = (*Backend)(nil)
 
 func (s *stream) idle() bool {
 	s.mu.Lock()
