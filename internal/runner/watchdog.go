@@ -268,7 +268,7 @@ func (r *run) watchdogEnd(said int, quiet time.Duration) {
 				break
 			}
 		}
-		r.raw.Abort(exitcode.Hang)
+		r.endJob(exitcode.Hang)
 		return
 	}
 	lines := r.boardLines(3 * watchdogTick)
@@ -299,7 +299,23 @@ func (r *run) watchdogEnd(said int, quiet time.Duration) {
 	if f, ok := r.cfg.Stdout.(*os.File); ok {
 		_ = f.Sync()
 	}
-	r.raw.Abort(exitcode.Hang)
+	r.endJob(exitcode.Hang)
+}
+
+// endJob ends this rank from the watchdog with code. Not with MPI_Abort:
+// Open MPI's ends the calling process with exit(3), whose atexit handlers
+// tear the CUDA driver down while the main thread may be inside it (a
+// graph launch blocked behind a kernel that never ends), and that thread
+// then dies of SIGSEGV with a Go stack trace (seen on an H200). os.Exit
+// ends the process at once, running no handlers; mpirun then ends the
+// other ranks and exits with this rank's code. The in-process world of
+// the tests is aborted as MPI_Abort would: its ranks are goroutines.
+func (r *run) endJob(code int) {
+	if _, inProcess := r.raw.(comm.AbortWatcher); inProcess {
+		r.raw.Abort(code)
+		return
+	}
+	os.Exit(code)
 }
 
 // lockWithin takes r.mu unless the main thread holds it for longer than

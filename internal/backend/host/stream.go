@@ -30,11 +30,13 @@ type stream struct {
 }
 
 // queueDepth is how many operations a host stream holds before an enqueue
-// waits. A CUDA stream's launch queue blocks the launching thread once
-// about a thousand launches are pending (docs/hangs.md); the host's is
-// smaller so that a stress batch of up to stressMaxBatch calls behind a
-// call that never ends blocks its launches here too.
-const queueDepth = 256
+// waits, as many as a CUDA stream's launch queue holds: on an H200 (driver
+// of 2026-11-29, 2 ranks under MPS, ci/watchdog-gpu.sh) a stress batch
+// behind a kernel that never ended blocked its launching thread after 234
+// to 238 calls of about four operations each (input copy, call, stamp,
+// result copy), about a thousand. A stress batch of up to stressMaxBatch
+// calls then blocks here as there.
+const queueDepth = 1024
 
 func newStream() *stream {
 	s := &stream{depth: queueDepth}

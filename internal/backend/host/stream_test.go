@@ -1,6 +1,7 @@
 package host
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -68,4 +69,38 @@ func TestSyncTimesOutWhenItsStartIsDelayed(t *testing.T) {
 	case <-time.After(20 * timeout):
 		t.Fatal("sync never timed out on an op that does not end")
 	}
+}
+
+// The queue is bounded as a CUDA stream's launch queue is: behind an
+// operation that never ends, an enqueue waits once the queue is full (the
+// runner's main thread blocks in its launches, and only its watchdog can
+// end the job), and goes on once an operation finished. Each finished
+// operation is reported to the progress function.
+func TestEnqueueWaitsWhenTheQueueIsFull(t *testing.T) {
+	s := newStream()
+	defer s.close()
+	s.depth = 4
+	var progress atomic.Int32
+	s.setProgress(func() { progress.Add(1) })
+	release := make(chan struct{})
+	require.NoError(t, s.enqueue(func() error { <-release; return nil }))
+	for running := false; !running; time.Sleep(time.Millisecond) {
+		s.mu.Lock()
+		running = s.busy
+		s.mu.Unlock()
+	}
+	for i := 0; i < 4; i++ {
+		require.NoError(t, s.enqueue(func() error { return nil }))
+	}
+	fifth := make(chan error, 1)
+	go func() { fifth <- s.enqueue(func() error { return nil }) }()
+	select {
+	case err := <-fifth:
+		t.Fatalf("the fifth enqueue behind a full queue returned %v", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	require.NoError(t, <-fifth)
+	require.NoError(t, s.sync(time.Minute))
+	require.Equal(t, int32(6), progress.Load())
 }
