@@ -200,7 +200,7 @@ typedef struct artest_plugin {
 	const char *name; /* [a-z0-9_-]+ */
 	const artest_variant *variants;
 	uint64_t staging_bytes; /* per rank, the plugin's own, at most 1 TiB (more is refused at load); 0: the shared scratch (the largest message) */
-	uint64_t control_bytes; /* per rank, at most ARTEST_MAX_CONTROL_BYTES */
+	uint64_t control_bytes; /* per rank, at most ARTEST_MAX_CONTROL_BYTES; 0: none (world.control[r] are NULL) */
 	/* Collective: every rank calls it once, before its first allreduce. On
 	 * cuda it runs in artest's set-up, with the GPU's primary context current
 	 * (the CUDA runtime's), never inside a stream capture. */

@@ -261,6 +261,18 @@ func TestPluginCallThatNeverReturnsEndsTheJob(t *testing.T) {
 	}
 }
 
+// A plugin that declares no control region (control_bytes 0, as the PCIe
+// IPC adapter does) gets none, and its calls run: the copy plugin is right
+// at one rank.
+func TestPluginWithoutControlRegionRuns(t *testing.T) {
+	t.Parallel()
+	so := buildPlugin(t, badPlugin, "-DCONTROL_BYTES=0")
+	o := mpirun(t, 1, time.Minute, "--plugin", so, "--variant", "bad:copy", "--quick", "--dtype", "f32", "--op", "sum")
+	require.Equal(t, 0, o.code, "%s\n%s", o.stdout, o.stderr)
+	require.NotContains(t, o.stdout+o.stderr, "no control regions")
+	require.Regexp(t, `pass [1-9]\d*, FAIL 0`, o.stdout)
+}
+
 func TestPluginBadLibrariesGiveOneLine(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {

@@ -40,16 +40,18 @@ func (b *Backend) externalWorld(owner string) (*kernels.ExternalWorld, error) {
 	if w == nil {
 		return nil, fmt.Errorf("no world set up")
 	}
-	if len(w.Control) != w.Size {
+	off, size := b.ext.set.ExternalControlRegion(owner)
+	soff, ssize := b.ext.set.ExternalStagingRegion(owner)
+	// A plugin that declares no control bytes (and no private staging)
+	// gets none: its control pointers are 0, as on the cuda backend.
+	if (size > 0 || ssize > 0) && len(w.Control) != w.Size {
 		return nil, fmt.Errorf("no control regions (no External variant was registered before set-up)")
 	}
-	off, size := b.ext.set.ExternalControlRegion(owner)
 	if off+size > w.ControlBytes {
 		return nil, fmt.Errorf("%s: control region %d+%d beyond the %d-byte control block", owner, off, size, w.ControlBytes)
 	}
 	// A declared staging size is private, in the control block (see
 	// registry's externalControlLayout); none: the shared staging buffers.
-	soff, ssize := b.ext.set.ExternalStagingRegion(owner)
 	if soff+ssize > w.ControlBytes {
 		return nil, fmt.Errorf("%s: private staging %d+%d beyond the %d-byte control block", owner, soff, ssize, w.ControlBytes)
 	}
@@ -73,9 +75,11 @@ func (b *Backend) externalWorld(owner string) (*kernels.ExternalWorld, error) {
 		if err != nil {
 			return nil, err
 		}
-		ctl, err := b.real(w.Control[r] + backend.Ptr(off))
-		if err != nil {
-			return nil, err
+		var ctl uintptr
+		if size > 0 {
+			if ctl, err = b.real(w.Control[r] + backend.Ptr(off)); err != nil {
+				return nil, err
+			}
 		}
 		ew.Input = append(ew.Input, in)
 		ew.Staging = append(ew.Staging, st)

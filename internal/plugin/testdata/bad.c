@@ -9,6 +9,7 @@
  *   -DCRASH         allreduce dereferences NULL
  *   -DHANG          allreduce never returns
  *   -DNAME=S        the plugin's name is S (a string literal)
+ *   -DCONTROL_BYTES=N  declare N control bytes (default 4096)
  * Without any of them it is a valid plugin whose allreduce copies its input
  * to its output (right on one rank only).
  */
@@ -99,7 +100,11 @@ static const artest_plugin plugin = {
 #ifdef STAGING
 	.staging_bytes = STAGING,
 #endif
+#ifdef CONTROL_BYTES
+	.control_bytes = CONTROL_BYTES,
+#else
 	.control_bytes = 4096,
+#endif
 	.setup = setup,
 	.allreduce = allreduce,
 	.last_error = last_error,
