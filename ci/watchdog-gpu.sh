@@ -47,7 +47,7 @@ elif ((ngpu < 2)); then
 fi
 mps_before=$(pgrep -c -f nvidia-cuda-mps 2>/dev/null || true)
 
-printf 'run\tbug\tmode\tkind\texit\tseconds\twatchdog_lines\treport_exit\thung_case\tenqueued\n' >"$out/runs.tsv"
+printf 'run\tbug\tmode\tkind\texit\tseconds\twatchdog_lines\tstack_traces\treport_exit\thung_case\tenqueued\n' >"$out/runs.tsv"
 
 # one NAME BUG MODE KIND [extra artest flags...]
 one() {
@@ -68,12 +68,13 @@ one() {
 	local secs lines rexit hung enq
 	secs=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
 	lines=$(grep -c '^artest: watchdog: rank ' "$d/stderr.log")
+	traces=$(grep -c -E '^goroutine [0-9]+ |^SIGSEGV|^panic:' "$d/stderr.log")
 	rexit=$(grep -o '"exit_code": *[0-9]*' "$d/r.json" 2>/dev/null | tail -1 | grep -o '[0-9]*$')
 	hung=$(grep -o '"id": *"[^"]*"' "$d/r.jsonl" 2>/dev/null | tail -1 | sed 's/.*"\([^"]*\)"$/\1/')
 	grep -q '"verdict": *"HUNG"' "$d/r.json" 2>/dev/null || hung="-"
 	enq=$(sed -n 's/^artest: watchdog: rank \([0-9]*\):.*; \([0-9]*\) call(s) enqueued.*/r\1=\2/p' "$d/stderr.log" | tr '\n' ' ')
 	grep -E '^artest: (watchdog: rank|hang in case)|^  ' "$d/stderr.log" | sed "s|^|$name: |" >>"$out/lines.txt"
-	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$bug" "$mode" "$kind" "$rc" "$secs" "$lines" \
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$bug" "$mode" "$kind" "$rc" "$secs" "$lines" "$traces" \
 		"${rexit:--}" "$hung" "${enq:--}" >>"$out/runs.tsv"
 }
 
@@ -96,5 +97,5 @@ mps_after=$(pgrep -c -f nvidia-cuda-mps 2>/dev/null || true)
 {
 	echo "# $setting; --timeout ${timeout_s}s; $("$bin" --version 2>&1 | head -1)"
 	echo "# MPS processes before: ${mps_before:-0}, after: ${mps_after:-0}"
-	column -t -s $'\t' "$out/runs.tsv"
+	awk -F'\t' '{ printf "%-27s %-9s %-13s %-6s %-4s %-7s %-14s %-12s %-11s %-50s %s\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 }' "$out/runs.tsv"
 } | tee "$out/summary.txt"
