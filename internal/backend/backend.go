@@ -144,6 +144,14 @@ type ProgressMarker interface {
 	MarkProgress() error
 }
 
+// SignalPeeker is a backend whose SignalBlocks can be read from any
+// goroutine at any time without a driver call (the host backend's are
+// shared memory): the runner's watchdog reads them while the main thread
+// is blocked.
+type SignalPeeker interface {
+	PeekSignal(r int) ([]byte, error)
+}
+
 // ProgressNotifier is a backend that can tell the runner's watchdog, which
 // runs beside the main thread, each time its stream makes progress (an
 // operation finished, a progress mark passed): a rank whose main thread
@@ -313,10 +321,11 @@ type LoadStamper interface {
 	// LoadStampReason says why loads cannot be stamped here ("" when they
 	// can): kernel stamps would wait for the load's own room on the SMs.
 	LoadStampReason() string
-	// StraggleStamped is Straggle, or StraggleOverLink when link, with
-	// the load's start and end marked in slot j (of the n PrepareStamps
-	// readied) on the load's own stream; capturing as for Stamp.
-	StraggleStamped(d time.Duration, link bool, j int, capturing bool) error
+	// StraggleStamped is Straggle, StraggleOverLink or StraggleMemory as
+	// kind says, with the load's start and end marked in slot j (of the n
+	// PrepareStamps readied) on the load's own stream; capturing as for
+	// Stamp.
+	StraggleStamped(d time.Duration, kind LoadKind, j int, capturing bool) error
 	// LoadStamps reads slot j's start and end once the stream has passed
 	// them, in ns of the stamp clock (Stamps').
 	LoadStamps(j int) (start, end int64, err error)
@@ -326,6 +335,31 @@ type LoadStamper interface {
 // memory (--schedule link): the straggling rank's own reads of its peers
 // then queue behind the load's on the links, while the peers' reads of it
 // do not.
+// LoadKind is what a straggler's load stresses.
+type LoadKind uint8
+
+const (
+	// LoadOwn is Straggle's load: the loaded rank's own multiprocessors.
+	LoadOwn LoadKind = iota
+	// LoadLink is StraggleOverLink's: the peers' buffers over the links.
+	LoadLink
+	// LoadMemory is StraggleMemory's: the device's memory.
+	LoadMemory
+)
+
+// MemoryStraggler is a Straggler whose load can stream the device's
+// memory instead: where ranks share a GPU, every rank's reads of its
+// peers' data (which are this GPU's memory reads, often L2 hits) then wait
+// behind it, so a peer's data arrives late as it does over a link.
+type MemoryStraggler interface {
+	// MemoryLoadReason says why the memory load is not run here ("" when
+	// it is).
+	MemoryLoadReason() string
+	// StraggleMemory starts, like Straggle, a load of d that streams a
+	// scratch larger than the device's L2 with read-modify-writes.
+	StraggleMemory(d time.Duration) error
+}
+
 type LinkStraggler interface {
 	// StraggleOverLink starts, like Straggle, a load of d that reads the
 	// peers' input buffers over the links instead of this GPU's memory.

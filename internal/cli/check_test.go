@@ -94,7 +94,7 @@ func TestStressChecksOnDevice(t *testing.T) {
 			rep := readReport(t, js)
 			require.Equal(t, "device", rep.Header.Checker)
 			require.Empty(t, rep.Header.CheckerNote)
-			require.Contains(t, res.stdout[0], "stress 40, schedules poison-after-return,skew,straggler (link off: the cuda backend's load cannot read its peers), checked on the device")
+			require.Contains(t, res.stdout[0], "stress 40, schedules poison-after-return,skew,straggler (link off: the cuda backend's load cannot read its peers; memory off: the cuda backend's load cannot stream device memory), checked on the device")
 			c := rep.Cases[0]
 			require.Equal(t, report.Pass, c.Verdict, c.Reason)
 			require.NotNil(t, c.Check)

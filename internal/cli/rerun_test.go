@@ -66,7 +66,7 @@ func TestRerunArgsReplaceTheSelectionAndFixTheEffectiveValues(t *testing.T) {
 	got := o.rerunArgs("oneshot/f32/sum/4KiB/oop-reg-plain/np2", "host")
 	require.Equal(t, []string{"--backend", "host", "--case", "oneshot/f32/sum/4KiB/oop-reg-plain/np2",
 		"--seed", "9", "--input", "random", "--warmup", "1", "--iters", "3", "--reps", "1",
-		"--timeout", "60s", "--device-timeout", "10s", "--stress", "40", "--schedule", "poison-after-return,skew,straggler,link", "--allow-multicast"}, got)
+		"--timeout", "60s", "--device-timeout", "10s", "--stress", "40", "--schedule", "poison-after-return,skew,straggler,link,memory", "--allow-multicast"}, got)
 
 	// The schedules are written as the run used them, defaulted or not,
 	// and not at all without --stress.
@@ -76,7 +76,7 @@ func TestRerunArgsReplaceTheSelectionAndFixTheEffectiveValues(t *testing.T) {
 	}{
 		{[]string{"--stress", "40", "--schedule", "none"}, []string{"--stress", "40", "--schedule", "none"}},
 		{[]string{"--stress", "40", "--schedule", "skew,poison-after-return"}, []string{"--stress", "40", "--schedule", "poison-after-return,skew"}},
-		{[]string{"--stress", "40", "--schedule", "all"}, []string{"--stress", "40", "--schedule", "poison-after-return,skew,straggler,link"}},
+		{[]string{"--stress", "40", "--schedule", "all"}, []string{"--stress", "40", "--schedule", "poison-after-return,skew,straggler,link,memory"}},
 		{[]string{"--quick"}, nil},
 	} {
 		o, err := Parse(tc.args)

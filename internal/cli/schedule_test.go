@@ -106,7 +106,7 @@ func TestSchedulesReachTheBackend(t *testing.T) {
 	rep := readReport(t, js)
 	require.Equal(t, "poison-after-return", rep.Header.Schedules)
 	const off = "skew off: the cuda backend has no stream-ordered delay; straggler off: the cuda backend has no side load; " +
-		"link off: the cuda backend's load cannot read its peers"
+		"link off: the cuda backend's load cannot read its peers; memory off: the cuda backend's load cannot stream device memory"
 	require.Equal(t, off, rep.Header.ScheduleNote)
 	require.Contains(t, res.stdout[0], "stress 5, schedules poison-after-return ("+off+")")
 }

@@ -47,7 +47,7 @@ func TestSilentSurprisesAreUsageErrors(t *testing.T) {
 		{"absurd --reps", []string{"--reps", "9223372036854775807"}, "--reps 9223372036854775807: at most 10000"},
 		{"--timeout below the minimum", []string{"--timeout", "1ns"}, "--timeout 1ns: at least 100ms"},
 		{"--schedule without --stress", []string{"--schedule", "skew"}, "--schedule skew needs --stress N"},
-		{"unknown --schedule", []string{"--stress", "5", "--schedule", "skew,lazy"}, `unknown --schedule "lazy" (valid: all, none, poison-after-return, skew, straggler, link)`},
+		{"unknown --schedule", []string{"--stress", "5", "--schedule", "skew,lazy"}, `unknown --schedule "lazy" (valid: all, none, poison-after-return, skew, straggler, link, memory)`},
 		{"empty --schedule", []string{"--stress", "5", "--schedule", ""}, "empty --schedule"},
 		{"--schedule none with another", []string{"--stress", "5", "--schedule", "none,skew"}, "none combines with no other schedule"},
 		{"--device-timeout below the minimum", []string{"--device-timeout", "1us"}, "--device-timeout 1us: 0 or at least 100ms"},

@@ -102,6 +102,7 @@ func (plainMode) enqueue(r *run, s *caseState, l *backend.Launch, src backend.Pt
 		return fmt.Errorf("launch %s: %w", l.Variant.Name, err)
 	}
 	r.dog.launched(1)
+	r.dog.setBlocks(l.Blocks)
 	s.calls++
 	return r.concurrentCall(s, l)
 }

@@ -45,6 +45,16 @@ type Schedules struct {
 	// turns the straggler on. Off where the ranks share a GPU (no link
 	// between them) and on the host backend.
 	Link bool
+	// Memory: in half the straggler's iterations, drawn from the seed,
+	// its load streams the GPU's memory instead of starving its SMs
+	// (backend.MemoryStraggler), so every rank's reads of its peers' data,
+	// which on a GPU the ranks share are this GPU's memory reads and often
+	// L2 hits, wait behind it: a peer's data arrives late, as over a link,
+	// and a kernel that reads a tile before its copy landed or overwrites
+	// a slot its reader has not read shows it. It turns the straggler on.
+	// On where ranks share a GPU only (the link load does this where each
+	// has its own), and not on the host backend.
+	Memory bool
 }
 
 // Schedule names, as --schedule takes them.
@@ -53,14 +63,15 @@ const (
 	SchedSkew      = "skew"
 	SchedStraggler = "straggler"
 	SchedLink      = "link"
+	SchedMemory    = "memory"
 )
 
 // ScheduleNames lists every schedule, in the order reports name them.
-var ScheduleNames = []string{SchedPoison, SchedSkew, SchedStraggler, SchedLink}
+var ScheduleNames = []string{SchedPoison, SchedSkew, SchedStraggler, SchedLink, SchedMemory}
 
 // AllSchedules is what --stress runs without --schedule.
 func AllSchedules() Schedules {
-	return Schedules{Poison: true, Skew: true, Straggler: true, Link: true}
+	return Schedules{Poison: true, Skew: true, Straggler: true, Link: true, Memory: true}
 }
 
 // ParseSchedules reads a --schedule value: "all", "none", or a
@@ -91,6 +102,8 @@ func ParseSchedules(spec string) (Schedules, error) {
 			s.Straggler = true
 		case SchedLink:
 			s.Straggler, s.Link = true, true
+		case SchedMemory:
+			s.Straggler, s.Memory = true, true
 		default:
 			return Schedules{}, fmt.Errorf("unknown --schedule %q (valid: %s)", w, valid)
 		}
@@ -115,6 +128,9 @@ func (s Schedules) Names() []string {
 	}
 	if s.Link {
 		out = append(out, SchedLink)
+	}
+	if s.Memory {
+		out = append(out, SchedMemory)
 	}
 	return out
 }
@@ -170,6 +186,20 @@ func (s Schedules) Supported(b backend.Backend) (Schedules, string) {
 			notes = append(notes, fmt.Sprintf("%s off: %s", SchedLink, why))
 		}
 	}
+	if _, ok := b.(backend.MemoryStraggler); s.Memory && (!ok || !s.Straggler) {
+		s.Memory = false
+		why := fmt.Sprintf("the %s backend's load cannot stream device memory", b.Name())
+		if ok {
+			why = "it needs the straggler's load"
+		}
+		notes = append(notes, fmt.Sprintf("%s off: %s", SchedMemory, why))
+	}
+	if m, ok := b.(backend.MemoryStraggler); s.Memory && ok {
+		if why := m.MemoryLoadReason(); why != "" {
+			s.Memory = false
+			notes = append(notes, fmt.Sprintf("%s off: %s", SchedMemory, why))
+		}
+	}
 	return s, strings.Join(notes, "; ")
 }
 
@@ -200,6 +230,20 @@ type step struct {
 	// stragLink: the load reads the peers' inputs over the links
 	// (backend.LinkStraggler) instead of its own GPU's memory.
 	stragLink bool
+	// stragMemory: the load streams the GPU's memory
+	// (backend.MemoryStraggler) instead of starving its SMs.
+	stragMemory bool
+}
+
+// loadKind is the kind of the iteration's load.
+func (st step) loadKind() backend.LoadKind {
+	switch {
+	case st.stragLink:
+		return backend.LoadLink
+	case st.stragMemory:
+		return backend.LoadMemory
+	}
+	return backend.LoadOwn
 }
 
 // plan is iteration iter's schedule for case id on a world of n ranks: the
@@ -227,6 +271,10 @@ func (s Schedules) plan(seed uint64, id string, iter, n int) step {
 			// the witness's leads meaningful (a link load holds its
 			// GPU's kernel ends, correct kernels' too).
 			st.stragLink = s.Link && splitmix(planHash(seed, id, iter, SchedLink))&1 == 0
+			// Half the other loads stream the GPU's memory, which the
+			// link load never does where both are on: the SM load stays
+			// the one that starves the loaded rank's blocks alone.
+			st.stragMemory = s.Memory && !st.stragLink && splitmix(planHash(seed, id, iter, SchedMemory))&1 == 0
 		}
 	}
 	return st

@@ -17,7 +17,7 @@ func TestParseSchedules(t *testing.T) {
 		str  string
 		err  string
 	}{
-		{"all", Schedules{Poison: true, Skew: true, Straggler: true, Link: true}, "poison-after-return,skew,straggler,link", ""},
+		{"all", Schedules{Poison: true, Skew: true, Straggler: true, Link: true, Memory: true}, "poison-after-return,skew,straggler,link,memory", ""},
 		{"straggler", Schedules{Straggler: true}, "straggler", ""},
 		{"straggler,skew", Schedules{Skew: true, Straggler: true}, "skew,straggler", ""},
 		{"none", Schedules{}, "none", ""},
@@ -27,9 +27,10 @@ func TestParseSchedules(t *testing.T) {
 		{"skew,skew", Schedules{Skew: true}, "skew", ""},
 		// link is the straggler with its load reading the peers too.
 		{"link", Schedules{Straggler: true, Link: true}, "straggler,link", ""},
-		{"all,link", Schedules{Poison: true, Skew: true, Straggler: true, Link: true}, "poison-after-return,skew,straggler,link", ""},
+		{"all,link", Schedules{Poison: true, Skew: true, Straggler: true, Link: true, Memory: true}, "poison-after-return,skew,straggler,link,memory", ""},
+		{"memory", Schedules{Straggler: true, Memory: true}, "straggler,memory", ""},
 		{"none,skew", Schedules{}, "", "none combines with no other"},
-		{"lazy", Schedules{}, "", `unknown --schedule "lazy" (valid: all, none, poison-after-return, skew, straggler, link)`},
+		{"lazy", Schedules{}, "", `unknown --schedule "lazy" (valid: all, none, poison-after-return, skew, straggler, link, memory)`},
 		{"", Schedules{}, "", "empty --schedule"},
 		{" , ", Schedules{}, "", "empty --schedule"},
 	} {
@@ -185,14 +186,68 @@ func TestSchedulesSupported(t *testing.T) {
 	h := host.New(t.TempDir())
 	s, note := AllSchedules().Supported(h)
 	require.Equal(t, Schedules{Poison: true, Skew: true, Straggler: true}, s)
-	require.Equal(t, "link off: the host backend's load cannot read its peers", note)
+	require.Equal(t, "link off: the host backend's load cannot read its peers; memory off: the host backend's load cannot stream device memory", note)
 	var _ backend.Delayer = h
 
 	s, note = AllSchedules().Supported(noDelay{})
 	require.Equal(t, Schedules{Poison: true}, s)
 	require.Equal(t, "skew off: the cuda backend has no stream-ordered delay; straggler off: the cuda backend has no side load; "+
-		"link off: the cuda backend's load cannot read its peers", note)
+		"link off: the cuda backend's load cannot read its peers; memory off: the cuda backend's load cannot stream device memory", note)
 	var _ backend.Straggler = h
+}
+
+// memoryHost is a host backend whose load could stream device memory, with
+// the reason it gives.
+type memoryHost struct {
+	*host.Backend
+	why string
+}
+
+func (m memoryHost) MemoryLoadReason() string             { return m.why }
+func (m memoryHost) StraggleMemory(d time.Duration) error { return m.Straggle(d) }
+
+// The memory load stays on where the backend runs it (ranks that share a
+// GPU), and is dropped with the backend's reason elsewhere; it draws about
+// half of the straggler's loads, never one the link load took.
+func TestMemoryScheduleWhereRanksShareAGPU(t *testing.T) {
+	h := host.New(t.TempDir())
+	s, note := AllSchedules().Supported(memoryHost{h, ""})
+	require.Equal(t, Schedules{Poison: true, Skew: true, Straggler: true, Memory: true}, s)
+	require.Equal(t, "link off: the host backend's load cannot read its peers", note)
+	s, note = AllSchedules().Supported(memoryHost{h, "each rank has a GPU of its own"})
+	require.False(t, s.Memory)
+	require.Contains(t, note, "memory off: each rank has a GPU of its own")
+
+	both := Schedules{Straggler: true, Link: true, Memory: true}
+	loads, memory, link := 0, 0, 0
+	for i := 0; i < 4000; i++ {
+		st := both.plan(1, "c", i, 2)
+		if st.stragRank < 0 {
+			continue
+		}
+		loads++
+		require.False(t, st.stragLink && st.stragMemory, "iteration %d", i)
+		if st.stragMemory {
+			memory++
+			require.Equal(t, backend.LoadMemory, st.loadKind())
+		}
+		if st.stragLink {
+			link++
+		}
+	}
+	require.InDelta(t, 0.5, float64(link)/float64(loads), 0.05, "link takes half the loads")
+	require.InDelta(t, 0.25, float64(memory)/float64(loads), 0.05, "memory half of the rest")
+	only := Schedules{Straggler: true, Memory: true}
+	memory, loads = 0, 0
+	for i := 0; i < 4000; i++ {
+		if st := only.plan(1, "c", i, 2); st.stragRank >= 0 {
+			loads++
+			if st.stragMemory {
+				memory++
+			}
+		}
+	}
+	require.InDelta(t, 0.5, float64(memory)/float64(loads), 0.05, "without link, memory takes half the loads")
 }
 
 // The host backend's Delay holds the work after it.

@@ -130,9 +130,11 @@ func (st *stressCase) enqueueBatch(s0, kk int, mark bool) error {
 			ls, stamped := st.loadStamper()
 			switch {
 			case stamped:
-				err = ls.StraggleStamped(it.stragLoad, it.stragLink, j, !mark)
+				err = ls.StraggleStamped(it.stragLoad, it.loadKind(), j, !mark)
 			case it.stragLink:
 				err = r.b.(backend.LinkStraggler).StraggleOverLink(it.stragLoad)
+			case it.stragMemory:
+				err = r.b.(backend.MemoryStraggler).StraggleMemory(it.stragLoad)
 			default:
 				err = r.b.(backend.Straggler).Straggle(it.stragLoad)
 			}
@@ -143,7 +145,7 @@ func (st *stressCase) enqueueBatch(s0, kk int, mark bool) error {
 			loads[j].Stamped = stamped
 		}
 		if it.stragRank >= 0 {
-			loads[j].Rank, loads[j].Ns, loads[j].Link = it.stragRank, it.stragLoad.Nanoseconds(), it.stragLink
+			loads[j].Rank, loads[j].Ns, loads[j].Link, loads[j].Memory = it.stragRank, it.stragLoad.Nanoseconds(), it.stragLink, it.stragMemory
 		}
 		// Each iteration's input goes into the registered buffer the
 		// moment the previous call returns: exactly what the end

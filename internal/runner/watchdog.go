@@ -14,6 +14,7 @@ import (
 	"github.com/artest/artest/internal/liveness"
 	"github.com/artest/artest/internal/report"
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/sigblock"
 )
 
 // The watchdog ends a job that no longer makes progress, whatever its main
@@ -78,8 +79,14 @@ type watchdog struct {
 	// caseStart is when that case started (Unix nanoseconds).
 	caseStart atomic.Int64
 	fired     atomic.Bool
-	done      chan struct{}
-	exited    chan struct{}
+	// step is when the backend last saw its stream finish a step (Unix
+	// nanoseconds; 0: not yet).
+	step atomic.Int64
+	// blocks is the grid of the last launch, for the SignalBlock
+	// diagnosis.
+	blocks atomic.Int64
+	done   chan struct{}
+	exited chan struct{}
 }
 
 // enter makes the main thread's phase k, doing what, and returns the
@@ -111,6 +118,20 @@ func (d *watchdog) set(k phaseKind, what string) {
 	}
 }
 
+// stepped is the backend's progress function: a step of the stream.
+func (d *watchdog) stepped() {
+	d.step.Store(time.Now().UnixNano())
+	d.board.Beat()
+}
+
+// lastStep is when the stream last finished a step (the zero time: never).
+func (d *watchdog) lastStep() time.Time {
+	if ns := d.step.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
+}
+
 func (d *watchdog) beat() {
 	if d != nil {
 		d.board.Beat()
@@ -120,6 +141,12 @@ func (d *watchdog) beat() {
 func (d *watchdog) launched(n int) {
 	if d != nil {
 		d.inFlight.Add(int64(n))
+	}
+}
+
+func (d *watchdog) setBlocks(n int) {
+	if d != nil {
+		d.blocks.Store(int64(n))
 	}
 }
 
@@ -164,7 +191,7 @@ func (r *run) startWatchdog() error {
 	r.dog = d
 	r.c = watchedComm{Comm: r.raw, d: d}
 	if pn, ok := r.b.(backend.ProgressNotifier); ok {
-		pn.NotifyProgress(b.Beat)
+		pn.NotifyProgress(d.stepped)
 	}
 	go r.watch()
 	return nil
@@ -226,23 +253,31 @@ func (r *run) watch() {
 			peerSaidAt = now
 		}
 		ph := d.cur.Load()
+		quiet := now.Sub(newest).Round(time.Second)
+		noProgress := fmt.Sprintf("no rank made progress for %s (--timeout %s plus a grace of %s)", quiet, r.cfg.Timeout, d.grace)
 		switch {
 		case ph.kind == phaseHang:
 			// hang() ends the job; only one that is itself stuck (a
 			// SignalBlock read that never returns) is ended here.
 			if now.Sub(ph.since) > r.cfg.HangGrace+d.grace {
-				r.watchdogEnd(-1, now.Sub(newest))
+				r.watchdogEnd(noProgress)
 				return
 			}
 		case said >= 0:
 			// A rank waiting for its stream comes to its own timeout
 			// and diagnosis; any other rank joins at once.
 			if ph.kind != phaseSync || now.Sub(seen[d.rank]) > d.limit || now.Sub(peerSaidAt) > d.limit {
-				r.watchdogEnd(said, now.Sub(newest))
+				r.watchdogEnd(fmt.Sprintf("rank %d found the job hung", said))
 				return
 			}
+		case ph.kind == phaseCall && now.Sub(ph.since) > r.cfg.Timeout && now.Sub(d.lastStep()) > r.cfg.Timeout:
+			// A launch blocked behind a full queue: the stream took no
+			// step within --timeout, which its wait would have called a
+			// hang had the main thread come to it.
+			r.watchdogEnd(fmt.Sprintf("its stream finished nothing within --timeout %s while the main thread waited inside a call (a launch behind a full queue)", r.cfg.Timeout))
+			return
 		case now.Sub(newest) > d.limit:
-			r.watchdogEnd(-1, now.Sub(newest))
+			r.watchdogEnd(noProgress)
 			return
 		}
 	}
@@ -252,12 +287,12 @@ func (r *run) watch() {
 // line and puts it on the board; rank 0 gathers the others' lines from the
 // board, writes the reports and aborts the job, the others wait for rank 0
 // to have written them (or HangGrace) and abort it themselves.
-func (r *run) watchdogEnd(said int, quiet time.Duration) {
+func (r *run) watchdogEnd(why string) {
 	d := r.dog
 	if !d.fired.CompareAndSwap(false, true) {
 		return
 	}
-	line := r.watchdogLine(said, quiet)
+	line := r.watchdogLine(why)
 	if s, _ := d.board.State(d.rank); s == liveness.Running {
 		d.board.Say(liveness.Hung, line)
 	}
@@ -389,15 +424,10 @@ func (r *run) peerLines(wait time.Duration) string {
 // watchdogLine is this rank's account: the case, what its main thread is
 // in and since when, the calls in flight, the last call and the plugin
 // call the backend is inside.
-func (r *run) watchdogLine(said int, quiet time.Duration) string {
+func (r *run) watchdogLine(why string) string {
 	d := r.dog
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "watchdog: rank %d: ", d.rank)
-	if said >= 0 {
-		fmt.Fprintf(&sb, "rank %d found the job hung", said)
-	} else {
-		fmt.Fprintf(&sb, "no rank made progress for %s (--timeout %s plus a grace of %s)", quiet.Round(time.Second), r.cfg.Timeout, d.grace)
-	}
+	fmt.Fprintf(&sb, "watchdog: rank %d: %s", d.rank, why)
 	if c, ok := r.currentCase(); ok {
 		fmt.Fprintf(&sb, "; case %s", c.ID())
 	} else {
@@ -421,6 +451,9 @@ func (r *run) watchdogLine(said int, quiet time.Duration) string {
 		if in := wt.Waiting(); in != "" {
 			fmt.Fprintf(&sb, "; %s", in)
 		}
+	}
+	if diag := r.peekDiagnosis(); diag != "" {
+		fmt.Fprintf(&sb, "; %s", diag)
 	}
 	return sb.String()
 }
@@ -481,4 +514,27 @@ func callName(v *kernels.Variant) string {
 		return fmt.Sprintf("the allreduce call of %s for variant %s", v.External.Owner(), v.Name)
 	}
 	return "the launch of " + v.Name
+}
+
+// peekDiagnosis is who waits for whom in the SignalBlocks, where the
+// backend can read them from any goroutine without a driver call
+// (backend.SignalPeeker: the host backend); "" elsewhere.
+func (r *run) peekDiagnosis() string {
+	pk, ok := r.b.(backend.SignalPeeker)
+	if !ok || r.w == nil {
+		return ""
+	}
+	var snaps []sigblock.Snapshot
+	for p := 0; p < r.w.Size; p++ {
+		s, err := pk.PeekSignal(p)
+		if err != nil {
+			return ""
+		}
+		snaps = append(snaps, sigblock.Snapshot(s))
+	}
+	diag := sigblock.Summarize(sigblock.Diagnose(snaps, int(r.dog.blocks.Load())))
+	if ring := sigblock.SummarizeRing(sigblock.DiagnoseRing(snaps)); ring != "" {
+		diag = strings.TrimPrefix(diag+"\n"+ring, "\n")
+	}
+	return strings.ReplaceAll(strings.TrimSpace(diag), "\n", "; ")
 }

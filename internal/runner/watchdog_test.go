@@ -102,11 +102,11 @@ func TestWatchdogEndsAJobWhoseLaunchesNeverReturn(t *testing.T) {
 		require.Contains(t, res.stderrs[r], "artest: watchdog: rank "+string(rune('0'+r))+": ")
 		require.Contains(t, res.stderrs[r], "case "+watchdogCase+"; main thread inside the launch of oneshot for ")
 	}
-	// The first rank to see it says why; the other joins it.
+	// The first rank to see it says why; the other joins it (or sees it
+	// in the same tick and says so too).
 	both := res.stderrs[0] + res.stderrs[1]
 	require.Contains(t, both, "no rank made progress for ")
 	require.Contains(t, both, "(--timeout 200ms plus a grace of 400ms)")
-	require.Regexp(t, `rank \d found the job hung`, both)
 	require.Less(t, took, 10*time.Second)
 	require.Equal(t, 3, rep.Summary.ExitCode)
 	require.Len(t, rep.Cases, 1)

@@ -128,6 +128,10 @@ type witnessLoad struct {
 	Rank int   `json:"rank"`
 	Ns   int64 `json:"ns"`
 	Link bool  `json:"link,omitempty"`
+	// Memory: the load streamed the GPU's memory, which every rank
+	// sharing it reads: like a link load it holds correct kernels' ends
+	// too.
+	Memory bool `json:"memory,omitempty"`
 	// Stamped: in the loaded rank's own stamps, its load's start and end
 	// were stamped on the stamp clock (backend.LoadStamper), and
 	// CallAfterStartNs and CallAfterEndNs are its call's stamp less them:
@@ -377,7 +381,7 @@ func mergeWitnessRows(rs []rankResult, backendName, early string, graph bool, ro
 		if loaded {
 			end := max(sideFree[l.Rank], latest) + l.Ns
 			sideFree[l.Rank] = end
-			if l.Link {
+			if l.Link || l.Memory {
 				linkUntil, skip = max(linkUntil, end+linkDrain.Nanoseconds()), "link"
 			} else {
 				sideUntil, skip = max(sideUntil, end), "load"
@@ -491,6 +495,8 @@ func writeWitnessRows(path, id string, rows []witnessRow) error {
 		kind, skipped := "side", r.Skipped
 		if r.Load.Link {
 			kind = "link"
+		} else if r.Load.Memory {
+			kind = "memory"
 		}
 		if skipped == "" {
 			skipped = "-"

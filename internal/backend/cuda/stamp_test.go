@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/kernels"
 )
 
@@ -78,13 +79,13 @@ func TestLoadStampsAroundTheLoad(t *testing.T) {
 	_, err := b.ClockSync()
 	require.NoError(t, err)
 
-	require.NoError(t, b.StraggleStamped(200*time.Microsecond, false, 1, false))
+	require.NoError(t, b.StraggleStamped(200*time.Microsecond, backend.LoadOwn, 1, false))
 	start, end, err := b.LoadStamps(1)
 	require.NoError(t, err)
 	// The fake's events are 1.5 ms apart per creation number: the end
 	// event was made right after the start's slot pair.
 	require.Positive(t, end-start)
-	require.Error(t, b.StraggleStamped(200*time.Microsecond, false, 2, false), "only prepared slots")
+	require.Error(t, b.StraggleStamped(200*time.Microsecond, backend.LoadOwn, 2, false), "only prepared slots")
 	_, _, err = b.LoadStamps(5)
 	require.Error(t, err)
 

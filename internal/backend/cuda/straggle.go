@@ -13,9 +13,10 @@ import (
 )
 
 var (
-	_ backend.Straggler     = (*Backend)(nil)
-	_ backend.LinkStraggler = (*Backend)(nil)
-	_ backend.LoadStamper   = (*Backend)(nil)
+	_ backend.Straggler       = (*Backend)(nil)
+	_ backend.LinkStraggler   = (*Backend)(nil)
+	_ backend.LoadStamper     = (*Backend)(nil)
+	_ backend.MemoryStraggler = (*Backend)(nil)
 )
 
 // loadState is the straggler's side stream and the scratch its load
@@ -60,7 +61,7 @@ func (b *Backend) PrepareStraggle() error {
 // LoadBlocksPerSM blocks per multiprocessor. Nothing on the main stream
 // waits for it until JoinStraggle. Captured, the load is a branch of the
 // graph beside the calls.
-func (b *Backend) Straggle(d time.Duration) error { return b.straggle(d, false, -1, false) }
+func (b *Backend) Straggle(d time.Duration) error { return b.straggle(d, backend.LoadOwn, -1, false) }
 
 // StraggleOverLink starts a load of d whose blocks read the peers' input
 // buffers over the links (backend.LinkStraggler).
@@ -68,29 +69,49 @@ func (b *Backend) StraggleOverLink(d time.Duration) error {
 	if why := b.LinkReason(); why != "" {
 		return fmt.Errorf("link load: %s", why)
 	}
-	return b.straggle(d, true, -1, false)
+	return b.straggle(d, backend.LoadLink, -1, false)
+}
+
+// MemoryLoadReason is backend.MemoryStraggler's: the memory load runs
+// where ranks share a GPU. Where each rank has a GPU of its own the link
+// load stretches its reads of its peers, and a memory load slows every
+// reader of the loaded GPU alike, the peers' reads of it too, which
+// caught fewer missing end barriers than the SM load (vLLM's one-stage
+// kernel: 722 to 771 wrong iterations of 8000 against 1031 to 1069, 2
+// H200, 2026-11-26).
+func (b *Backend) MemoryLoadReason() string {
+	if b.sharedReason == "" {
+		return "each rank has a GPU of its own (the link load stretches its reads of its peers there)"
+	}
+	return ""
+}
+
+// StraggleMemory starts a load of d that streams this GPU's memory
+// (backend.MemoryStraggler).
+func (b *Backend) StraggleMemory(d time.Duration) error {
+	return b.straggle(d, backend.LoadMemory, -1, false)
 }
 
 // StraggleStamped starts a load as Straggle or StraggleOverLink do, with
 // event stamps in slot j on the side stream right before and after it
 // (backend.LoadStamper).
-func (b *Backend) StraggleStamped(d time.Duration, link bool, j int, capturing bool) error {
+func (b *Backend) StraggleStamped(d time.Duration, kind backend.LoadKind, j int, capturing bool) error {
 	if why := b.LoadStampReason(); why != "" {
 		return fmt.Errorf("straggler stamps: %s", why)
 	}
 	if j < 0 || j >= len(b.stamp.loadStart) {
 		return fmt.Errorf("straggler stamp %d of %d prepared", j, len(b.stamp.loadStart))
 	}
-	if link {
+	if kind == backend.LoadLink {
 		if why := b.LinkReason(); why != "" {
 			return fmt.Errorf("link load: %s", why)
 		}
 	}
-	return b.straggle(d, link, j, capturing)
+	return b.straggle(d, kind, j, capturing)
 }
 
 // straggle launches the load; slot >= 0 stamps its start and end there.
-func (b *Backend) straggle(d time.Duration, link bool, slot int, capturing bool) error {
+func (b *Backend) straggle(d time.Duration, kind backend.LoadKind, slot int, capturing bool) error {
 	if b.load.buf == 0 {
 		return errors.New("straggler: PrepareStraggle was not called")
 	}
@@ -108,10 +129,15 @@ func (b *Backend) straggle(d time.Duration, link bool, slot int, capturing bool)
 	args := kernels.LoadArgs{Buf: uint64(l.buf), Bytes: kernels.LoadScratchBytes,
 		Ns: uint64(min(max(d, 0), kernels.LoadMax).Nanoseconds())}
 	perSM := kernels.LoadBlocksPerSM
-	if link {
+	switch kind {
+	case backend.LoadLink:
 		linkPeers(&args, b.world)
-	} else if args.Kind = b.loadKind(); args.Kind == kernels.LoadKindSM {
-		perSM = loadSMBlocksPerSM()
+	case backend.LoadMemory:
+		args.Kind = kernels.LoadKindMemory
+	default:
+		if args.Kind = b.loadKind(); args.Kind == kernels.LoadKindSM {
+			perSM = loadSMBlocksPerSM()
+		}
 	}
 	grid := cu.D1(uint32(max(b.ownSMs(), 1) * perSM))
 	if slot >= 0 {

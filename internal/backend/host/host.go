@@ -279,6 +279,12 @@ func (b *Backend) Capture(fn func() error) (backend.Graph, error) {
 
 func (b *Backend) Sync(timeout time.Duration) error { return b.syncStreams(timeout) }
 
+// PeekSignal is ReadSignal (backend.SignalPeeker): atomic loads of shared
+// memory, safe from any goroutine.
+func (b *Backend) PeekSignal(r int) ([]byte, error) { return b.ReadSignal(r) }
+
+var _ backend.SignalPeeker = (*Backend)(nil)
+
 // ReadSignal copies rank r's SignalBlock word by word with atomic loads.
 func (b *Backend) ReadSignal(r int) ([]byte, error) {
 	if b.world == nil || r < 0 || r >= len(b.signals) {
