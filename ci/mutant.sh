@@ -13,14 +13,28 @@
 #   twoshot-no-mid-barrier   twoshot's mid barrier deleted (pull and push)
 #   pull-no-end-barrier      pull's end barrier deleted (reduce-scatter and
 #                            all-gather: run with --coll reduce-scatter,all-gather)
+#   cpasync-wait-short       oneshot-cpasync's steady-state cp.async.wait_group
+#                            waits for one group too few, so a tile is reduced
+#                            before its copy landed: run with --variant
+#                            oneshot-cpasync and stages 2..7 (at 8 the wait
+#                            clamps to wait_group 7 and the kernel is correct)
+#   ring-credit-short        ring's producer waits for credit one slot short:
+#                            it overwrites the right neighbour's slot of piece
+#                            u-S before that piece is consumed: run with
+#                            --variant ring
+#   twoshot-mid-relaxed      twoshot's mid barrier (pull and push) with a relaxed
+#                            flag store and poll (Sync::kArrive), not release and
+#                            acquire: the staging may be read (pull) or copied
+#                            out (push) before it is visible: run with
+#                            --variant twoshot, both gathers
 #   none                     no deletion: the hooks-off build alone, to show
 #                            it passes where the mutants fail
 #
 # Hooks off: every read of the launch's INJECT_* bits (a.inject) becomes the
 # constant 0u, so the compiler drops the fault switches and the in-kernel
 # delay; nothing a --inject flag sets can reach these kernels. The script
-# fails unless each deletion removes exactly the lines it names and no
-# a.inject read is left.
+# fails unless each deletion or replacement changes exactly the lines it
+# names and no a.inject read is left.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -60,13 +74,41 @@ delete() {
 	echo "mutant: deleted $n line(s) /$pat/ from kernels/$1" >&2
 }
 
+# replace FILE PATTERN REPLACEMENT N: substitutes REPLACEMENT (sed -E: \1
+# and & work) for PATTERN (an extended regular expression) on the lines of
+# FILE matching it, which must be exactly N, and must all change.
+replace() {
+	local f=$tmp/kernels/$1 pat=$2 rep=$3 want=$4 n changed d=$'\x01'
+	n=$(grep -cE "$pat" "$f" || true)
+	if [[ $n != "$want" ]]; then
+		echo "mutant: $1 has $n lines matching /$pat/, want $want: the source moved; update ci/mutant.sh" >&2
+		exit 1
+	fi
+	sed -E "s${d}${pat}${d}${rep}${d}" "$f" >"$f.new"
+	changed=$(awk 'NR == FNR { old[FNR] = $0; next } old[FNR] != $0 { c++ } END { print c + 0 }' "$f" "$f.new")
+	if [[ $changed != "$want" ]]; then
+		rm -f "$f.new"
+		echo "mutant: replacing /$pat/ in $1 changed $changed line(s), want $want: update ci/mutant.sh" >&2
+		exit 1
+	fi
+	mv "$f.new" "$f"
+	echo "mutant: replaced /$pat/ with '$rep' on $n line(s) of kernels/$1" >&2
+}
+
 case $mutation in
 oneshot-no-end-barrier) delete oneshot/oneshot.cu 'barrier<Sync::k[A-Za-z]+>\(a, SIG_PHASE_END, e\);' 1 ;;
 twoshot-no-mid-barrier) delete twoshot/twoshot.cu 'barrier<Sync::k[A-Za-z]+>\(a, SIG_PHASE_MID, e\);' 2 ;;
 pull-no-end-barrier) delete pull/pull.cu 'barrier<Sync::k[A-Za-z]+>\(a, SIG_PHASE_END, e\);' 2 ;;
+# Tile j's group is the (stages)th newest after the commit: wait_group
+# stages-1 lands it, wait_group stages leaves it in flight.
+cpasync-wait-short) replace oneshotcpasync/oneshot_cpasync.cu 'wait_pending\(stages - 1\);' 'wait_pending(stages);' 1 ;;
+# Piece u's slot held piece u-S (sequence pseq-S): credit pseq-S-1 only
+# says piece u-S-1 was consumed.
+ring-credit-short) replace ring/ring.cu 'pseq - static_cast<uint32_t>\(slots\)' 'pseq - static_cast<uint32_t>(slots + 1)' 1 ;;
+twoshot-mid-relaxed) replace twoshot/twoshot.cu 'barrier<Sync::kPublish>\(a, SIG_PHASE_MID, e\);' 'barrier<Sync::kArrive>(a, SIG_PHASE_MID, e);' 2 ;;
 none) ;;
 *)
-	echo "mutant: unknown mutation $mutation (valid: oneshot-no-end-barrier, twoshot-no-mid-barrier, pull-no-end-barrier, none)" >&2
+	echo "mutant: unknown mutation $mutation (valid: oneshot-no-end-barrier, twoshot-no-mid-barrier, pull-no-end-barrier, cpasync-wait-short, ring-credit-short, twoshot-mid-relaxed, none)" >&2
 	exit 2
 	;;
 esac

@@ -10,7 +10,11 @@
 #             (b) the example plugin's no-end-barrier bug, (c) vLLM's
 #             one-stage kernel without its end barrier (make
 #             plugins-vllm-noend, built beforehand and carried in bin/), (d)
-#             twoshot without its mid barrier (ci/mutant.sh);
+#             twoshot without its mid barrier (ci/mutant.sh); and the bugs
+#             that need a peer's data to come late (ci/mutant.sh): (e)
+#             oneshot-cpasync waiting for one cp.async group too few, (f) a
+#             ring producer whose credit check is one slot short, (g)
+#             twoshot's mid barrier without release/acquire;
 #   clean     the same variants without the bugs, once: no failure, and the
 #             witness's largest lead on a correct kernel.
 # Reports and logs land in OUTDIR/SETTING/; OUTDIR/summary.txt gets the
@@ -24,6 +28,9 @@
 # job's per-iteration leads to SETTING/JOB.leads (ARTEST_WITNESS_DUMP), SKIP_BUILD=1 when the kernels, mutants and example plugin are built,
 # BUG_ARGS: more flags for every bug and clean job (e.g. "--size 1M,4M
 # --mode plain,aligned": other sizes than the default stress set's).
+# BASELINE="--schedule poison-after-return,skew,straggler,link": each bug
+# run again with these flags (the stress without its newest schedule), as
+# bug-X-base-runN, and the default set once more as default-base.
 # Safety: NCCL_NVLS_ENABLE=0; no step passes --allow-multicast.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -65,6 +72,9 @@ bug_flags() {
 	b) echo "--variant example:oneshot --plugin bin/plugins/cuda_oneshot.so -- --variant example:oneshot --plugin bin/plugins/cuda_oneshot.so" ;;
 	c) echo "--variant vllm:custom --plugin bin/plugins/vllm_noend.so -- --variant vllm:custom --plugin bin/plugins/vllm.so" ;;
 	d) echo "--variant twoshot --fatbin bin/mutants/twoshot-no-mid-barrier.fatbin -- --variant twoshot" ;;
+	e) echo "--variant oneshot-cpasync --fatbin bin/mutants/cpasync-wait-short.fatbin -- --variant oneshot-cpasync" ;;
+	f) echo "--variant ring --fatbin bin/mutants/ring-credit-short.fatbin -- --variant ring" ;;
+	g) echo "--variant twoshot --fatbin bin/mutants/twoshot-mid-relaxed.fatbin -- --variant twoshot" ;;
 	esac
 }
 
@@ -109,9 +119,14 @@ for setting in "$@"; do
 		local rc=$?
 		printf '%-6s %-28s exit %3d %4d s\n' "$setting" "$name" "$rc" $((SECONDS - t0)) | tee -a "$summary"
 	}
+	read -r -a base <<<"${BASELINE:-}"
 	if [[ -z ${SKIP_DEFAULT:-} ]]; then
 		job default -
 		grep -m1 '# stress plan' "$d/default.log" | tee -a "$summary"
+		if ((${#base[@]})); then
+			job default-base - "${base[@]}"
+			grep -m1 '# stress plan' "$d/default-base.log" | tee -a "$summary"
+		fi
 	fi
 	for b in $bugs; do
 		read -r -a f <<<"$(bug_flags "$b")"
@@ -124,6 +139,11 @@ for setting in "$@"; do
 		for r in $(seq 1 "$runs"); do
 			job "bug-$b-run$r" "$env" "${bugf[@]}" ${BUG_ARGS:-} --seed "$r"
 		done
+		if ((${#base[@]})); then
+			for r in $(seq 1 "$runs"); do
+				job "bug-$b-base-run$r" "$env" "${bugf[@]}" ${BUG_ARGS:-} --seed "$r" "${base[@]}"
+			done
+		fi
 		[[ -z ${SKIP_CLEAN:-} ]] && job "clean-$b" - "${cleanf[@]}" ${BUG_ARGS:-}
 	done
 	unset CUDA_VISIBLE_DEVICES

@@ -64,14 +64,16 @@ SELFTEST_RANKS ?= 8
 
 .PHONY: kernels kernels-check kernels-check-alone kernels-ptx kernels-selftest kernels-sass-check kernels-mutants-check
 
-# The mutants of ci/mutant.sh (a protection deleted from a variant's source,
-# the fault hooks compiled out) still apply: the script fails when the lines
-# it deletes moved or a fault-bit read it cannot rewrite appears. Edits
-# only (compiling them takes half a minute of the 2 cores, and the edits
-# only remove code from kernels kernels-check compiles); ci/gpu.sh's
+# The mutants of ci/mutant.sh (a protection deleted or weakened in a
+# variant's source, the fault hooks compiled out) still apply: the script
+# fails when the lines it deletes or rewrites moved or a fault-bit read it
+# cannot rewrite appears. Edits only (compiling them takes half a minute of
+# the 2 cores, and the edits only remove code from kernels kernels-check
+# compiles or swap one expression for another of the same type); ci/gpu.sh's
 # mutants step builds and its catch step runs them.
 kernels-mutants-check:
-	@for m in oneshot-no-end-barrier twoshot-no-mid-barrier pull-no-end-barrier; do \
+	@for m in oneshot-no-end-barrier twoshot-no-mid-barrier pull-no-end-barrier \
+	    cpasync-wait-short ring-credit-short twoshot-mid-relaxed; do \
 	  $(KERNELS_ROOT)/ci/mutant.sh --check $$m || exit 1; \
 	done
 

@@ -23,7 +23,7 @@ func TestDelayWithoutKernel(t *testing.T) {
 	require.Equal(t, runner.Schedules{Poison: true}, s)
 	require.Equal(t, "skew off: the fatbin has no artest_delay (/x/artest.fatbin): rebuild with make kernels; "+
 		"straggler off: the fatbin has no artest_load (/x/artest.fatbin): rebuild with make kernels; "+
-		"link off: it needs the straggler's load", note)
+		"link off: it needs the straggler's load; memory off: it needs the straggler's load", note)
 }
 
 // The link load needs a peer on another GPU with peer access: ranks that
