@@ -147,7 +147,7 @@ trtllm_syncfix=$PWD/bin/plugins/trtllm_syncfix.so
 # Kernels with a protection deleted from the source and the fault hooks
 # compiled out (ci/mutant.sh), for the catch step; a fatbin already there
 # (built beforehand on a machine with nvcc and carried) is kept.
-step mutants 0 300 bash -c 'for m in oneshot-no-end-barrier twoshot-no-mid-barrier pull-no-end-barrier; do
+step mutants 0 600 bash -c 'for m in oneshot-no-end-barrier twoshot-no-mid-barrier pull-no-end-barrier cpasync-wait-short ring-credit-short twoshot-mid-relaxed; do
 	[[ -f bin/mutants/$m.fatbin ]] || ci/mutant.sh $m bin/mutants/$m.fatbin || exit 1; done'
 # Compile-only: the multimem kernels hold LDGMC (multimem.ld_reduce) in SASS
 # and multimem.st in PTX. (grep -i multimem on SASS finds nothing: ptxas

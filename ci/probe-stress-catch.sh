@@ -56,6 +56,9 @@ if [[ -z ${SKIP_BUILD:-} ]]; then
 		make kernels >/dev/null &&
 			ci/mutant.sh oneshot-no-end-barrier bin/mutants/oneshot-no-end-barrier.fatbin &&
 			ci/mutant.sh twoshot-no-mid-barrier bin/mutants/twoshot-no-mid-barrier.fatbin &&
+			ci/mutant.sh cpasync-wait-short bin/mutants/cpasync-wait-short.fatbin &&
+			ci/mutant.sh ring-credit-short bin/mutants/ring-credit-short.fatbin &&
+			ci/mutant.sh twoshot-mid-relaxed bin/mutants/twoshot-mid-relaxed.fatbin &&
 			make plugins-cuda >/dev/null
 	} >"$out/build.log" 2>&1 || {
 		echo "build failed" | tee -a "$summary"

@@ -56,8 +56,12 @@ func (r *run) announceStress() {
 	if len(order) == 1 {
 		variantWord = "variant"
 	}
+	sched := r.sched.String()
+	if note := r.cfg.Header.ScheduleNote; note != "" {
+		sched += " (" + note + ")"
+	}
 	fmt.Fprintf(r.cfg.Stderr, "# stress plan: %d cases of %d %s (%s), %d iterations each, schedules %s, checked on the %s; about %s (skipped cases take none)\n",
-		len(r.cfg.Cases), len(order), variantWord, strings.Join(order, ", "), r.cfg.Stress, r.sched.String(), checker, roundDuration(est))
+		len(r.cfg.Cases), len(order), variantWord, strings.Join(order, ", "), r.cfg.Stress, sched, checker, roundDuration(est))
 }
 
 // roundDuration prints d to a precision a person reads.
