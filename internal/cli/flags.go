@@ -23,6 +23,8 @@ import (
 
 // Options are the parsed flags.
 type Options struct {
+	// Knobs are the ARTEST_* settings, read once (knobs.Read).
+	Knobs    knobs.Settings
 	Backend  string   `json:"backend"`
 	Variants []string `json:"variants,omitempty"`
 	Colls    []string `json:"colls,omitempty"`
@@ -369,10 +371,13 @@ func Parse(args []string) (*Options, error) {
 	if o.Help || o.Version {
 		return o, nil
 	}
-	// The environment's knobs, once, on every backend.
-	if err := knobs.Check(os.LookupEnv); err != nil {
-		return nil, err
+	// The environment's knobs, once, on every backend; their values go
+	// down from here.
+	k, kerr := knobs.Read(os.LookupEnv)
+	if kerr != nil {
+		return nil, kerr
 	}
+	o.Knobs = k
 	if o.Repro != "" {
 		// One bundle a run: a second would silently replace the first.
 		var bundles []string

@@ -33,7 +33,7 @@ func (o *Options) outputFiles() []pathFlag {
 		{flag: "--plot", path: o.Plot}, {flag: "--gobench", path: o.GoBench},
 		{flag: "--header", path: o.Tune.Header}, {flag: "--go", path: o.Tune.GoFile},
 		// The witness's per-iteration leads (a diagnostic; appended to).
-		{flag: "ARTEST_WITNESS_DUMP", path: os.Getenv("ARTEST_WITNESS_DUMP")},
+		{flag: "ARTEST_WITNESS_DUMP", path: o.Knobs.WitnessDump},
 	} {
 		if p.path != "" {
 			out = append(out, p)

@@ -26,8 +26,8 @@ func TestWitnessDumpIsPlannedAsAnOutput(t *testing.T) {
 		{"in no directory", filepath.Join(dir, "none", "leads.txt"), exitcode.Env, "ARTEST_WITNESS_DUMP"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv("ARTEST_WITNESS_DUMP", tc.dump)
 			o := &Options{JSON: json, ReproDir: dir}
+			o.Knobs.WitnessDump = tc.dump
 			err := o.checkOutputPlan()
 			require.Equal(t, tc.code, exitcode.Of(err), "%v", err)
 			if tc.msg != "" {

@@ -144,6 +144,7 @@ func (o *Options) runConfig(e Env, backendName string, info backend.Info, cs []c
 		Stdout: e.Stdout, Stderr: e.Stderr, JSONPath: o.JSON, JUnitPath: o.JUnit,
 		JSONLPath: o.JSONL, GoBenchPath: o.GoBench, Progress: o.Progress, Quiet: o.Quiet, FullTable: o.Table == "full",
 		Agg: o.agg, Bench: o.Bench, AfterReports: o.afterReports(e.Stderr), PDL: o.PDL, PDLChain: o.PDLChain, Overlap: o.overlap, SMBudget: o.smBudget,
+		Knobs: o.Knobs,
 		Header: report.Header{
 			Tool: "artest", Version: Version, GitRevision: gitRevision(),
 			Command: append([]string{"artest"}, e.Args...), Start: time.Now().UTC(),
@@ -164,7 +165,7 @@ func (o *Options) runConfig(e Env, backendName string, info backend.Info, cs []c
 // openCUDA opens the cuda backend with the options' settings (Env.OpenCUDA
 // of the binary).
 func openCUDA(o *Options, c comm.Comm) (backend.Backend, error) {
-	b, err := cuda.Open(cuda.Options{Fatbin: o.Fatbin, NCCL: o.NCCL, ShareGPUs: o.ShareGPU, TimeSlicing: o.TimeSlicing, AllowMulticast: o.AllowMulticast, NCCLMaxCTAs: o.smBudget}, c)
+	b, err := cuda.Open(cuda.Options{Fatbin: o.Fatbin, NCCL: o.NCCL, ShareGPUs: o.ShareGPU, TimeSlicing: o.TimeSlicing, AllowMulticast: o.AllowMulticast, NCCLMaxCTAs: o.smBudget, Knobs: o.Knobs}, c)
 	if err != nil {
 		return nil, err
 	}

@@ -245,9 +245,8 @@ func TestWitnessDumpThatFailsIsOneLineAndExitFour(t *testing.T) {
 	if _, err := os.Stat("/dev/full"); err != nil {
 		t.Skip("no /dev/full on this system")
 	}
-	t.Setenv("ARTEST_WITNESS_DUMP", "/dev/full")
 	ids := []string{"oneshot/f32/sum/4B/oop-reg-plain/np2", "oneshot/f32/sum/4B/oop-reg-graph/np2", "oneshot/f32/sum/8B/oop-reg-plain/np2"}
-	res := runWorld(t, 2, ids, func(rank int, c *Config) { c.Stress = 20 })
+	res := runWorld(t, 2, ids, func(rank int, c *Config) { c.Stress, c.Knobs.WitnessDump = 20, "/dev/full" })
 	require.Equal(t, []int{4, 4}, res.codes, res.stderr)
 	require.Equal(t, 1, strings.Count(res.stderr, "artest: ARTEST_WITNESS_DUMP /dev/full: "), res.stderr)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/artest/artest/internal/backend"
 	"github.com/artest/artest/internal/comm"
 	"github.com/artest/artest/internal/exitcode"
+	"github.com/artest/artest/internal/knobs"
 	"github.com/artest/artest/internal/liveness"
 	"github.com/artest/artest/internal/report"
 	"github.com/artest/artest/kernels"
@@ -156,6 +157,10 @@ type Config struct {
 	// marked interrupted, and says so on stderr; every rank exits 128 plus
 	// the signal's number (interrupt.go).
 	Signals <-chan os.Signal
+
+	// Knobs are the ARTEST_* settings the command line read: the witness's
+	// and the SignalBlocks' dumps, the stress trace.
+	Knobs knobs.Settings
 
 	// WatchdogGrace is how much longer than Timeout the watchdog lets the
 	// job go without any rank's progress before it ends it (watchdog.go);
@@ -534,7 +539,7 @@ func merge(c cases.Case, rs []rankResult, cfg *Config, modes []timingMode) repor
 	out.Check = mergeChecks(rs)
 	var rows []witnessRow
 	var keep func(witnessRow)
-	dump := os.Getenv("ARTEST_WITNESS_DUMP")
+	dump := cfg.Knobs.WitnessDump
 	if dump != "" && cfg.witnessDumpErr == nil {
 		keep = func(r witnessRow) { rows = append(rows, r) }
 	}
@@ -689,7 +694,7 @@ func (r *run) hang(c cases.Case, what string, blocks int, gaveUp bool) {
 			continue
 		}
 		snaps = append(snaps, sigblock.Snapshot(s))
-		dumpSignal(r.cfg.Stderr, r.c.Rank(), p, s)
+		dumpSignal(r.cfg.Stderr, r.cfg.Knobs.SignalDump, r.c.Rank(), p, s)
 	}
 	diag := ""
 	if len(snaps) == r.w.Size {
@@ -857,11 +862,10 @@ func median(xs []float64) float64 {
 }
 
 // dumpSignal writes the raw SignalBlock of rank p, as rank me read it at a
-// hang, to $ARTEST_SIGNAL_DUMP/rank<me>-reads-<p>.bin when that variable
-// names a folder: the summary above is built from these bytes, and a
+// hang, to dir/rank<me>-reads-<p>.bin when ARTEST_SIGNAL_DUMP names a
+// folder (dir): the summary above is built from these bytes, and a
 // puzzling one can be read again offline (sigblock.Snapshot).
-func dumpSignal(stderr io.Writer, me, p int, b []byte) {
-	dir := os.Getenv("ARTEST_SIGNAL_DUMP")
+func dumpSignal(stderr io.Writer, dir string, me, p int, b []byte) {
 	if dir == "" {
 		return
 	}

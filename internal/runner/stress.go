@@ -2,7 +2,6 @@ package runner
 
 import (
 	"fmt"
-	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -178,7 +177,7 @@ func parallel(n int, fn func(i int)) {
 // writes this rank's stress milestones with the wall-clock time to stderr:
 // where a rank's peers waited for it, read off one host's clock.
 func stressTracer(r *run) func(format string, args ...any) {
-	if os.Getenv("ARTEST_STRESS_TRACE") == "" {
+	if !r.cfg.Knobs.StressTrace {
 		return func(string, ...any) {}
 	}
 	return func(format string, args ...any) {

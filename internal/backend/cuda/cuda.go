@@ -23,6 +23,7 @@ import (
 	"github.com/artest/artest/internal/comm"
 	cu "github.com/artest/artest/internal/cudadrv"
 	"github.com/artest/artest/internal/exitcode"
+	"github.com/artest/artest/internal/knobs"
 	"github.com/artest/artest/internal/mps"
 	"github.com/artest/artest/internal/nccl"
 	"github.com/artest/artest/internal/topo"
@@ -45,6 +46,9 @@ type Options struct {
 	// communicator is made (bench --sm-budget): NCCL reads it once, at
 	// ncclCommInitRank, so it holds for the whole run.
 	NCCLMaxCTAs int
+	// Knobs are the ARTEST_* settings the command line read (the SM
+	// partition, the straggler's load, the witness's stamps, the fatbin).
+	Knobs knobs.Settings
 }
 
 // FatbinName is the file `make kernels` writes beside the binary.
@@ -60,7 +64,9 @@ type Backend struct {
 	name    string
 	module  cu.Module
 	fatbin  string
-	fns     map[string]cu.Function
+	// knobs are Options.Knobs.
+	knobs knobs.Settings
+	fns   map[string]cu.Function
 	// sharedSet: the dynamic shared memory each kernel was opted in to.
 	sharedSet map[string]int
 	stream    cu.Stream
@@ -136,7 +142,7 @@ func Open(o Options, c comm.Comm) (*Backend, error) {
 		return nil, fmt.Errorf("%w: cuDeviceGetCount found no GPU (%v)", backend.ErrNoDevice, err)
 	}
 	b := &Backend{d: d, ordinal: c.LocalRank() % n, fns: map[string]cu.Function{}, sharedSet: map[string]int{}, rank: c.Rank(), caps: map[capKey]gridCap{},
-		ncclMaxCTAs: o.NCCLMaxCTAs}
+		ncclMaxCTAs: o.NCCLMaxCTAs, knobs: o.Knobs}
 	if b.dev, err = d.DeviceGet(b.ordinal); err != nil {
 		return nil, exitcode.Envf("GPU %d: %v", b.ordinal, err)
 	}
@@ -183,7 +189,7 @@ func Open(o Options, c comm.Comm) (*Backend, error) {
 
 func (b *Backend) loadFatbin(flagPath string) error {
 	var tried []string
-	candidates := []string{flagPath, os.Getenv("ARTEST_FATBIN")}
+	candidates := []string{flagPath, b.knobs.Fatbin}
 	if exe, err := os.Executable(); err == nil {
 		candidates = append(candidates, filepath.Join(filepath.Dir(exe), FatbinName))
 	}

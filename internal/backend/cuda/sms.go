@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"fmt"
-	"os"
 
 	cu "github.com/artest/artest/internal/cudadrv"
 )
@@ -21,7 +20,7 @@ import (
 // the ranks share every SM, and smNote says why; ARTEST_SM_PARTITION=off
 // asks for that too.
 func (b *Backend) partitionSMs(index int) {
-	if os.Getenv("ARTEST_SM_PARTITION") == "off" {
+	if b.knobs.SMPartitionOff {
 		b.smNote = "the ranks share every SM (ARTEST_SM_PARTITION=off)"
 		return
 	}

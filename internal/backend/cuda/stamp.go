@@ -60,7 +60,7 @@ func (b *Backend) stampMode() {
 		return
 	}
 	s.anchor = -1
-	if os.Getenv("ARTEST_WITNESS_STAMP") == stampKernel {
+	if b.knobs.WitnessStamp == stampKernel {
 		s.kind = stampKernel
 		s.reason = "ARTEST_WITNESS_STAMP=kernel"
 	} else if err := b.stampProbe(); err != nil {
@@ -194,7 +194,7 @@ func (b *Backend) recordEvent(e cu.Event, st cu.Stream, capturing bool) error {
 // the side stream would wait for the load's own blocks.
 func (b *Backend) LoadStampReason() string {
 	b.stampMode()
-	if os.Getenv("ARTEST_WITNESS_LOAD_STAMPS") == "off" {
+	if b.knobs.WitnessLoadStampsOff {
 		return "ARTEST_WITNESS_LOAD_STAMPS=off"
 	}
 	if b.stamp.kind != stampEvents {

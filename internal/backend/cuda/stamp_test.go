@@ -16,7 +16,6 @@ import (
 const fakeEventStep = 1500 * time.Microsecond
 
 func TestEventStampsRunOnTheAnchorsClock(t *testing.T) {
-	t.Setenv("ARTEST_WITNESS_STAMP", "")
 	d := fakeDriver(t)
 	b := fakeBackend(t, d, 0)
 	defer func() { require.NoError(t, errors.Join(b.closeStamps()...)) }()
@@ -50,12 +49,13 @@ func TestEventStampsRunOnTheAnchorsClock(t *testing.T) {
 }
 
 func TestKernelStampsOnRequest(t *testing.T) {
-	t.Setenv("ARTEST_WITNESS_STAMP", "kernel")
 	d := fakeDriver(t)
 	b := fakeBackend(t, d, 0)
+	b.knobs.WitnessStamp = "kernel"
 	require.Contains(t, b.StampReason(), "no "+kernels.StampKernel, "no fatbin: no kernel stamp")
 
 	b = fakeBackend(t, d, 0)
+	b.knobs.WitnessStamp = "kernel"
 	b.fns[kernels.StampKernel] = 0x3000
 	require.Empty(t, b.StampReason())
 	require.True(t, b.StampsWaitForSMs())
@@ -65,7 +65,6 @@ func TestKernelStampsOnRequest(t *testing.T) {
 // slot asked for, timed on the anchor's clock like the calls' stamps;
 // kernel stamps cannot stamp loads.
 func TestLoadStampsAroundTheLoad(t *testing.T) {
-	t.Setenv("ARTEST_WITNESS_STAMP", "")
 	d := fakeDriver(t)
 	b := fakeBackend(t, d, 0)
 	b.fns[kernels.LoadKernel] = 0x3000
@@ -90,15 +89,14 @@ func TestLoadStampsAroundTheLoad(t *testing.T) {
 	require.Error(t, err)
 
 	k := fakeBackend(t, d, 0)
-	t.Setenv("ARTEST_WITNESS_STAMP", "kernel")
+	k.knobs.WitnessStamp = "kernel"
 	k.fns[kernels.StampKernel] = 0x3000
 	require.Contains(t, k.LoadStampReason(), "events only")
 }
 
 // ARTEST_WITNESS_LOAD_STAMPS=off leaves the loads unstamped, to compare.
 func TestLoadStampsOff(t *testing.T) {
-	t.Setenv("ARTEST_WITNESS_STAMP", "")
-	t.Setenv("ARTEST_WITNESS_LOAD_STAMPS", "off")
 	b := fakeBackend(t, fakeDriver(t), 0)
+	b.knobs.WitnessLoadStampsOff = true
 	require.Contains(t, b.LoadStampReason(), "ARTEST_WITNESS_LOAD_STAMPS=off")
 }

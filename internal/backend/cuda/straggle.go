@@ -3,8 +3,6 @@ package cuda
 import (
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
 	"time"
 
 	"github.com/artest/artest/internal/backend"
@@ -136,7 +134,7 @@ func (b *Backend) straggle(d time.Duration, kind backend.LoadKind, slot int, cap
 		args.Kind = kernels.LoadKindMemory
 	default:
 		if args.Kind = b.loadKind(); args.Kind == kernels.LoadKindSM {
-			perSM = loadSMBlocksPerSM()
+			perSM = b.loadSMBlocksPerSM()
 		}
 	}
 	grid := cu.D1(uint32(max(b.ownSMs(), 1) * perSM))
@@ -169,7 +167,7 @@ func (b *Backend) straggle(d time.Duration, kind backend.LoadKind, slot int, cap
 // against 339 to 902 (one H200 under MPS). ARTEST_LOAD_KIND=sm or memory
 // chooses, to compare the two in one setting.
 func (b *Backend) loadKind() uint32 {
-	if os.Getenv("ARTEST_LOAD_KIND") == "memory" {
+	if b.knobs.LoadKind == "memory" {
 		return kernels.LoadKindMemory
 	}
 	return kernels.LoadKindSM
@@ -179,8 +177,8 @@ func (b *Backend) loadKind() uint32 {
 // kernels.LoadSMBlocksPerSM, or ARTEST_LOAD_SM_BLOCKS (one of the values
 // envKnobs lists), to measure how hard a load starves the loaded rank's
 // blocks against what a correct kernel's exit shows of it.
-func loadSMBlocksPerSM() int {
-	if n, err := strconv.Atoi(os.Getenv("ARTEST_LOAD_SM_BLOCKS")); err == nil && n > 0 {
+func (b *Backend) loadSMBlocksPerSM() int {
+	if n := b.knobs.LoadSMBlocks; n > 0 {
 		return n
 	}
 	return kernels.LoadSMBlocksPerSM

@@ -3,6 +3,7 @@ package cuda
 import (
 	"encoding/binary"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -67,12 +68,16 @@ func TestStraggleKindAndGrid(t *testing.T) {
 		{"2 ranks on one GPU, no partition", 2, 132, 0, false, "", kernels.LoadKindSM, 132 * kernels.LoadSMBlocksPerSM},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.memory {
-				t.Setenv("ARTEST_LOAD_KIND", "memory")
-			}
-			t.Setenv("ARTEST_LOAD_SM_BLOCKS", tc.smBlocks)
 			d := fakeDriver(t)
 			b := fakeBackend(t, d, 0)
+			if tc.memory {
+				b.knobs.LoadKind = "memory"
+			}
+			if tc.smBlocks != "" {
+				n, err := strconv.Atoi(tc.smBlocks)
+				require.NoError(t, err)
+				b.knobs.LoadSMBlocks = n
+			}
 			b.fns[kernels.LoadKernel] = 0x3000 // the fake's recording kernel
 			b.share.PerGPU, b.sms = tc.perGPU, tc.sms
 			if tc.green > 0 {
