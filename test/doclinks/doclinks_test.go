@@ -2,6 +2,9 @@
 // names a file that exists, and every #fragment pointing into a Markdown
 // file names one of its headings (as GitHub makes the anchor). A page cut
 // short, or a heading renamed, otherwise leaves links that lead nowhere.
+// It also checks that every kernel source a Go file names exists, and
+// (layout_test.go) that docs/layout.md has a row for every folder and names
+// none that does not exist.
 package doclinks
 
 import (
