@@ -270,10 +270,13 @@ func (r *run) watch() {
 				r.watchdogEnd(fmt.Sprintf("rank %d found the job hung", said))
 				return
 			}
-		case ph.kind == phaseCall && now.Sub(ph.since) > r.cfg.Timeout && now.Sub(d.lastStep()) > r.cfg.Timeout:
+		case ph.kind == phaseCall && d.inFlight.Load() > 0 && now.Sub(ph.since) > r.cfg.Timeout && now.Sub(d.lastStep()) > r.cfg.Timeout:
 			// A launch blocked behind a full queue: the stream took no
 			// step within --timeout, which its wait would have called a
-			// hang had the main thread come to it.
+			// hang had the main thread come to it. Only behind calls in
+			// flight: a first call that takes long on the host (NCCL
+			// connecting its peers, a kernel loaded lazily) has no queue
+			// to be blocked behind, and is left to the rule below.
 			r.watchdogEnd(fmt.Sprintf("its stream finished nothing within --timeout %s while the main thread waited inside a call (a launch behind a full queue)", r.cfg.Timeout))
 			return
 		case now.Sub(newest) > d.limit:

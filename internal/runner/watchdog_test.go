@@ -28,8 +28,12 @@ type blockingBackend struct {
 	*host.Backend
 	world         *comm.LocalWorld
 	blockLaunches bool
-	blockSync     bool
-	entered       atomic.Int32
+	// blockFrom, above 0: the launches from this one (counted from 1) on
+	// block, as behind a queue that filled.
+	blockFrom int
+	launches  int
+	blockSync bool
+	entered   atomic.Int32
 }
 
 func (b *blockingBackend) block() error {
@@ -40,7 +44,8 @@ func (b *blockingBackend) block() error {
 }
 
 func (b *blockingBackend) Allreduce(l *backend.Launch) error {
-	if b.blockLaunches {
+	b.launches++
+	if b.blockLaunches || (b.blockFrom > 0 && b.launches >= b.blockFrom) {
 		return b.block()
 	}
 	return b.Backend.Allreduce(l)
@@ -82,9 +87,10 @@ func watchdogRun(t *testing.T, set func(rank int, b *blockingBackend)) (worldRun
 	return res, rep
 }
 
-// Every main thread blocked in a launch that never returns (no stream ever
-// times out, since no rank comes to wait for its stream): the watchdog ends
-// the job once the stream finished nothing within --timeout, each rank
+// Every main thread blocked in its first launch, which never returns (no
+// stream ever times out, since no rank comes to wait for its stream, and
+// no call is in flight for a launch to wait behind): the watchdog ends the
+// job once no rank made progress for --timeout plus the grace, each rank
 // saying what it is in, and rank 0 writes the reports with the hung case.
 func TestWatchdogEndsAJobWhoseLaunchesNeverReturn(t *testing.T) {
 	var bs [2]*blockingBackend
@@ -105,7 +111,7 @@ func TestWatchdogEndsAJobWhoseLaunchesNeverReturn(t *testing.T) {
 	// The first rank to see it says why; the other joins it (or sees it
 	// in the same tick and says so too).
 	both := res.stderrs[0] + res.stderrs[1]
-	require.Contains(t, both, "its stream finished nothing within --timeout 200ms while the main thread waited inside a call")
+	require.Regexp(t, `no rank made progress for \d+s \(--timeout 200ms plus a grace of 400ms\)`, both)
 	require.Less(t, took, 10*time.Second)
 	require.Less(t, took, 10*time.Second)
 	require.Equal(t, 3, rep.Summary.ExitCode)
@@ -173,3 +179,35 @@ func TestWatchdogLetsASlowRankFinish(t *testing.T) {
 	require.Equal(t, []int{0, 0}, res.codes, res.stderr)
 	require.NotContains(t, strings.Join(res.stderrs, ""), "watchdog")
 }
+
+// A stress batch whose 10th launch never returns, its first 9 enqueued and
+// finished: the main threads wait behind calls in flight while the streams
+// finish nothing, which is the stream timeout's rule, so the watchdog ends
+// the job at --timeout, not after the grace.
+func TestWatchdogEndsALaunchBlockedBehindCallsInFlight(t *testing.T) {
+	js := filepath.Join(t.TempDir(), "r.json")
+	start := time.Now()
+	res := runWorldWrapped(t, 2, []string{watchdogCase}, func(rank int, world *comm.LocalWorld, hb *host.Backend) backend.Backend {
+		return &blockingBackend{Backend: hb, world: world, blockFrom: 10}
+	}, func(rank int, c *Config) {
+		c.Stress, c.Timeout, c.WatchdogGrace, c.HangGrace = 100, 200*time.Millisecond, 30*time.Second, 5*time.Second
+		if rank == 0 {
+			c.JSONPath = js
+		}
+	})
+	took := time.Since(start)
+	code, aborted := res.world.AbortCode()
+	require.True(t, aborted)
+	require.Equal(t, 3, code)
+	both := res.stderrs[0] + res.stderrs[1]
+	require.Contains(t, both, "its stream finished nothing within --timeout 200ms while the main thread waited inside a call")
+	require.Contains(t, both, "9 call(s) enqueued since the stream last finished")
+	require.Less(t, took, 20*time.Second, "ended at --timeout, long before the 30 s grace")
+	f, err := os.Open(js)
+	require.NoError(t, err)
+	defer f.Close()
+	rep, err := report.ReadJSON(f)
+	require.NoError(t, err)
+	require.Equal(t, 3, rep.Summary.ExitCode)
+}
+
