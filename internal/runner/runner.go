@@ -24,6 +24,7 @@ import (
 	"github.com/artest/artest/internal/knobs"
 	"github.com/artest/artest/internal/liveness"
 	"github.com/artest/artest/internal/report"
+	"github.com/artest/artest/internal/witness"
 	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/kernels/registry"
 	"github.com/artest/artest/reference"
@@ -543,10 +544,10 @@ func merge(c cases.Case, rs []rankResult, cfg *Config, modes []timingMode) repor
 	if dump != "" && cfg.witnessDumpErr == nil {
 		keep = func(r witnessRow) { rows = append(rows, r) }
 	}
-	out.Witness = mergeWitnessRows(rs, cfg.Header.Backend, earlyReturn(c.Variant), c.Mode.Graph, keep)
+	out.Witness = witness.MergeRows(stampsOf(rs), cfg.Header.Backend, earlyReturn(c.Variant), c.Mode.Graph, keep)
 	if len(rows) > 0 {
 		// Said once; the dump stops, and the run ends with exit 4 (Run).
-		if err := writeWitnessRows(dump, c.ID(), rows); err != nil {
+		if err := witness.WriteRows(dump, c.ID(), rows); err != nil {
 			cfg.witnessDumpErr = err
 			fmt.Fprintf(cfg.Stderr, "artest: %v (no more rows are dumped)\n", err)
 		}

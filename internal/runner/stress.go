@@ -76,7 +76,7 @@ type stressCase struct {
 	// the result overwrites the staged input), the poison-after-return
 	// source, and the witness's stamps (nil: none).
 	srcAll, outAll, poisonBuf backend.Ptr
-	wit                       *witness
+	wit                       *stampRecorder
 	// launches[j] is the launch of a batch's j-th iteration, check[j]
 	// where its result is checked.
 	launches []backend.Launch

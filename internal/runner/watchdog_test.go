@@ -210,4 +210,3 @@ func TestWatchdogEndsALaunchBlockedBehindCallsInFlight(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 3, rep.Summary.ExitCode)
 }
-

@@ -38,9 +38,9 @@ var layers = []struct {
 	{"the variant type and kernel ABI, the ranks' collectives, the CUDA driver, repro bundles", []string{
 		"kernels", "internal/comm", "internal/cudadrv", "internal/repro", "internal/knobs",
 	}},
-	{"built on those: the host models' shared helpers, MPI, NCCL, MPS, the backend seam, the liveness board", []string{
+	{"built on those: the host models' shared helpers, MPI, NCCL, MPS, the backend seam, the liveness board, the witness's judgement", []string{
 		"kernels/hostmodel", "mpi", "internal/nccl", "internal/multicast/gate",
-		"internal/mps", "internal/backend", "internal/liveness",
+		"internal/mps", "internal/backend", "internal/liveness", "internal/witness",
 	}},
 	{"the host models' test harness", []string{"kernels/hostmodel/hostmodeltest"}},
 	{"the variants, one folder each", []string{"kernels/*"}},
