@@ -170,14 +170,21 @@ func (r *run) startWatchdog() error {
 	if r.cfg.Timeout <= 0 {
 		return nil
 	}
-	dir := r.cfg.BoardDir
-	if dir == "" {
-		dir = os.TempDir()
-		if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
-			dir = "/dev/shm"
+	// /dev/shm first (memory), else the temporary folder: a container
+	// whose /dev/shm is read-only or full still gets its watchdog. Every
+	// rank learns each attempt's outcome alike (liveness.Open agrees on
+	// it), so they try the next folder together.
+	dirs := []string{r.cfg.BoardDir}
+	if r.cfg.BoardDir == "" {
+		dirs = []string{"/dev/shm", os.TempDir()}
+	}
+	var b *liveness.Board
+	var err error
+	for _, dir := range dirs {
+		if b, err = liveness.Open(r.raw, dir); err == nil {
+			break
 		}
 	}
-	b, err := liveness.Open(r.raw, dir)
 	if err != nil {
 		return err
 	}

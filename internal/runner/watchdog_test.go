@@ -210,3 +210,12 @@ func TestWatchdogEndsALaunchBlockedBehindCallsInFlight(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 3, rep.Summary.ExitCode)
 }
+
+// A folder the liveness board cannot be made in ends the run before its
+// first case with one line and exit 4 on every rank, not a run without a
+// watchdog.
+func TestBoardThatCannotBeMadeIsExitFour(t *testing.T) {
+	res := runWorld(t, 2, []string{watchdogCase}, func(rank int, c *Config) { c.BoardDir = "/nonexistent/board" })
+	require.Equal(t, []int{4, 4}, res.codes, res.stderr)
+	require.Contains(t, res.stderr, "artest: create the liveness board in /nonexistent/board: ")
+}
