@@ -293,6 +293,7 @@ func Run(c comm.Comm, b backend.Backend, w *backend.World, cfg *Config) int {
 	}
 	code, stopErr := r.loop()
 	r.dog.atCase(0)
+	r.haltWatchdog()
 	if c.Rank() == 0 {
 		r.mu.Lock()
 		if r.interrupted || r.reported {

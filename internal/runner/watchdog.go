@@ -87,6 +87,7 @@ type watchdog struct {
 	blocks atomic.Int64
 	done   chan struct{}
 	exited chan struct{}
+	halted bool // haltWatchdog ran (main thread only)
 }
 
 // enter makes the main thread's phase k, doing what, and returns the
@@ -204,6 +205,21 @@ func (r *run) startWatchdog() error {
 	return nil
 }
 
+// haltWatchdog stops the watchdog's goroutine once the cases are over:
+// the final reports (rank 0's writes may take long) and the last
+// collective are no case to watch, and a watchdog that fired there would
+// turn a finished run's verdict into a hang. The board stays mapped: the
+// main thread's beats still land in it until stopWatchdog.
+func (r *run) haltWatchdog() {
+	d := r.dog
+	if d == nil || d.halted {
+		return
+	}
+	d.halted = true
+	close(d.done)
+	<-d.exited
+}
+
 // stopWatchdog stops the watchdog and unmaps the board, once neither the
 // watchdog nor the backend can touch it.
 func (r *run) stopWatchdog() {
@@ -211,8 +227,7 @@ func (r *run) stopWatchdog() {
 	if d == nil {
 		return
 	}
-	close(d.done)
-	<-d.exited
+	r.haltWatchdog()
 	if pn, ok := r.b.(backend.ProgressNotifier); ok {
 		pn.NotifyProgress(nil)
 	}
