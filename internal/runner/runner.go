@@ -754,13 +754,8 @@ func (r *run) hang(c cases.Case, what string, blocks int, gaveUp bool) {
 			hung.Repro = r.cfg.OnFail(hung)
 		}
 		r.mu.Lock()
-		if !r.interrupted {
-			r.rep.Cases = append(r.rep.Cases, hung)
-			r.streamCase(hung, len(r.rep.Cases))
-			r.rep.Summary.ExitCode = exitcode.Hang
-			r.rep.Summary.Error = msg
-			_ = r.writeReports()
-			r.reported = true
+		if !r.interrupted && !r.reported {
+			r.reportHang(&hung, msg)
 		}
 		r.mu.Unlock()
 		if r.dog != nil {
@@ -771,6 +766,19 @@ func (r *run) hang(c cases.Case, what string, blocks int, gaveUp bool) {
 		_ = f.Sync()
 	}
 	r.c.Abort(exitcode.Hang)
+}
+
+// reportHang writes every report of a hung job (rank 0, r.mu held): the
+// finished cases, hung (when a case hung), the run's error msg, exit 3.
+func (r *run) reportHang(hung *report.Case, msg string) {
+	if hung != nil {
+		r.rep.Cases = append(r.rep.Cases, *hung)
+		r.streamCase(*hung, len(r.rep.Cases))
+	}
+	r.rep.Summary.ExitCode = exitcode.Hang
+	r.rep.Summary.Error = msg
+	_ = r.writeReports()
+	r.reported = true
 }
 
 // awaitAbort waits up to grace for another rank to abort the job. Under MPI

@@ -338,18 +338,15 @@ func (r *run) watchdogEnd(why string) {
 	}
 	if r.lockWithin(r.cfg.HangGrace) {
 		if !r.reported && !r.interrupted {
+			var hung *report.Case
 			if c, ok := r.currentCase(); ok {
-				hung := r.hungCase(c, msg, strings.Join(lines, "\n"))
+				h := r.hungCase(c, msg, strings.Join(lines, "\n"))
 				if r.cfg.OnFail != nil {
-					hung.Repro = r.cfg.OnFail(hung)
+					h.Repro = r.cfg.OnFail(h)
 				}
-				r.rep.Cases = append(r.rep.Cases, hung)
-				r.streamCase(hung, len(r.rep.Cases))
+				hung = &h
 			}
-			r.rep.Summary.ExitCode = exitcode.Hang
-			r.rep.Summary.Error = msg
-			_ = r.writeReports()
-			r.reported = true
+			r.reportHang(hung, msg)
 		}
 		r.mu.Unlock()
 	} else {
