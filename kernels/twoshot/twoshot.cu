@@ -28,7 +28,7 @@
 // only once this whole launch is done (stream order).
 #include "device/common.cuh"
 #include "twoshot.cuh"
-#include "pull.cuh"
+#include "device/pull.cuh"
 
 namespace artest {
 namespace twoshot {

@@ -61,7 +61,7 @@
 // NeedSM90, so the runner never launches it there.
 #include "device/common.cuh"
 #include "twoshot_bulk.cuh"
-#include "twoshot/pull.cuh"
+#include "device/pull.cuh"
 
 namespace artest {
 namespace twoshotbulk {

@@ -1,6 +1,8 @@
-// twoshot's pull steps that twoshot-bulk (twoshot_bulk.cu) shares: the
-// reduce-scatter of our chunk into our staging. The barriers around it
-// stay in each kernel's run(), where the protocol reads whole.
+// The pull reduce-scatter step twoshot (twoshot/twoshot.cu) and
+// twoshot-bulk (twoshotbulk/twoshot_bulk.cu) share: the reduce-scatter of
+// our chunk into our staging. Shared device code lives here, not in one
+// variant's folder that another includes. The barriers around it stay in
+// each kernel's run(), where the protocol reads whole.
 #pragma once
 
 #include "device/common.cuh"
