@@ -1,42 +1,7 @@
 package oneshot
 
-import (
-	"github.com/artest/artest/kernels"
-	"github.com/artest/artest/kernels/hostmodel"
-	"github.com/artest/artest/sigblock"
-)
+import "github.com/artest/artest/kernels/hostmodel"
 
-// Host is oneshot's host model (oneshot.cu), block b of one launch: start
-// barrier; reduce this block's span from every peer; then out of place:
-// write the output, end barrier (peers may still read my input until they
-// pass it); in place: the output is my input, which peers are still
-// reading, so reduce into my staging, mid barrier, then copy.
-func Host(k *hostmodel.Kernel, b int) error {
-	a := k.Args()
-	epoch, err := k.EpochBegin(b)
-	if err != nil {
-		return err
-	}
-	if err := k.PhaseBarrier(sigblock.PhaseStart, b, epoch); err != nil {
-		return err
-	}
-	k.Delay()
-	count := int64(a.Count)
-	lo, hi := hostmodel.Span(count, b, k.Blocks())
-	if a.Flags&kernels.FlagInPlace != 0 {
-		stage := k.Bytes(a.PeerStage[a.Rank], count*k.Elem())
-		k.ReduceInto(stage, lo, hi)
-		if err := k.PhaseBarrier(sigblock.PhaseMid, b, epoch); err != nil {
-			return err
-		}
-		k.WriteOut(stage, lo, hi)
-	} else {
-		k.ReduceInto(k.Bytes(a.Out, count*k.Elem()), lo, k.OutEnd(hi))
-		k.Overrun(lo, hi)
-		if err := k.PhaseBarrier(sigblock.PhaseEnd, b, epoch); err != nil {
-			return err
-		}
-	}
-	k.EpochEnd(b, epoch)
-	return nil
-}
+// Host is oneshot's host model (oneshot.cu): the one-shot protocol
+// (hostmodel.OneShot), block b of one launch.
+func Host(k *hostmodel.Kernel, b int) error { return hostmodel.OneShot(k, b) }

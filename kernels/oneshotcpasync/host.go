@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/artest/artest/kernels/hostmodel"
-	"github.com/artest/artest/kernels/oneshot"
 )
 
 // Host is the host model of oneshot-cpasync. It checks the protocol, not
@@ -13,7 +12,8 @@ import (
 // reduction), while what each rank reads and writes, and when, is exactly
 // oneshot's: start barrier, reduce every peer's input in rank order, then
 // an end barrier out of place, or staging and a mid barrier in place, with
-// the same fault switches. So it runs oneshot's model (oneshot.Host). It
+// the same fault switches. So it runs the one-shot protocol's model
+// (hostmodel.OneShot), as oneshot's does. It
 // is a function of its own, reached through this variant's ID, and
 // hostmodel.Run writes the launch's VariantID into the trace word: a
 // dispatcher that runs plain oneshot for a oneshot-cpasync case leaves
@@ -26,5 +26,5 @@ func Host(k *hostmodel.Kernel, b int) error {
 		return fmt.Errorf("host %s: stages (param0) %d, want %d..%d",
 			k.Variant().Name, s, MinStages, MaxStages)
 	}
-	return oneshot.Host(k, b)
+	return hostmodel.OneShot(k, b)
 }
