@@ -107,6 +107,14 @@ type Variant struct {
 	// message (size, world); it runs on the host before every launch, the
 	// same on every rank and on both backends.
 	Resolve func(a *Args, elemBytes int64)
+	// StressParams, when set, are the parameter values a stress run
+	// launches the variant with when no flag names it (ahead of the tuning
+	// table and the defaults): settings that stretch its protocol at the
+	// stress matrix's small sizes, where its defaults resolve to a shape
+	// in which some of its checks are never needed (the ring's: smaller
+	// slots, so that a producer can run ahead of its reader at 2 ranks).
+	// The case's report says "from": "stress" and the values resolved.
+	StressParams map[string]uint32
 	// ThreadsFunc, when set, is the block size of a launch on the
 	// registry's defaults (no tuned entry, no --threads) for the message
 	// in a; Threads is then the largest it may return (DefaultThreads).

@@ -229,7 +229,8 @@ type Case struct {
 	Timing *Timing `json:"timing,omitempty"`
 	// The custom kernel's launch: grid, block size and the variant's
 	// parameters (resolved), and where they came from: flags, tuned (the
-	// tuning table) or default (the registry). Empty for nccl.
+	// tuning table), stress (the variant's stress shape, in a stress run)
+	// or default (the registry). Empty for nccl.
 	LaunchFrom string            `json:"launch_from,omitempty"`
 	Blocks     int               `json:"blocks,omitempty"`
 	Threads    int               `json:"threads,omitempty"`

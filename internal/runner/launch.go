@@ -15,6 +15,7 @@ const (
 	LaunchFromFlags   = "flags"   // --blocks, --threads or --param named this variant
 	LaunchFromTuned   = "tuned"   // the tuning table (Config.Tuned)
 	LaunchFromDefault = "default" // the registry
+	LaunchFromStress  = "stress"  // the variant's StressParams, in a stress run
 )
 
 // caseLaunch is how every launch of a case is made, decided once per case
@@ -69,19 +70,20 @@ func (r *run) resolveLaunch(s *caseState) (string, error) {
 }
 
 // launchFrom says which launch parameters variant v gets in case s: the
-// user's when any flag applies to v, else the tuned entry when the table
-// has one, else the registry's.
+// user's when any flag applies to v, else in a stress run the variant's
+// StressParams when it has some, else the tuned entry when the table has
+// one, else the registry's.
 func (r *run) launchFrom(s *caseState, v *kernels.Variant) (string, kernels.TunedEntry) {
 	if !v.Custom {
 		return "", kernels.TunedEntry{}
 	}
-	if r.cfg.Blocks > 0 || r.cfg.Threads > 0 {
+	if r.flagsName(v) {
 		return LaunchFromFlags, kernels.TunedEntry{}
 	}
-	for _, p := range v.Params {
-		if _, ok := r.cfg.Params[p.Name]; ok {
-			return LaunchFromFlags, kernels.TunedEntry{}
-		}
+	// A stress run launches the variant in the shape that stretches its
+	// protocol, when it declares one; the tuning table is for speed.
+	if r.cfg.Stress > 0 && len(v.StressParams) > 0 {
+		return LaunchFromStress, kernels.TunedEntry{}
 	}
 	// The tuning table holds allreduce launches: another collective of the
 	// variant gets the registry's.
@@ -94,6 +96,20 @@ func (r *run) launchFrom(s *caseState, v *kernels.Variant) (string, kernels.Tune
 	return LaunchFromDefault, kernels.TunedEntry{}
 }
 
+// flagsName says whether --blocks, --threads or a --param of v's set v's
+// launch.
+func (r *run) flagsName(v *kernels.Variant) bool {
+	if r.cfg.Blocks > 0 || r.cfg.Threads > 0 {
+		return true
+	}
+	for _, p := range v.Params {
+		if _, ok := r.cfg.Params[p.Name]; ok {
+			return true
+		}
+	}
+	return false
+}
+
 // chooseLaunch is case s's launch before any grid cap. A variant that is
 // not custom (nccl) gets --param's values and no grid of artest's; an
 // External one (a plugin's) launches its own grid, so only --blocks gives
@@ -102,6 +118,9 @@ func (r *run) chooseLaunch(s *caseState) caseLaunch {
 	v := s.launchV
 	from, e := r.launchFrom(s, v)
 	p := caseLaunch{From: from, set: r.cfg.Params}
+	if from == LaunchFromStress {
+		p.set = v.StressParams
+	}
 	if !v.Custom {
 		return p
 	}

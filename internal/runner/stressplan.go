@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -40,11 +41,14 @@ func stressEstimate(b backend.Backend, cases, iters int) time.Duration {
 // an estimate of its time.
 func (r *run) announceStress() {
 	variants := map[string]bool{}
-	var order []string
+	var order, shaped []string
 	for _, c := range r.cfg.Cases {
 		if !variants[c.Label()] {
 			variants[c.Label()] = true
 			order = append(order, c.Label())
+			if v := c.Variant; v.Custom && len(v.StressParams) > 0 && !r.flagsName(v) {
+				shaped = append(shaped, fmt.Sprintf("%s %s", c.Label(), paramList(v.StressParams)))
+			}
 		}
 	}
 	checker := r.cfg.Header.Checker
@@ -60,8 +64,25 @@ func (r *run) announceStress() {
 	if note := r.cfg.Header.ScheduleNote; note != "" {
 		sched += " (" + note + ")"
 	}
-	fmt.Fprintf(r.cfg.Stderr, "# stress plan: %d cases of %d %s (%s), %d iterations each, schedules %s, checked on the %s; about %s (skipped cases take none)\n",
-		len(r.cfg.Cases), len(order), variantWord, strings.Join(order, ", "), r.cfg.Stress, sched, checker, roundDuration(est))
+	launch := ""
+	if len(shaped) > 0 {
+		launch = ", launched in their stress shape: " + strings.Join(shaped, "; ")
+	}
+	fmt.Fprintf(r.cfg.Stderr, "# stress plan: %d cases of %d %s (%s), %d iterations each, schedules %s, checked on the %s%s; about %s (skipped cases take none)\n",
+		len(r.cfg.Cases), len(order), variantWord, strings.Join(order, ", "), r.cfg.Stress, sched, checker, launch, roundDuration(est))
+}
+
+// paramList spells parameter values as --param takes them, by name.
+func paramList(set map[string]uint32) string {
+	names := make([]string, 0, len(set))
+	for n := range set {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for i, n := range names {
+		names[i] = fmt.Sprintf("%s=%d", n, set[n])
+	}
+	return strings.Join(names, ",")
 }
 
 // roundDuration prints d to a precision a person reads.

@@ -131,6 +131,11 @@ func TestBuiltinDeclarations(t *testing.T) {
 				require.Less(t, p.Slot, 2, "%s %s: slots 2 and 3 carry the multicast delta", v.Name, p.Name)
 			}
 		}
+		for name, val := range v.StressParams {
+			p, ok := v.Param(name)
+			require.True(t, ok, "%s: stress parameter %s is not one of its parameters", v.Name, name)
+			require.True(t, val >= p.Min && val <= p.Max, "%s: stress %s=%d outside %d..%d", v.Name, name, val, p.Min, p.Max)
+		}
 		for _, fl := range v.Faults {
 			require.False(t, faults[fl.Name], "fault %s declared twice", fl.Name)
 			faults[fl.Name] = true

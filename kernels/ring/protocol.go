@@ -67,8 +67,14 @@ import (
 // Flow control: without credits, a producer can run ahead of a slow
 // consumer by up to N*Q pieces (each rank produces at most Q pieces beyond
 // what it consumed), more than the S slots whenever N*Q > S. StepPieces
-// keeps Q above S/2, so that holds from N = 2 on: the no-credit-wait fault
-// switch can corrupt data at every world size.
+// keeps Q above S/2 from 4 slots on, so that holds from N = 2 on: the
+// no-credit-wait fault switch can corrupt data at every world size. With 2
+// slots (Q = 1), or a lane too short for more than one piece a step, it
+// holds from N = 3 only: at 2 ranks the left neighbour is the right one,
+// and its data for unit u comes after it consumed the piece that u
+// overwrites, so the credit is never the wait that matters (RunsAhead).
+// Small messages resolve to 2 slots, which is why the ring's stress runs
+// with smaller slots (Variant.StressParams).
 //
 // Barriers: the start barrier keeps a rank from writing into a peer's
 // staging before the peer's launch began (its previous launch, of any
@@ -295,6 +301,21 @@ func NewPlan(count, n, lanes, slotBytes, slots, lane int64) Plan {
 	}
 	p.Pieces = p.Rounds * 2 * (n - 1) * p.Q
 	return p
+}
+
+// RunsAhead says whether, in lane plan p on a ring of slots slots, a
+// producer may ever be a lap ahead of its reader but for the credit: piece
+// u overwrites the slot of piece u-S, which the reader consumes in its unit
+// u-S+Q, while the data u needs is the left neighbour's unit u-Q. At 2
+// ranks the left neighbour is the reader, so that needs u-S+Q > u-Q, 2Q >
+// S, and a lane of more pieces than slots; from 3 ranks the data comes
+// from another rank, and a lap is the only condition. A credit check that
+// is wrong can corrupt data only where this holds.
+func RunsAhead(p Plan, slots int64) bool {
+	if p.Pieces <= slots {
+		return false
+	}
+	return p.N > 2 || 2*p.Q > slots
 }
 
 // Step splits piece t into its round, its step and its index in the step.

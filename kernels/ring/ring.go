@@ -39,6 +39,13 @@ func Variant() kernels.Variant {
 		HostBlocks: 0, // the host backend launches Grid's blocks too
 		Params:     params,
 		Resolve:    Resolve,
+		// At the stress matrix's sizes (4100 B to 1 MiB) the defaults
+		// resolve to 2 slots of one piece per step at 2 ranks, where a
+		// producer can never be a lap ahead of its reader, so a credit
+		// check that is wrong is never needed (RunsAhead). 1 KiB slots
+		// give 4 to 8 slots, 3 to 6 pieces per step and 12 to 264
+		// pieces a lane there: the producer may lap its reader.
+		StressParams: map[string]uint32{"slot-bytes": 1 << 10},
 		GridFunc:   Grid,
 		// The ring's grid is its lane count (Grid): blocks are not an
 		// axis. Slot bytes and slots bracket the defaults (64 KiB, 8) by a

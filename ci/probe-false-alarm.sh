@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# One GPU visit for the stress's false alarms: correct kernels under the
+# default --stress (every schedule), where any failing iteration is the
+# stress's fault, not the kernel's. Per setting and target, one plain
+#   [artest mps --] mpirun -np N bin/artest [--share-gpus] --stress $STRESS TARGET-FLAGS
+# with its log and JSON under OUTDIR/SETTING/; OUTDIR/summary.txt gets each
+# job's exit code and time, the plan line and ci/catch-summary.py's table.
+#
+#   ci/probe-false-alarm.sh OUTDIR SETTING...   SETTING: gpus | gpusN | mps2 | mps4
+#
+# Environment: STRESS (default 10000); TARGETS (default "builtins example
+# vllm trtllm"): builtins is the default stress set of every built-in
+# variant (multimem is skipped: no --allow-multicast), example the example
+# plugin (bin/plugins/cuda_oneshot.so), vllm its adapter (bin/plugins/vllm.so),
+# trtllm TensorRT-LLM's with the block_barrier fix (bin/plugins/trtllm_syncfix.so,
+# make plugins-trtllm-syncfix), any other word a built-in variant's name;
+# JOB_TIMEOUT_S (default 540) bounds each job.
+# Safety: NCCL_NVLS_ENABLE=0; no step passes --allow-multicast.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${1:?usage: ci/probe-false-alarm.sh OUTDIR SETTING...}
+shift
+stress=${STRESS:-10000}
+targets=${TARGETS:-builtins example vllm trtllm}
+bin=$PWD/bin/artest
+mkdir -p "$out"
+summary=$out/summary.txt
+
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_hwloc_base_binding_policy=none CUDA_MODULE_LOADING=EAGER
+for p in /opt/torch/.venv/lib/python3*/site-packages/nvidia/nccl/lib/libnccl.so.2; do
+	[[ -e $p ]] && export ARTEST_NCCL=$p && break
+done
+
+target_flags() {
+	case $1 in
+	builtins) ;;
+	example) echo "--variant example:oneshot --plugin bin/plugins/cuda_oneshot.so" ;;
+	vllm) echo "--variant vllm:custom --plugin bin/plugins/vllm.so" ;;
+	trtllm) echo "--variant trtllm:oneshot,trtllm:twoshot --plugin bin/plugins/trtllm_syncfix.so" ;;
+	*) echo "--variant $1" ;;
+	esac
+}
+
+for setting in "$@"; do
+	d=$out/$setting
+	mkdir -p "$d"
+	case $setting in
+	gpus | gpus[0-9]*)
+		np=${setting#gpus}
+		[[ -z $np ]] && np=$(nvidia-smi -L | wc -l)
+		pre=() share=()
+		;;
+	mps2 | mps4)
+		np=${setting#mps}
+		export CUDA_VISIBLE_DEVICES=0
+		pre=("$bin" mps --)
+		share=(--share-gpus)
+		;;
+	*)
+		echo "unknown setting $setting" >&2
+		exit 2
+		;;
+	esac
+	for t in $targets; do
+		read -r -a f <<<"$(target_flags "$t")"
+		t0=$SECONDS
+		timeout --kill-after=10 "${JOB_TIMEOUT_S:-540}" "${pre[@]}" mpirun -np "$np" "$bin" "${share[@]}" --stress "$stress" \
+			--json "$d/clean-$t.json" "${f[@]}" >"$d/clean-$t.log" 2>&1
+		rc=$?
+		printf '%-6s %-20s exit %3d %4d s\n' "$setting" "clean-$t" "$rc" $((SECONDS - t0)) | tee -a "$summary"
+		grep -m1 '# stress plan' "$d/clean-$t.log" | tee -a "$summary"
+		grep -m3 -E '^# (FAIL|pass [0-9]+, FAIL)' "$d/clean-$t.log" | tee -a "$summary"
+	done
+	unset CUDA_VISIBLE_DEVICES
+done
+python3 ci/catch-summary.py "$out"/*/*.json | tee -a "$summary"
