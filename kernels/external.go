@@ -56,6 +56,10 @@ type ExternalCall struct {
 	Registered bool   // In is this rank's registered buffer at Offset
 	Stream     uint64 // the CUDA stream; 0 on the host backend
 	Params     [4]uint32
+	// Faults are the variant's own fault switches on for this call: bit i
+	// is its Faults[i] (a plugin's artest_faults_v1), which --inject
+	// PLUGIN:NAME sets; 0: none.
+	Faults uint32
 	// Device is set for a variant that uses the device helpers (ID != 0).
 	Device *ExternalDevice
 }

@@ -131,6 +131,7 @@ typedef struct artest_world {
 #define ARTEST_CALL_REGISTERED (1u << 1) /* input == world.input[rank] + offset */
 #define ARTEST_CALL_DEVICE (1u << 2)     /* artest_call.device is filled */
 #define ARTEST_CALL_COLL (1u << 3)       /* artest_call.coll is filled (artest_collectives_v1) */
+#define ARTEST_CALL_FAULTS (1u << 4)     /* artest_call.faults is filled (artest_faults_v1) */
 
 /* Collectives (artest_collectives_v1, artest_call.coll), numbered as
  * artest's own. count is always the full buffer: the allreduce's message,
@@ -186,12 +187,24 @@ typedef struct artest_call {
 	 * An all-gather's op means nothing. */
 	uint32_t coll;
 	uint32_t reserved_coll;
+	/* The plugin's fault switches on for this call: bit i is fault i of
+	 * artest_faults_v1, which --inject PLUGIN:NAME turns on. Valid only when
+	 * flags has ARTEST_CALL_FAULTS (read it with artest_faults_of), which
+	 * artest sets only for a plugin that declares faults. */
+	uint32_t faults;
+	uint32_t reserved_faults;
 } artest_call;
 
 /* The collective of a call: ARTEST_ALLREDUCE unless ARTEST_CALL_COLL says
  * otherwise (an artest without collectives leaves coll out). */
 static inline uint32_t artest_coll_of(const artest_call *c) {
 	return (c->flags & ARTEST_CALL_COLL) ? c->coll : (uint32_t)ARTEST_ALLREDUCE;
+}
+
+/* The fault switches on for a call: 0 unless ARTEST_CALL_FAULTS says
+ * otherwise (an artest without faults leaves the field out). */
+static inline uint32_t artest_faults_of(const artest_call *c) {
+	return (c->flags & ARTEST_CALL_FAULTS) ? c->faults : 0u;
 }
 
 typedef struct artest_plugin {
@@ -297,6 +310,36 @@ typedef struct artest_early_return {
 
 /* The optional symbol. */
 const artest_early_return *artest_early_return_v1(void);
+
+/* Optional: the plugin's fault switches, planted bugs its authors keep so
+ * that artest can be seen catching them (a missing barrier, a skipped
+ * element). A plugin exports
+ *
+ *     const artest_faults *artest_faults_v1(void);
+ *
+ * naming up to ARTEST_MAX_FAULTS faults for all its variants; --inject
+ * PLUGIN:NAME (e.g. example:no-end-barrier) then sets bit i of
+ * artest_call.faults, with ARTEST_CALL_FAULTS, in every call of the
+ * plugin's variants, and the cases of other variants are skipped (they
+ * have no such switch). Names are [a-z0-9_-], 1 to 32 characters, unique;
+ * help is one line. */
+#define ARTEST_FAULTS_VERSION 1u
+#define ARTEST_FAULTS_ENTRY "artest_faults_v1"
+#define ARTEST_MAX_FAULTS 16
+
+typedef struct artest_fault {
+	const char *name;
+	const char *help;
+} artest_fault;
+
+typedef struct artest_faults {
+	uint32_t version; /* ARTEST_FAULTS_VERSION */
+	uint32_t nfaults; /* 1 to ARTEST_MAX_FAULTS */
+	const artest_fault *faults;
+} artest_faults;
+
+/* The optional symbol. */
+const artest_faults *artest_faults_v1(void);
 
 #ifdef __cplusplus
 }

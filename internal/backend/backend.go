@@ -62,6 +62,10 @@ type Launch struct {
 	// producer enqueued before it (Produce) still runs, and waits for it
 	// (griddepcontrol.wait) before it reads its input.
 	PDL bool
+	// Faults, for an External variant, are its own fault switches on for
+	// this call (kernels.ExternalCall.Faults): the bits of its Faults that
+	// --inject named. Artest's kernels read theirs from Args.Inject.
+	Faults uint32
 	// Src, when set, is the private input of a staged call to a variant
 	// that stages its input itself (kernels.Variant.StagesOwnInput): the
 	// runner did not copy it into the registered buffer.

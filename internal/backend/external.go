@@ -22,7 +22,7 @@ func ExternalCall(l *Launch, w *World, real func(Ptr) (uintptr, error)) (*kernel
 	}
 	c := &kernels.ExternalCall{
 		Variant: l.Variant, Coll: a.Coll(), DType: l.DType, Op: l.Op, Count: a.Count,
-		Offset: uint64(in - w.Input[rank]), Registered: l.Src == 0,
+		Offset: uint64(in - w.Input[rank]), Registered: l.Src == 0, Faults: l.Faults,
 	}
 	if c.Coll == reference.AllGather && a.Flags&kernels.FlagInPlace != 0 {
 		// In place the input is this rank's chunk of the output; the

@@ -443,7 +443,7 @@ func Parse(args []string) (*Options, error) {
 		return nil, exitcode.Usagef("unknown --table %q (valid: summary, full)", o.Table)
 	}
 	for _, spec := range o.Inject {
-		if err := o.inject.Parse(spec); err != nil {
+		if err := o.inject.Parse(spec, o.variantSet.ExternalFaults()); err != nil {
 			return nil, exitcode.Usagef("%v", err)
 		}
 	}

@@ -131,6 +131,19 @@ static void art_call_coll(artest_call *c, uint32_t coll) {
 	c->coll = coll;
 }
 
+static const artest_faults *art_faults_entry(void *fn, const char *where) {
+	art_where = where;
+	const artest_faults *d = ((const artest_faults *(*)(void))fn)();
+	art_where = NULL;
+	return d;
+}
+static const artest_fault *art_fault(const artest_faults *d, uint32_t i) { return &d->faults[i]; }
+
+static void art_call_faults(artest_call *c, uint32_t faults) {
+	c->flags |= ARTEST_CALL_FAULTS;
+	c->faults = faults;
+}
+
 // Addresses arrive from Go as integers (device addresses, or host mappings
 // outside the Go heap) and become the header's void pointers here.
 static void art_world_set(artest_world *w, int r, uintptr_t in, uintptr_t st, uintptr_t ctl) {

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/artest/artest/internal/exitcode"
+	"github.com/artest/artest/kernels"
 	"github.com/artest/artest/reference"
 )
 
@@ -83,6 +84,45 @@ func TestLoadDescribesEarlyReturns(t *testing.T) {
 			path := build(t, "testdata/coll.c", "-DEARLY", tc.define)
 			_, err := Load(path)
 			require.Error(t, err)
+			require.Contains(t, err.Error(), tc.want)
+			require.Equal(t, exitcode.Usage, exitcode.Of(err))
+		})
+	}
+}
+
+// artest_faults_v1 names a plugin's fault switches: every variant of the
+// plugin gets them, as PLUGIN:NAME, bit i for the i-th.
+func TestLoadDescribesFaults(t *testing.T) {
+	p, err := Load(build(t, "testdata/coll.c", "-DFAULTS"))
+	require.NoError(t, err)
+	want := []kernels.Fault{
+		{Name: "coll:no-end-barrier", Bit: 1, Help: "a reduce-scatter or all-gather returns without its end barrier"},
+		{Name: "coll:slow", Bit: 2, Help: "does nothing"},
+	}
+	for _, v := range p.Variants {
+		require.Equal(t, want, v.Faults, v.Name)
+	}
+	p, err = Load(build(t, "testdata/coll.c"))
+	require.NoError(t, err)
+	require.Empty(t, p.Variants[0].Faults, "no artest_faults_v1: no switches")
+}
+
+func TestLoadRefusesBadFaults(t *testing.T) {
+	for _, tc := range []struct {
+		name, define, want string
+	}{
+		{"NULL", "-DNULL_FAULTS", "artest_faults_v1 returned NULL"},
+		{"version", "-DFAULTS_VERSION=2", "artest_faults_v1: version 2, this artest speaks version 1"},
+		{"none", "-DNFAULTS=0", "artest_faults_v1 declares 0 faults, want 1 to 16"},
+		{"too many", "-DNFAULTS=17", "artest_faults_v1 declares 17 faults, want 1 to 16"},
+		{"one name twice", "-DFAULT_DUP", "fault no-end-barrier declared twice"},
+		{"two-line help", "-DFAULT_TWO_LINES", "fault slow: its help must be one line"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := build(t, "testdata/coll.c", "-DFAULTS", tc.define)
+			_, err := Load(path)
+			require.Error(t, err)
+			require.Contains(t, err.Error(), "--plugin "+path)
 			require.Contains(t, err.Error(), tc.want)
 			require.Equal(t, exitcode.Usage, exitcode.Of(err))
 		})

@@ -65,6 +65,16 @@ const EarlyEntrySymbol = C.ARTEST_EARLY_RETURN_ENTRY
 // EarlyVersion is the artest_early_return version this artest speaks.
 const EarlyVersion = C.ARTEST_EARLY_RETURN_VERSION
 
+// FaultsEntrySymbol is the optional function of a plugin that declares
+// fault switches (artest_faults_v1).
+const FaultsEntrySymbol = C.ARTEST_FAULTS_ENTRY
+
+// FaultsVersion is the artest_faults version this artest speaks.
+const FaultsVersion = C.ARTEST_FAULTS_VERSION
+
+// MaxFaults is the most fault switches a plugin declares.
+const MaxFaults = C.ARTEST_MAX_FAULTS
+
 // DeviceEntrySymbol is the optional function of a plugin whose kernels use
 // the device helpers (plugin/artest_device.h).
 const DeviceEntrySymbol = C.ARTEST_DEVICE_ENTRY
@@ -236,6 +246,9 @@ func (p *Plugin) describe() error {
 	if err := p.describeEarly(); err != nil {
 		return err
 	}
+	if err := p.describeFaults(); err != nil {
+		return err
+	}
 	return p.describeDevice()
 }
 
@@ -268,6 +281,53 @@ func (p *Plugin) describeEarly() error {
 			return fmt.Errorf("plugin %s: %s: %s: the reason must be one line of 1 to 300 characters", p.Name, EarlyEntrySymbol, p.Variants[i].Name)
 		}
 		p.Variants[i].EarlyReturn = reason
+	}
+	return nil
+}
+
+// describeFaults reads the optional artest_faults_v1: the plugin's fault
+// switches, which every variant of it gets (kernels.Variant.Faults, named
+// PLUGIN:NAME; Bit is the switch's bit in artest_call.faults).
+func (p *Plugin) describeFaults() error {
+	fn, err := p.lib.Sym(FaultsEntrySymbol)
+	if err != nil {
+		return nil // optional
+	}
+	where := C.CString(fmt.Sprintf("plugin %s: %s()", p.Path, FaultsEntrySymbol))
+	defer C.free(unsafe.Pointer(where))
+	d := C.art_faults_entry(fn, where)
+	switch {
+	case d == nil:
+		return fmt.Errorf("plugin %s: %s returned NULL", p.Name, FaultsEntrySymbol)
+	case d.version != FaultsVersion:
+		return fmt.Errorf("plugin %s: %s: version %d, this artest speaks version %d (rebuild the plugin against its plugin/artest_plugin.h)",
+			p.Name, FaultsEntrySymbol, uint32(d.version), FaultsVersion)
+	case d.nfaults < 1 || d.nfaults > MaxFaults || d.faults == nil:
+		return fmt.Errorf("plugin %s: %s declares %d faults, want 1 to %d", p.Name, FaultsEntrySymbol, uint32(d.nfaults), MaxFaults)
+	}
+	var faults []kernels.Fault
+	seen := map[string]bool{}
+	for i := 0; i < int(d.nfaults); i++ {
+		f := C.art_fault(d, C.uint32_t(i))
+		if f.name == nil || !nameRE.MatchString(C.GoString(f.name)) {
+			return fmt.Errorf("plugin %s: %s: fault %d: its name must be 1 to 32 of [a-z0-9_-]", p.Name, FaultsEntrySymbol, i)
+		}
+		name := C.GoString(f.name)
+		if seen[name] {
+			return fmt.Errorf("plugin %s: %s: fault %s declared twice", p.Name, FaultsEntrySymbol, name)
+		}
+		seen[name] = true
+		help := ""
+		if f.help != nil {
+			help = C.GoString(f.help)
+		}
+		if help == "" || strings.ContainsAny(help, "\n\r") || len(help) > 300 {
+			return fmt.Errorf("plugin %s: %s: fault %s: its help must be one line of 1 to 300 characters", p.Name, FaultsEntrySymbol, name)
+		}
+		faults = append(faults, kernels.Fault{Name: p.Name + ":" + name, Bit: 1 << uint(i), Help: help})
+	}
+	for i := range p.Variants {
+		p.Variants[i].Faults = faults
 	}
 	return nil
 }
@@ -513,6 +573,9 @@ func (p *Plugin) allreduce(idx int, c *kernels.ExternalCall) error {
 	cc.stream = C.uint64_t(c.Stream)
 	for i, v := range c.Params {
 		cc.params[i] = C.uint32_t(v)
+	}
+	if c.Faults != 0 {
+		C.art_call_faults(&cc, C.uint32_t(c.Faults))
 	}
 	if d := c.Device; d != nil {
 		C.art_call_device(&cc, C.uintptr_t(d.Trace), C.uintptr_t(d.Diag), C.uint64_t(d.TimeoutNs), C.uint32_t(d.TraceID), C.uint32_t(d.Rank))

@@ -72,6 +72,10 @@ func (r *run) runCase(c cases.Case) (res rankResult) {
 	if kd, ok := r.b.(backend.DefectKnower); ok && reason == "" && !r.cfg.RunKnownDefects {
 		reason = kd.KnownDefect(v, c.DType, int64(c.Mode.Offset)*int64(c.DType.Size()))
 	}
+	if reason == "" && len(r.cfg.Inject.Plugin) > 0 && r.cfg.Inject.pluginFaults(v) == 0 {
+		// A plugin's switch: any other variant would run clean and pass.
+		reason = fmt.Sprintf("--inject %s: a switch of another plugin's, which %s does not have", strings.Join(r.cfg.Inject.specs, ","), v.Name)
+	}
 	if reason == "" && r.cfg.Inject.Bits != 0 && v.External != nil {
 		// The switches live in artest's kernels; a plugin's kernel would run
 		// clean and pass, which would read as the fault going unnoticed.

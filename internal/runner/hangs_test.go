@@ -25,7 +25,7 @@ func TestParseHangScenarios(t *testing.T) {
 	} {
 		t.Run(tc.spec, func(t *testing.T) {
 			var in Inject
-			err := in.Parse(tc.spec)
+			err := in.Parse(tc.spec, nil)
 			if tc.err != "" {
 				require.ErrorContains(t, err, tc.err)
 				return

@@ -28,7 +28,30 @@ type Inject struct {
 	Reregister       bool
 	ReregisterRank   int
 	TwoStreams       bool
-	specs            []string
+	// Plugin are the External variants' own fault switches that --inject
+	// named (PLUGIN:NAME), by plugin name: the bits of its variants'
+	// Faults, passed to their calls (backend.Launch.Faults).
+	Plugin map[string]uint32
+	specs  []string
+}
+
+// pluginOf is the plugin a variant name belongs to ("example" of
+// "example:oneshot"), or "" for a built-in.
+func pluginOf(name string) string {
+	p, _, ok := strings.Cut(name, ":")
+	if !ok {
+		return ""
+	}
+	return p
+}
+
+// pluginFaults is the bits of --inject's plugin switches that variant v
+// has, 0 for a built-in.
+func (in *Inject) pluginFaults(v *kernels.Variant) uint32 {
+	if v.External == nil {
+		return 0
+	}
+	return in.Plugin[pluginOf(v.Name)]
 }
 
 // faultNames maps --inject words to kernel bits: the switches every custom
@@ -51,25 +74,40 @@ var faultNames = func() map[string]uint32 {
 	return m
 }()
 
-// FaultHelp lists the --inject values.
-func FaultHelp() string {
+// FaultHelp lists the --inject values; plugin are the loaded plugins'
+// switches (PLUGIN:NAME).
+func FaultHelp(plugin ...kernels.Fault) string {
 	var names []string
 	for n := range faultNames {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	for _, f := range plugin {
+		names = append(names, f.Name)
+	}
 	names = append(names, "wrong-kernel", "delay:rank=R,us=N", "size-mismatch:rank=R", "reregister:rank=R (graph cases)",
 		"two-streams (plain cases)")
 	return strings.Join(names, ", ")
 }
 
-// ParseInject adds one --inject value.
-func (in *Inject) Parse(spec string) error {
+// Parse adds one --inject value; plugin are the loaded plugins' fault
+// switches (their variants' Faults, each once), which it may name.
+func (in *Inject) Parse(spec string, plugin []kernels.Fault) error {
 	spec = strings.TrimSpace(spec)
 	if bit, ok := faultNames[spec]; ok {
 		in.Bits |= bit
 		in.specs = append(in.specs, spec)
 		return nil
+	}
+	for _, f := range plugin {
+		if f.Name == spec {
+			if in.Plugin == nil {
+				in.Plugin = map[string]uint32{}
+			}
+			in.Plugin[pluginOf(f.Name)] |= f.Bit
+			in.specs = append(in.specs, spec)
+			return nil
+		}
 	}
 	switch {
 	case spec == "wrong-kernel":
@@ -115,7 +153,7 @@ func (in *Inject) Parse(spec string) error {
 		in.DelayRank = rank
 		in.Delay = time.Duration(us) * time.Microsecond
 	default:
-		return fmt.Errorf("unknown --inject %q (valid: %s)", spec, FaultHelp())
+		return fmt.Errorf("unknown --inject %q (valid: %s)", spec, FaultHelp(plugin...))
 	}
 	in.specs = append(in.specs, spec)
 	return nil

@@ -230,7 +230,8 @@ func setLaunch(out *report.Case, rs []rankResult) {
 // newLaunch is one call of case s writing to out, as the case's launch
 // (s.plan) has every call made.
 func (r *run) newLaunch(s *caseState, out backend.Ptr) backend.Launch {
-	l := backend.Launch{Variant: s.launchV, DType: s.c.DType, Op: s.c.Op, Args: r.launchArgs(s, out)}
+	l := backend.Launch{Variant: s.launchV, DType: s.c.DType, Op: s.c.Op, Args: r.launchArgs(s, out),
+		Faults: r.cfg.Inject.pluginFaults(s.launchV)}
 	s.plan.apply(&l)
 	return l
 }

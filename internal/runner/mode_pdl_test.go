@@ -11,7 +11,7 @@ import (
 
 func TestInjectPdlNoWait(t *testing.T) {
 	var in Inject
-	require.NoError(t, in.Parse("pdl-no-wait"))
+	require.NoError(t, in.Parse("pdl-no-wait", nil))
 	require.Equal(t, kernels.InjectPdlNoWait, in.Bits)
 	require.Equal(t, []string{"pdl-no-wait"}, in.Specs())
 	require.Contains(t, FaultHelp(), "pdl-no-wait")

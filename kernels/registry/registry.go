@@ -169,6 +169,26 @@ func (s *Set) ByID(id uint32) *kernels.Variant {
 	return nil
 }
 
+// ExternalFaults are the External variants' own fault switches, each once
+// (a plugin's variants share its switches), in the set's order.
+func (s *Set) ExternalFaults() []kernels.Fault {
+	var out []kernels.Fault
+	seen := map[string]bool{}
+	for i := range s.variants {
+		v := &s.variants[i]
+		if v.External == nil {
+			continue
+		}
+		for _, f := range v.Faults {
+			if !seen[f.Name] {
+				seen[f.Name] = true
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
 // ExternalOwners are the distinct owners of the set's External variants (in
 // All's order, the same on every rank) that have a variant for a world of
 // size ranks: the plugins whose cases can run.

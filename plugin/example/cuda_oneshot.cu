@@ -15,8 +15,10 @@
 // -DEXAMPLE_NO_DEVICE_INFO it does not export that symbol: artest passes no
 // device fields, the waits have no deadline, nothing is traced.
 //
-// Planted bugs for artest's own tests, chosen with the environment variable
-// ARTEST_EXAMPLE_BUG as in the host twin: "skip-last" leaves the last element
+// Planted bugs for artest's own tests, declared as fault switches
+// (artest_faults_v1: --inject example:NAME turns one on for a run) and also
+// chosen with the environment variable ARTEST_EXAMPLE_BUG=NAME, as in the
+// host twin: "skip-last" leaves the last element
 // unwritten (the poison must catch it), "no-end-barrier" skips the end
 // barrier and makes the last rank read about 200 us late (stress must catch
 // a peer's next input read by this call), "no-trace" skips artest_trace (the
@@ -54,8 +56,19 @@ struct Control { // one per rank, zeroed by artest
 // Wait points, named in artest_device_info_v1 for the diagnosis.
 enum : uint32_t { kPointStart = 0, kPointEnd = 1 };
 
-// Planted bugs the kernel plays (skip-last is the host's: a shorter count).
-enum : uint32_t { kBugNoEnd = 1, kBugHang = 2, kBugNoTrace = 4, kBugSpin = 8 };
+// Planted bugs, in artest_faults_v1's order: bit i of a call's faults (the
+// kernel plays no-end-barrier, no-trace, hang and spin; skip-last is the
+// host's, a shorter count; spin-sync is spin and the host's wait).
+enum : uint32_t { kBugSkipLast, kBugNoEnd, kBugNoTrace, kBugHang, kBugSpin, kBugSpinSync, kBugs };
+const artest_fault bug_names[kBugs] = {
+	{"skip-last", "the last element is not written"},
+	{"no-end-barrier", "the call skips its end barrier and the last rank reads about 200 us late"},
+	{"no-trace", "the kernel does not write the trace word"},
+	{"hang", "the last rank never tells its peers it reached the start barrier"},
+	{"spin", "the last rank's kernel spins for ever"},
+	{"spin-sync", "the last rank's kernel spins for ever and every call waits for its kernel"},
+};
+__host__ __device__ constexpr uint32_t bit(uint32_t b) { return 1u << b; }
 
 struct Peers {
 	const char *in[ARTEST_MAX_RANKS];
@@ -64,9 +77,7 @@ struct Peers {
 
 artest_world world;
 char err[256];
-bool bug_skip_last; // ARTEST_EXAMPLE_BUG, read at setup
-bool bug_sync;      // "spin-sync": every call waits for its kernel
-uint32_t bugs;      // kBug*
+uint32_t env_bugs; // ARTEST_EXAMPLE_BUG's, read at setup: bit(kBug*)
 
 __device__ float to_f(float x) { return x; }
 __device__ float to_f(__half x) { return __half2float(x); }
@@ -86,17 +97,17 @@ __global__ void __launch_bounds__(kThreads) oneshot(Peers P, int rank, int n, si
 	const int b = blockIdx.x, t = threadIdx.x;
 	const uint64_t e = me->epoch[b] + 1;
 	bool quit = false;
-	if ((bug & kBugSpin) && rank == n - 1 && b == 0 && t == 0) // the planted kernel that never returns
+	if ((bug & (bit(kBugSpin) | bit(kBugSpinSync))) && rank == n - 1 && b == 0 && t == 0) // the planted kernel that never returns
 		while (*(volatile uint64_t *)&me->never == 0)
 			;
 	if (t < n) { // start barrier
-		if (!((bug & kBugHang) && rank == n - 1 && t != rank)) // the planted hang: peers never hear of the last rank
+		if (!((bug & bit(kBugHang)) && rank == n - 1 && t != rank)) // the planted hang: peers never hear of the last rank
 			artest_put(&P.ctl[t]->start[b][rank], e);
 		quit = !artest_wait(&d, &me->start[b][t], e, t, kPointStart);
 	}
 	if (__syncthreads_or(quit))
 		return;
-	const bool end_barrier = !(bug & kBugNoEnd);
+	const bool end_barrier = !(bug & bit(kBugNoEnd));
 	if (!end_barrier && rank == n - 1) // the planted bug's slow reader: the last rank reads late
 		for (int k = 0; k < 200; k++)
 			__nanosleep(1000);
@@ -121,16 +132,16 @@ __global__ void __launch_bounds__(kThreads) oneshot(Peers P, int rank, int n, si
 			out[i] = stage[i];
 	if (t == 0)
 		me->epoch[b] = e;
-	if (b == 0 && t == 0 && !(bug & kBugNoTrace)) // once per call, after block 0's end barrier
+	if (b == 0 && t == 0 && !(bug & bit(kBugNoTrace))) // once per call, after block 0's end barrier
 		artest_trace(&d);
 }
 
 template <typename T>
-void launch(const artest_call *c, const Peers &P, int blocks, cudaStream_t s) {
+void launch(const artest_call *c, const Peers &P, int blocks, cudaStream_t s, uint32_t bugs) {
 	bool late = (c->flags & ARTEST_CALL_IN_PLACE) && (c->flags & ARTEST_CALL_REGISTERED);
 	T *out = (T *)c->output, *stage = late ? (T *)world.staging[world.rank] : nullptr;
 	int r = (int)world.rank, n = (int)world.world_size;
-	size_t written = bug_skip_last && c->count > 0 ? c->count - 1 : c->count;
+	size_t written = (bugs & bit(kBugSkipLast)) && c->count > 0 ? c->count - 1 : c->count;
 	artest_device d = artest_device_of(c);
 	switch (c->op) {
 	case ARTEST_SUM: oneshot<T, ARTEST_SUM><<<blocks, kThreads, 0, s>>>(P, r, n, c->offset, written, out, stage, d, bugs); break;
@@ -171,13 +182,10 @@ int setup(const artest_world *w) {
 	}
 	world = *w;
 	const char *bug = getenv("ARTEST_EXAMPLE_BUG");
-	bug_skip_last = bug && strcmp(bug, "skip-last") == 0;
-	bugs = 0;
-	if (bug && strcmp(bug, "no-end-barrier") == 0) bugs |= kBugNoEnd;
-	if (bug && strcmp(bug, "hang") == 0) bugs |= kBugHang;
-	if (bug && strcmp(bug, "no-trace") == 0) bugs |= kBugNoTrace;
-	if (bug && (strcmp(bug, "spin") == 0 || strcmp(bug, "spin-sync") == 0)) bugs |= kBugSpin;
-	bug_sync = bug && strcmp(bug, "spin-sync") == 0;
+	env_bugs = 0;
+	for (uint32_t b = 0; bug && b < kBugs; b++)
+		if (strcmp(bug, bug_names[b].name) == 0)
+			env_bugs |= bit(b);
 	return ARTEST_OK;
 }
 
@@ -192,10 +200,11 @@ int allreduce(const artest_call *c) {
 	if (blocks < 1)
 		blocks = 1;
 	cudaStream_t s = (cudaStream_t)(uintptr_t)c->stream;
+	const uint32_t bugs = env_bugs | artest_faults_of(c);
 	switch (c->dtype) {
-	case ARTEST_F16: launch<__half>(c, P, blocks, s); break;
-	case ARTEST_BF16: launch<__nv_bfloat16>(c, P, blocks, s); break;
-	default: launch<float>(c, P, blocks, s);
+	case ARTEST_F16: launch<__half>(c, P, blocks, s, bugs); break;
+	case ARTEST_BF16: launch<__nv_bfloat16>(c, P, blocks, s, bugs); break;
+	default: launch<float>(c, P, blocks, s, bugs);
 	}
 	cudaError_t e = cudaGetLastError();
 	if (e != cudaSuccess) {
@@ -203,7 +212,7 @@ int allreduce(const artest_call *c) {
 		return ARTEST_ERROR;
 	}
 	cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-	if (bug_sync && cudaStreamIsCapturing(s, &cs) == cudaSuccess && cs == cudaStreamCaptureStatusNone) {
+	if ((bugs & bit(kBugSpinSync)) && cudaStreamIsCapturing(s, &cs) == cudaSuccess && cs == cudaStreamCaptureStatusNone) {
 		if ((e = cudaStreamSynchronize(s)) != cudaSuccess) { // the planted synchronous wait
 			snprintf(err, sizeof err, "synchronize: %s", cudaGetErrorString(e));
 			return ARTEST_ERROR;
@@ -249,6 +258,10 @@ const artest_plugin plugin = describe();
 } // namespace
 
 extern "C" const artest_plugin *artest_plugin_v1(void) { return &plugin; }
+
+const artest_faults faults = {ARTEST_FAULTS_VERSION, kBugs, bug_names};
+
+extern "C" const artest_faults *artest_faults_v1(void) { return &faults; }
 
 #ifndef EXAMPLE_NO_DEVICE_INFO
 namespace {

@@ -22,8 +22,9 @@
  * with the header's number helpers (artest_f16_to_f32, artest_max_f32,
  * ...), which give the very bits artest's reference expects.
  *
- * Planted bugs for artest's own tests, chosen with the environment variable
- * ARTEST_EXAMPLE_BUG: "skip-last" leaves the last element unwritten (the
+ * Planted bugs for artest's own tests, declared as fault switches
+ * (artest_faults_v1: --inject example:NAME turns one on for a run) and also
+ * chosen with the environment variable ARTEST_EXAMPLE_BUG=NAME: "skip-last" leaves the last element unwritten (the
  * poison must catch it), "no-end-barrier" returns without the end barrier
  * (stress must catch a peer's next input read by this call), "no-trace"
  * skips artest_trace (the trace check must catch it), "hang": the last rank
@@ -56,11 +57,19 @@ enum { POINT_START, POINT_END };
 
 static artest_world world;
 static uint64_t epoch;    /* calls made; the flag value of the current one */
-static int bug_skip_last; /* ARTEST_EXAMPLE_BUG=skip-last */
-static int bug_no_end;    /* ARTEST_EXAMPLE_BUG=no-end-barrier */
-static int bug_no_trace;  /* ARTEST_EXAMPLE_BUG=no-trace */
-static int bug_hang;      /* ARTEST_EXAMPLE_BUG=hang */
-static int bug_spin;      /* ARTEST_EXAMPLE_BUG=spin: 1, spin-sync: 2 */
+/* The planted bugs, in artest_faults_v1's order: bit i of a call's faults. */
+enum { BUG_SKIP_LAST, BUG_NO_END, BUG_NO_TRACE, BUG_HANG, BUG_SPIN, BUG_SPIN_SYNC, NBUGS };
+static const artest_fault bug_names[NBUGS] = {
+	[BUG_SKIP_LAST] = {"skip-last", "the last element is not written"},
+	[BUG_NO_END] = {"no-end-barrier", "the call returns without its end barrier"},
+	[BUG_NO_TRACE] = {"no-trace", "the call does not write the trace word"},
+	[BUG_HANG] = {"hang", "the last rank never tells its peers it reached the start barrier"},
+	[BUG_SPIN] = {"spin", "the last rank's call spins for ever"},
+	[BUG_SPIN_SYNC] = {"spin-sync", "the last rank's call sleeps for ever"},
+};
+static uint32_t env_bugs; /* ARTEST_EXAMPLE_BUG's, read at setup */
+static uint32_t bugs;     /* the current call's: env_bugs and its faults */
+#define BUG(b) ((bugs >> (b)) & 1u)
 static _Thread_local char err[256];
 
 static const char *last_error(void) { return err; }
@@ -78,7 +87,7 @@ static control *ctl(uint32_t r) { return (control *)world.control[r]; }
 static int barrier(const artest_device *d, int end) {
 	uint32_t me = world.rank, last = world.world_size - 1;
 	for (uint32_t p = 0; p < world.world_size; p++) {
-		if (bug_hang && !end && me == last && p != me)
+		if (BUG(BUG_HANG) && !end && me == last && p != me)
 			continue; /* the planted hang: peers never hear of this rank */
 		artest_put(end ? &ctl(p)->end[me] : &ctl(p)->start[me], epoch);
 	}
@@ -142,11 +151,10 @@ static int setup(const artest_world *w) {
 #endif
 	epoch = 0;
 	const char *bug = getenv("ARTEST_EXAMPLE_BUG");
-	bug_skip_last = bug && strcmp(bug, "skip-last") == 0;
-	bug_no_end = bug && strcmp(bug, "no-end-barrier") == 0;
-	bug_no_trace = bug && strcmp(bug, "no-trace") == 0;
-	bug_hang = bug && strcmp(bug, "hang") == 0;
-	bug_spin = !bug ? 0 : strcmp(bug, "spin") == 0 ? 1 : strcmp(bug, "spin-sync") == 0 ? 2 : 0;
+	env_bugs = 0;
+	for (int b = 0; bug && b < NBUGS; b++)
+		if (strcmp(bug, bug_names[b].name) == 0)
+			env_bugs |= 1u << b;
 	return ARTEST_OK;
 }
 
@@ -158,10 +166,11 @@ static int allreduce(const artest_call *c) {
 		return fail("message beyond the registered input buffer");
 	artest_device d = artest_device_of(c);
 	epoch++;
-	if (bug_spin && world.rank == world.world_size - 1) { /* the planted call that never returns */
+	bugs = env_bugs | artest_faults_of(c);
+	if ((BUG(BUG_SPIN) || BUG(BUG_SPIN_SYNC)) && world.rank == world.world_size - 1) { /* the planted call that never returns */
 		static volatile uint64_t spins;
 		for (;;) {
-			if (bug_spin == 2)
+			if (BUG(BUG_SPIN_SYNC))
 				nanosleep(&(struct timespec){.tv_sec = 1}, NULL);
 			else
 				spins++;
@@ -185,7 +194,7 @@ static int allreduce(const artest_call *c) {
 	 * read until the end barrier: reduce into staging, copy out after it. */
 	int late = (c->flags & ARTEST_CALL_IN_PLACE) && (c->flags & ARTEST_CALL_REGISTERED);
 	void *dst = late ? world.staging[world.rank] : c->output;
-	uint64_t n = bug_skip_last && c->count > 0 ? c->count - 1 : c->count;
+	uint64_t n = BUG(BUG_SKIP_LAST) && c->count > 0 ? c->count - 1 : c->count;
 	for (uint64_t i = 0; i < n; i++) {
 		float acc = load((char *)world.input[0] + c->offset, i, c->dtype);
 		for (uint32_t r = 1; r < world.world_size; r++) {
@@ -205,11 +214,11 @@ static int allreduce(const artest_call *c) {
 	if (state_lost && n > 0)
 		store(dst, 0, c->dtype, 0.0f / 0.0f);
 #endif
-	if ((!bug_no_end || late) && !barrier(&d, 1))
+	if ((!BUG(BUG_NO_END) || late) && !barrier(&d, 1))
 		return ARTEST_OK;
 	if (late)
 		memcpy(c->output, dst, n * esize);
-	if (!bug_no_trace)
+	if (!BUG(BUG_NO_TRACE))
 		artest_trace(&d);
 	return ARTEST_OK;
 }
@@ -246,6 +255,14 @@ static const artest_plugin plugin = {
 };
 
 const artest_plugin *artest_plugin_v1(void) { return &plugin; }
+
+static const artest_faults faults = {
+	.version = ARTEST_FAULTS_VERSION,
+	.nfaults = NBUGS,
+	.faults = bug_names,
+};
+
+const artest_faults *artest_faults_v1(void) { return &faults; }
 
 #ifndef EXAMPLE_NO_DEVICE_INFO
 static const artest_device_variant device_variants[] = {{

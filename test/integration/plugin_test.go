@@ -388,3 +388,57 @@ func TestPluginDeclaredStagingIsPrivate(t *testing.T) {
 		})
 	}
 }
+
+// A plugin's own fault switches (artest_faults_v1) are named with --inject
+// PLUGIN:NAME: the example's planted bugs, chosen so instead of with its
+// environment variable, are caught; every other variant's cases are
+// skipped (they have no such switch, and would pass); an unknown name is
+// one line and exit 2, listing the plugin's switches.
+func TestPluginFaultSwitchesAreNameable(t *testing.T) {
+	t.Parallel()
+	so := buildPlugin(t, exampleHost)
+	for _, tc := range []struct {
+		inject string
+		args   []string
+	}{
+		{"example:skip-last", []string{"--quick", "--variant", "example:oneshot,oneshot", "--op", "sum"}},
+		{"example:no-end-barrier", []string{"--stress", "300", "--variant", "example:oneshot"}},
+	} {
+		t.Run(tc.inject, func(t *testing.T) {
+			dir := t.TempDir()
+			js := filepath.Join(dir, "r.json")
+			args := append([]string{"-np", "2", "--oversubscribe", binary(t), "--backend", "host", "--repro-dir", dir,
+				"--plugin", so, "--dtype", "f32", "--inject", tc.inject, "--json", js}, tc.args...)
+			o := run(t, 3*time.Minute, "mpirun", args...)
+			require.Equal(t, 1, o.code, "%s\n%s", o.stdout, o.stderr)
+			noGoTrace(t, o)
+			failed := 0
+			for _, c := range readReport(t, js).Cases {
+				if c.Variant != "example:oneshot" {
+					require.Equal(t, report.Skipped, c.Verdict, c.ID)
+					require.Equal(t, "--inject "+tc.inject+": a switch of another plugin's, which oneshot does not have", c.Reason, c.ID)
+					continue
+				}
+				if c.Verdict == report.Fail {
+					require.Equal(t, "mismatch", c.Failures[0].Kind, c.ID)
+					failed++
+				}
+			}
+			require.Positive(t, failed, "the planted bug is caught")
+			bundles, err := filepath.Glob(filepath.Join(dir, "artest-repro-*.json"))
+			require.NoError(t, err)
+			require.NotEmpty(t, bundles)
+			b, err := repro.Read(bundles[0])
+			require.NoError(t, err)
+			require.Contains(t, b.Command, "--inject "+tc.inject)
+		})
+	}
+	t.Run("unknown", func(t *testing.T) {
+		o := run(t, time.Minute, binary(t), "--backend", "host", "--plugin", so, "--inject", "example:nope")
+		require.Equal(t, 2, o.code, "%s\n%s", o.stdout, o.stderr)
+		noGoTrace(t, o)
+		require.Contains(t, o.stderr, `unknown --inject "example:nope" (valid: `)
+		require.Contains(t, o.stderr, "example:skip-last, example:no-end-barrier, example:no-trace")
+		require.Equal(t, 1, strings.Count(strings.TrimSpace(o.stderr), "\n")+1, o.stderr)
+	})
+}

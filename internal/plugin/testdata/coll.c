@@ -18,6 +18,11 @@
  *   -DNO_COLLS          no artest_collectives_v1 at all (a valid plugin:
  *                       every variant is an allreduce)
  *
+ * -DFAULTS exports artest_faults_v1: "no-end-barrier" (bit 0, the same bug
+ * as ARTEST_COLL_BUG's) and "slow" (bit 1, does nothing); with it,
+ * -DNULL_FAULTS, -DFAULTS_VERSION=N, -DNFAULTS=N, -DFAULT_DUP and
+ * -DFAULT_TWO_LINES make declarations artest must refuse.
+ *
  * -DEARLY exports artest_early_return_v1, declaring "all" an early return;
  * with it, -DNULL_EARLY, -DEARLY_VERSION=N, -DEARLY_VARIANTS=N and
  * -DEARLY_TWO_LINES make declarations artest must refuse.
@@ -118,7 +123,7 @@ static int call(const artest_call *c) {
 		return ARTEST_OK;
 	}
 	}
-	if (!bug_no_end)
+	if (!bug_no_end && !(artest_faults_of(c) & 1u))
 		barrier(1);
 	return ARTEST_OK;
 }
@@ -194,6 +199,39 @@ const artest_early_return *artest_early_return_v1(void) {
 	return 0;
 #else
 	return &early;
+#endif
+}
+#endif
+
+#ifdef FAULTS
+#ifndef FAULTS_VERSION
+#define FAULTS_VERSION ARTEST_FAULTS_VERSION
+#endif
+#ifndef NFAULTS
+#define NFAULTS 2
+#endif
+static const artest_fault fault_list[] = {
+	{"no-end-barrier", "a reduce-scatter or all-gather returns without its end barrier"},
+#if defined(FAULT_DUP)
+	{"no-end-barrier", "the same name again"},
+#elif defined(FAULT_TWO_LINES)
+	{"slow", "two\nlines"},
+#else
+	{"slow", "does nothing"},
+#endif
+};
+
+static const artest_faults faults = {
+	.version = FAULTS_VERSION,
+	.nfaults = NFAULTS,
+	.faults = fault_list,
+};
+
+const artest_faults *artest_faults_v1(void) {
+#ifdef NULL_FAULTS
+	return 0;
+#else
+	return &faults;
 #endif
 }
 #endif
