@@ -86,8 +86,9 @@ var (
 	// variant instead of 27. Every mode stays, since a kernel that needs a
 	// registered input (vLLM's) runs only the reg modes and a missing end
 	// barrier in oneshot was caught only in the staged graph modes on one
-	// H100 with 4 ranks under MPS (2026-11-25). The full set at --stress
-	// 2000 took 166 s on 2 H200 for every variant; a third of its cases
+	// H100 with 4 ranks under MPS (docs/results/2026-11-25-h100-x1-mutants.md).
+	// The full set at --stress 2000 took 166 s on 2 H200 for every variant
+	// (docs/results/2026-11-26-h200-x2-stress.md); a third of its cases
 	// keeps a plain run near a minute there.
 	stressDefaultDTypes = []reference.DType{reference.BF16}
 	stressSlowDTypes    = []reference.DType{reference.BF16}

@@ -51,9 +51,9 @@ const (
 	LoadThreads     = 64
 	LoadBlocksPerSM = 8
 	// LoadSMBlocksPerSM is the SM kind's: 1024 threads of atomics on each
-	// multiprocessor, leaving 1024 for the allreduce's block (measured at
-	// 16 on one H200 under MPS, 2026-11-26; kernels/harness/load.cu says
-	// what it caught).
+	// multiprocessor, leaving 1024 for the allreduce's block (16 measured
+	// on one H200 under MPS,
+	// docs/results/2026-11-26-h200-sm-load-shared-catch.md).
 	LoadSMBlocksPerSM = 16
 )
 

@@ -25,14 +25,13 @@ type Limits struct {
 	// straggler schedules): its peers' blocks then spin at the start
 	// barrier before any of its blocks runs, and the late rank's grid
 	// must still find room. Occupancy arithmetic says it does at the
-	// cap above, but on one H100 under MPS (4 ranks, oneshot bf16 1 MiB,
-	// 128 threads) grids of 132 and of 66 blocks waited for their
-	// peers' blocks to give up at the device deadline, while grids of 33
-	// blocks and fewer never did, at any block size
-	// (docs/results/2026-11-25-h100-x1-late-ranks-bulk-overlap-chain.md):
-	// blocks of different MPS clients do not fill one multiprocessor as
-	// the occupancy of one kernel says. So a late rank's grid gets at
-	// most one block per multiprocessor of its even share.
+	// cap above, but blocks of different MPS clients do not fill one
+	// multiprocessor as the occupancy of one kernel says: on one H100 under
+	// MPS at 4 ranks a late grid of 66 blocks or more waited out the device
+	// deadline where 33 never did
+	// (docs/results/2026-11-25-h100-x1-late-ranks-bulk-overlap-chain.md).
+	// So a late rank's grid gets at most one block per multiprocessor of
+	// its even share.
 	Late bool
 }
 

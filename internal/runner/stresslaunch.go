@@ -80,11 +80,9 @@ func (st *stressCase) launchBatch(s0, kk int) bool {
 // the poison that may delay the poison goes after the copies. A kernel
 // stamp always may (it needs room on the SMs); an event in a capture is a
 // graph node of its own, and with it right after the call vLLM's kernel
-// without its end barrier failed in 2 or 3 of its 4 cases on one H100
-// under MPS (its graph cases passed); with captured stamps after the
-// copies it failed all 4 on one H100 and on one H200, as with kernel
-// stamps (2026-11-26). A plain event record needs no SM: it stays right
-// after the call.
+// without its end barrier passed its graph cases on one H100 under MPS
+// (docs/results/2026-11-26-h100-h200-event-witness.md). A plain event
+// record needs no SM: it stays right after the call.
 func (st *stressCase) stampAfterCopies(direct bool) bool {
 	return st.shared && (st.stampsNeedSMs || !direct)
 }
@@ -181,11 +179,12 @@ func (st *stressCase) enqueueBatch(s0, kk int, mark bool) error {
 		if st.wit != nil && st.stampAfterCopies(mark) {
 			// Where ranks share a GPU, a kernel stamp's launch between
 			// the return and the poison closed the window a missing
-			// end barrier leaves: one H200 under MPS, 2 ranks, oneshot
-			// without its end barrier caught in 0 of 5 runs with the
-			// stamp first, 5 of 5 with it last (2026-11-26). Kernel
-			// stamps, and every stamp in a capture, follow the copies
-			// there (stampAfterCopies).
+			// end barrier leaves: on one H200 under MPS oneshot without
+			// its end barrier was caught in 0 of 5 runs with the stamp
+			// first, 5 of 5 with it last
+			// (docs/results/2026-11-26-h200-witness-shared-catch.md).
+			// Kernel stamps, and every stamp in a capture, follow the
+			// copies there (stampAfterCopies).
 			if err := st.wit.stamp(j, mark); err != nil {
 				return err
 			}

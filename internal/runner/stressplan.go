@@ -12,12 +12,12 @@ import (
 
 // Per-iteration wall time of a stress case, for the plan's first estimate
 // (the progress lines then extrapolate from the cases done):
-//   - cuda, one rank per GPU: 166 s for the full set's 213 runnable cases
-//     at --stress 2000 on 2 H200 (2026-11-25), 0.39 ms;
-//   - cuda, ranks sharing a GPU under MPS: 519 s for 81 cases at --stress
-//     10000 at 4 ranks on one H100 (2026-11-25), 0.64 ms;
-//   - host: 8 oneshot cases at --stress 200 in 2 s at 2 ranks on 2 cores
-//     (2026-11-26), 1.2 ms.
+//   - cuda, one rank per GPU: 0.39 ms on 2 H200
+//     (docs/results/2026-11-26-h200-x2-stress.md);
+//   - cuda, ranks sharing a GPU under MPS: 0.64 ms at 4 ranks on one H100
+//     (docs/results/2026-11-25-h100-x1-late-ranks-bulk-overlap-chain.md);
+//   - host: 1.2 ms at 2 ranks on 2 cores (`mpirun -np 2 artest --stress
+//     200 --variant oneshot` on the developer's machine: no GPU result).
 const (
 	stressIterCUDA       = 390 * time.Microsecond
 	stressIterCUDAShared = 640 * time.Microsecond

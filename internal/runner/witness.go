@@ -58,7 +58,8 @@ func (w *stampRecorder) stamp(j int, direct bool) error {
 // collect reads the stamps of a finished batch of kk iterations (loads:
 // the load each of them ran, Ns 0 for none) and syncs
 // the clocks again: a GPU's timer drifts from the host's wall clock (by
-// about 20 us over a 13 s case on H200, 2026-11-26), so each batch's
+// about 20 us over a 13 s case on H200,
+// docs/results/2026-11-26-h200-x2-stress.md), so each batch's
 // stamps move to the wall clock by the offset interpolated between the
 // syncs before and after it.
 func (w *stampRecorder) collect(b backend.Backend, kk int, loads []witnessLoad) error {

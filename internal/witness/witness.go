@@ -26,10 +26,9 @@ import (
 // microseconds early under the straggler schedule. The host backend's
 // "kernels" are goroutines that the OS may park for milliseconds between a
 // call's end and the stamp after it.
-// On 2 H200 with one rank per GPU (2026-11-26) correct pull kernels led by
-// at most 27.5 us in 2000 iterations of the default set, clock uncertainty
-// included; oneshot without its end barrier led by up to 73 us and the
-// example plugin's by over 200 us.
+// On 2 H200, one rank per GPU, correct pull kernels led by at most 27.5 us
+// and oneshot without its end barrier by up to 73 us
+// (docs/results/2026-11-26-h200-x2-stress.md).
 const (
 	baseCUDA = 30 * time.Microsecond
 	baseHost = 50 * time.Millisecond
@@ -38,11 +37,9 @@ const (
 // A case warns only when its leads past the threshold recur: in at least
 // minOver iterations and minShare of those compared. Correct
 // kernels pass the threshold now and then (a slowed rank's exit, a host
-// thread held off): with event stamps, at most 1 iteration of ~1100
-// compared on 2 H100 (leads to 41.5 us, a threshold of 37) and 5 of 2000 on
-// one H100 under MPS (vLLM's kernel, leads to 50.6 us); kernels without
-// their end barrier passed it in 190 to 521 of 2000 there, and the example
-// plugin's bug in every iteration (2026-11-26).
+// thread held off): with event stamps in at most 1 of about 1100
+// iterations compared on 2 H100, the example plugin's bug in every one
+// (docs/results/2026-11-26-h100-h200-event-witness.md).
 const (
 	minOver  = 3
 	minShare = 0.01
@@ -52,18 +49,13 @@ const (
 // straggler's SM load are compared too, past a higher threshold
 // (loadBaseCUDA plus the two ranks' clock uncertainty, about 57
 // us), and warn from a smaller share (loadMinShare, and at least
-// minOver iterations). Graph cases on 2 H200, 2026-11-26: correct
-// kernels (every built-in, the example plugin, vLLM) passed it in at most
-// 2 of about 3900 such iterations at --stress 10000 (0.05%), oneshot and
-// vLLM without their end barriers in 3 to 19 of about 740 at --stress
-// 2000 (0.4 to 2.6%). Not at more ranks: the lead is the spread of more
-// ranks' ends, and on 4 H200 correct kernels passed it in up to 0.69% of
-// them at --stress 10000 (vLLM; oneshot 0.41%), the bugs in 0.8 to 2.3% at
-// --stress 2000. Plain calls beside the load are not compared: there a
-// correct kernel's loaded rank was held to the load's end or starved after
-// its end barrier, and correct kernels (the example plugin, vLLM) led by
-// up to 94 us in up to 55 iterations a case, as far and as often as the
-// bugs.
+// minOver iterations). Not at more ranks, where the lead is the spread of
+// more ranks' ends, nor in plain calls beside the load, where a correct
+// kernel's loaded rank is held to the load's end or starved after its end
+// barrier. On 2 H200 correct kernels' graph cases passed it in at most
+// 0.05% of iterations, the missing end barriers in 0.4% or more, and on 4
+// H200 correct vLLM in 0.69%
+// (docs/results/2026-11-26-h200-x2-x4-witness-graph-loads.md).
 const (
 	loadBaseCUDA = 50 * time.Microsecond
 	loadMinShare = 0.0025
@@ -81,8 +73,9 @@ const linkDrain = 10 * time.Microsecond
 // off between the call's launch and the stamp's), the stamp marks the
 // host's delay, not the call's end, and its rank looks like the last to
 // finish. Launching a kernel on an idle stream takes a few microseconds;
-// 20 us is a margin above that, chosen, not measured (on 2 H200 at
-// --stress 10000 it left out 37 of 530,000 iterations, 2026-11-26).
+// 20 us is a margin above that, chosen, not measured: on 2 H200 at
+// --stress 10000 it left out 37 of 530,000 iterations
+// (docs/results/2026-11-26-h200-witness-shared-catch.md).
 // A rank that really is still reading ran its stamp long after enqueuing
 // it (its call was still running), so a missing end barrier keeps its
 // leads.
@@ -90,14 +83,12 @@ const hostLate = 20 * time.Microsecond
 
 // SharedGPUSilent is why ranks sharing one GPU get the leads without a
 // warning. Kernel stamps there wait for each other's blocks and the
-// straggler's load (correct kernels led by up to 1170 us at 2 ranks on one
-// H200 under MPS); captured event stamps follow the copies
-// (stampAfterCopies), and correct built-ins' graph cases then passed the
-// threshold in 22 to 596 of 2000 iterations; plain event stamps follow the
-// call, and there the example plugin's correct kernel, its rank slowed on
-// its own SMs, passed it in 64 and 121 of 2000 iterations at 2 ranks on
-// one H200, where the missing end barriers passed it in 113 to 549
-// (2026-11-26): too close to call.
+// straggler's load, captured event stamps follow the copies
+// (stampAfterCopies), and plain event stamps follow the call, where a
+// correct kernel's rank slowed on its own SMs leads too: at 2 ranks on one
+// H200 the example plugin's correct kernel passed the threshold in up to
+// 121 of 2000 iterations, the missing end barriers in 113 to 549
+// (docs/results/2026-11-26-h100-h200-event-witness.md): too close to call.
 const SharedGPUSilent = "ranks share a GPU: a slowed rank's correct exit there leads as far as a missing end barrier, so a lead says nothing"
 
 // Stamps are one rank's stamps of a stress case: when each
@@ -225,12 +216,9 @@ func MergeRows(rs []*Stamps, backendName, early string, graph bool, row func(Row
 	// H200). The SM load starves the loaded rank's blocks, a correct
 	// kernel's too: after its end barrier it exits about when the load
 	// ends, so its lead grows with the load's length, as a missing end
-	// barrier's does (2 H200, one rank per GPU, 2026-11-26: the example
-	// plugin's correct kernel led by up to 84.3 us beside loads of 175 to
-	// 200 us, vLLM's by up to 65.6, vLLM's without its end barrier by up to
-	// 105.8; in iterations without a load of their own no correct kernel
-	// with an end barrier led by more than 30 us, and the missing end
-	// barriers of oneshot and vLLM in 0 to 3 of about 550 per case).
+	// barrier's does (on 2 H200 the example plugin's correct kernel led by
+	// up to 84.3 us beside loads of 175 to 200 us,
+	// docs/results/2026-11-26-h200-x2-nccl-graph-registration-sm-load.md).
 	// Nothing waits for a load before the batch's end, so it may also run
 	// beside later calls, and a rank's loads run one after another on
 	// its side stream: a load starts no earlier than the one before it
@@ -238,9 +226,10 @@ func MergeRows(rs []*Stamps, backendName, early string, graph bool, row func(Row
 	// that end and the latest stamp of its own iteration (it was forked
 	// before the call, so it started by then unless it queued), and an
 	// iteration whose first stamp came before a load could have ended
-	// (plus a drain, for a link load) is not compared either. On 2 H200
-	// correct kernels led by 40 to 86 us in the iteration after a link
-	// load that had queued behind a load of the same rank (2026-11-26).
+	// (plus a drain, for a link load) is not compared either: on 2 H200
+	// correct kernels led by up to 86 us in the iteration after a link load
+	// that had queued behind a load of the same rank
+	// (docs/results/2026-11-26-h200-witness-shared-catch.md).
 	loads := map[int]Load{}
 	for _, l := range rs[0].Loads {
 		if l.Rank >= 0 && l.Rank < len(rs) {

@@ -77,9 +77,10 @@ extern "C" __global__ void __launch_bounds__(ARTEST_LOAD_THREADS) artest_load(co
   // returns without waiting for its peers (a missing end barrier) leaves
   // this one reading. Reads only: the peers' memory is never written.
   // Every block, not half with the other half loading this GPU's memory:
-  // that half slowed the peers' reads of this rank too (2 H200, vLLM's
-  // one-stage kernel without its end barrier: 935 to 1059 wrong iterations
-  // of 8000 with half, 1339 to 1541 with every block; 2026-11-26).
+  // that half slowed the peers' reads of this rank too, and on 2 H200 it
+  // caught vLLM's missing end barrier less often (at most 1059 wrong
+  // iterations of 8000 against 1339 or more with every block,
+  // docs/results/2026-11-26-h200-x4-colls-link.md).
   if (args.npeers > 0) {
     const uint64_t pvecs = args.peer_bytes / 16;
     if (pvecs == 0) return;
@@ -111,11 +112,9 @@ extern "C" __global__ void __launch_bounds__(ARTEST_LOAD_THREADS) artest_load(co
   if (args.kind == ARTEST_LOAD_SM) {
     // Every thread of the block on one word: each warp's atomic is 32
     // conflicting updates, and the pipe is never idle. Of four loads that
-    // stay on the SMs (FMA chains, scattered L1 hits, one-word shared
-    // atomics, a read a 2 MiB page), this slowed the loaded rank's blocks
-    // the most (one H200 under MPS, vLLM's one-stage kernel without its end
-    // barrier: 339 to 902 wrong iterations of 8000 at 2 and 4 ranks, against
-    // 73 to 212, 65 to 91 and 16 to 33; 2026-11-26).
+    // stay on the SMs this slowed the loaded rank's blocks the most (on one
+    // H200 under MPS, 339 to 902 wrong iterations of 8000 for vLLM without
+    // its end barrier, docs/results/2026-11-26-h200-sm-load-shared-catch.md).
     __shared__ uint32_t word;
     if (threadIdx.x == 0) word = 0;
     __syncthreads();

@@ -35,7 +35,8 @@ func Variant() kernels.Variant {
 		Order:  reference.OrderRankAscendingF32,
 		Custom: true,
 		Kernel: "oneshot_ll",
-		// Leads of a correct oneshot-ll on 2 H200: up to 124 us (2026-11-26).
+		// A correct oneshot-ll led by up to 124 us on 2 H200
+		// (docs/results/2026-11-26-h200-x2-stress.md).
 		EarlyReturn: "no end barrier by design: a rank pushes its input into every peer's staging and reduces its own; no peer reads its buffers after it returns",
 		// oneshot's 36 x 512 until artest tune measures it on H200.
 		Blocks: 36, Threads: 512,

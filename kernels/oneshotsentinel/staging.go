@@ -15,10 +15,9 @@ import (
 // holds 2 halves x ranks x the message (StageBytes), 64 MiB a rank at 8
 // ranks. Past it a one-shot's n-1 copies of the message on every link
 // lose to a two-shot's, as oneshot's own crossover shows (docs/perf.md).
-// At 2 ranks a one-shot moves what a two-shot does, and it was measured
-// past 4 MiB (2 H200, 2026-11-27, bf16 sum, graph replays): 60.9 us at 16
-// MiB against oneshot's 57.3 and twoshot's 58.8, and (132 x 512) 256 and
-// 1019 us at 64 and 256 MiB against twoshot's 213 and 813; so the cap
+// At 2 ranks a one-shot moves what a two-shot does, but measured past 4
+// MiB on 2 H200 it lost to twoshot (1019 against 813 us at 256 MiB,
+// docs/results/2026-11-27-h200-x2-x4-field-links-read.md), so the cap
 // holds at every rank count.
 const MaxBytes = 4 << 20
 
@@ -46,15 +45,12 @@ func TooBig(msgBytes int64) string {
 // The registry's launch: one 16-byte slot a thread, spread over up to
 // spreadBlocks blocks first (a block per SM), the blocks then widened by
 // powers of two from 64 threads to 512 (kernels.MaxThreads), and past
-// 132 x 512 slots each thread loops. Measured with artest tune on 2 H100
-// (2026-11-26, bf16, graph replays, blocks 4-132 x threads 64-512): the
-// fastest launch of every size from 1 KiB to 4 MiB is this rule's or
-// within 0.06 us of it (1 KiB 1x64, 16 KiB 16x64, 256 KiB 128x128, 1 MiB
-// 128x512, 4 MiB 132x512); 132 x 128 for every size was 1.2x slower at
-// 1 MiB and 1.45x at 4 MiB. Again on 4 H200 (2026-11-26, blocks 1-132 x
-// threads 32-512, 45 launches a size): at 2 ranks the rule's launch was
-// the fastest at every size, at 4 ranks the fastest or within 0.02 us but
-// at 256 KiB (6.01 us against 32 x 512's 5.91).
+// 132 x 512 slots each thread loops. On 2 H100 artest tune found this
+// rule's launch the fastest, or within 0.06 us of it, at every size from 1
+// KiB to 4 MiB (docs/results/2026-11-26-h100-h200-x2-oneshot-sentinel.md).
+// On 4 H200 it was again the fastest, or within 0.02 us, at every size but
+// 256 KiB at 4 ranks (6.01 against 5.91 us,
+// docs/results/2026-11-26-h200-x4-field-4-ranks.md).
 const (
 	spreadBlocks = 128
 	maxBlocks    = 132

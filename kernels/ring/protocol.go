@@ -196,9 +196,8 @@ func Resolve(a *kernels.Args, elemBytes int64) {
 	// Where the rings do not fit the staging (messages up to a few MiB),
 	// fewer slots first, then smaller ones: every piece is a round trip
 	// over the link, and smaller slots cut a lane's chunk into more
-	// pieces. On 2 H100 (2026-11-26) slots 8 with slot bytes cut to fit
-	// took 95 to 112 us at 4 and 64 KiB where 2 full slots took 20 to 24
-	// us, and 115 against 30 us at 1 MiB with 16 lanes
+	// pieces: on 2 H100, 8 slots cut to fit took 115 us at 1 MiB where 2
+	// full slots took 30
 	// (docs/results/2026-11-26-h200-h100x2-poison-partitions-nccl-tests.md).
 	budget := count*elemBytes + StageSlack
 	for lanes*slots*slotBytes > budget && slots > MinSlots {

@@ -30,8 +30,8 @@ func Variant() kernels.Variant {
 		Order:  reference.OrderUnknown,
 		Custom: true,
 		Kernel: "ring",
-		// Measured leads of a correct ring on 2 H200: up to 32 us at
-		// 1 MiB + 12 B (2026-11-26).
+		// A correct ring led by up to 32 us on 2 H200
+		// (docs/results/2026-11-26-h200-x2-stress.md).
 		EarlyReturn: "each rank pushes its chunks into its neighbour's slots and reads only its own: the last slots it sent may be consumed after it returns",
 		// One block per lane (Grid); 512 threads is untuned (the H200
 		// tuning sweep tried no other block size for the ring).
@@ -46,7 +46,7 @@ func Variant() kernels.Variant {
 		// give 4 to 8 slots, 3 to 6 pieces per step and 12 to 264
 		// pieces a lane there: the producer may lap its reader.
 		StressParams: map[string]uint32{"slot-bytes": 1 << 10},
-		GridFunc:   Grid,
+		GridFunc:     Grid,
 		// The ring's grid is its lane count (Grid): blocks are not an
 		// axis. Slot bytes and slots bracket the defaults (64 KiB, 8) by a
 		// factor of 4 and 2; Resolve shrinks them for small messages,

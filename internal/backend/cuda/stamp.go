@@ -20,7 +20,8 @@ var _ backend.Stamper = (*Backend)(nil)
 // whose SMs are loaded marks its call's end, not when a block found room
 // among the load's. Kernel stamps (artest_stamp, one thread writing the
 // global timer) wait for that room: on 2 H200 with the SM load, correct
-// kernels' kernel stamps came up to 186 us late (2026-11-26). Kernel stamps
+// kernels' kernel stamps came up to 186 us late
+// (docs/results/2026-11-26-h200-sm-load-shared-catch.md). Kernel stamps
 // remain where a driver cannot time events recorded inside a graph
 // (stampProbe) and with ARTEST_WITNESS_STAMP=kernel, to compare the two.
 const (
@@ -290,7 +291,8 @@ const clockSamples = 16
 // ClockSync stamps the idle stream clockSamples times between two reads of
 // the host's wall clock and keeps the tightest pair: the stamp falls
 // between them, so the offset is known to within half their distance
-// (about 4.5 us on H200 with kernel stamps, 2026-11-26). GPUs of one host
+// (about 4.5 us on H200 with kernel stamps,
+// docs/results/2026-11-26-h200-x2-stress.md). GPUs of one host
 // need not share a global timer; the host's wall clock is shared by every
 // rank on it. Kernel stamps of ranks on one GPU read its timer exactly
 // (one Domain); each rank's events run on a clock of its own.

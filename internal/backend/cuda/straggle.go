@@ -73,10 +73,10 @@ func (b *Backend) StraggleOverLink(d time.Duration) error {
 // MemoryLoadReason is backend.MemoryStraggler's: the memory load runs
 // where ranks share a GPU. Where each rank has a GPU of its own the link
 // load stretches its reads of its peers, and a memory load slows every
-// reader of the loaded GPU alike, the peers' reads of it too, which
-// caught fewer missing end barriers than the SM load (vLLM's one-stage
-// kernel: 722 to 771 wrong iterations of 8000 against 1031 to 1069, 2
-// H200, 2026-11-26).
+// reader of the loaded GPU alike, the peers' reads of it too, which on 2
+// H200 caught fewer missing end barriers than the SM load (vLLM's: 722 to
+// 771 wrong iterations of 8000 against 1031 to 1069,
+// docs/results/2026-11-26-h200-x2-nccl-graph-registration-sm-load.md).
 func (b *Backend) MemoryLoadReason() string {
 	if b.sharedReason == "" {
 		return "each rank has a GPU of its own (the link load stretches its reads of its peers there)"
@@ -159,13 +159,11 @@ func (b *Backend) straggle(d time.Duration, kind backend.LoadKind, slot int, cap
 // memory another rank reads. The memory kind slows every reader of the
 // loaded GPU's memory alike, its peers' reads over the links too, so a
 // rank that returns without waiting for the loaded one (a missing end
-// barrier) is seldom early enough to be caught: vLLM's one-stage kernel
-// without its end barrier came out wrong in 722 to 771 iterations of 8000
-// with the memory load, 1031 to 1069 with this one, and oneshot without
-// its end barrier in 1267 to 1315 of 18,000 against 1745 to 1776 (2 H200,
-// one rank per GPU, 2026-11-26); ranks sharing one GPU's memory, 0 of 8000
-// against 339 to 902 (one H200 under MPS). ARTEST_LOAD_KIND=sm or memory
-// chooses, to compare the two in one setting.
+// barrier) is seldom early enough to be caught: on 2 H200, one rank per
+// GPU, oneshot without its end barrier came out wrong in at most 1315
+// iterations of 18,000 with the memory load against 1745 or more with this
+// one (docs/results/2026-11-26-h200-x2-nccl-graph-registration-sm-load.md).
+// ARTEST_LOAD_KIND=sm or memory chooses, to compare the two in one setting.
 func (b *Backend) loadKind() uint32 {
 	if b.knobs.LoadKind == "memory" {
 		return kernels.LoadKindMemory

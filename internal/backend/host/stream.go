@@ -30,12 +30,11 @@ type stream struct {
 }
 
 // queueDepth is how many operations a host stream holds before an enqueue
-// waits, as many as a CUDA stream's launch queue holds: on an H200 (driver
-// of 2026-11-29, 2 ranks under MPS, ci/watchdog-gpu.sh) a stress batch
-// behind a kernel that never ended blocked its launching thread after 234
-// to 238 calls of about four operations each (input copy, call, stamp,
-// result copy), about a thousand. A stress batch of up to stressMaxBatch
-// calls then blocks here as there.
+// waits, as many as a CUDA stream's launch queue holds: on one H200 a
+// stress batch behind a kernel that never ended blocked after 234 to 238
+// calls of four operations each, about a thousand
+// (docs/results/2026-11-29-h200-mps-watchdog.md). A stress batch of up
+// to stressMaxBatch calls then blocks here as there.
 const queueDepth = 1024
 
 func newStream() *stream {
