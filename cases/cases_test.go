@@ -344,7 +344,7 @@ func TestDefaultMatrixSkipsUnsupportedRanksInsteadOfFailing(t *testing.T) {
 	for _, c := range cs {
 		// Sum: every custom variant has it (multimem has no other op, and
 		// says so first).
-		if v := c.Variant; v.Custom && c.Op == reference.Sum { // the NCCL baselines take any number of ranks
+		if v := c.Variant; v.Custom() && c.Op == reference.Sum { // the NCCL baselines take any number of ranks
 			require.Contains(t, skipReasonFor(t, c), "supports 1 to 8 ranks")
 			skipped++
 		}

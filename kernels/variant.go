@@ -77,13 +77,13 @@ type Variant struct {
 	// Order is the reduction order the variant guarantees; it decides whether
 	// random-input sums are compared bit for bit.
 	Order reference.Order
-	// NCCL is how a variant that is not Custom calls ncclAllReduce: on
-	// plain buffers (nccl), on registered ones (nccl-reg) or on a
-	// symmetric window (nccl-win).
+	// Kind is what implements the variant: artest's kernel, a plugin's
+	// (External) or an NCCL call (NCCL).
+	Kind Kind
+	// NCCL is how a KindNCCL variant calls ncclAllReduce: on plain buffers
+	// (nccl), on registered ones (nccl-reg) or on a symmetric window
+	// (nccl-win).
 	NCCL NCCLMode
-	// Custom variants use the signal protocol, the IPC buffers and the trace
-	// word; nccl does not.
-	Custom bool
 
 	// Kernel is the CUDA symbol stem: the function of the allreduce for
 	// dtype d and op o is "artest_<Kernel>_<d>_<o>" (KernelName), of the
@@ -172,6 +172,39 @@ type Variant struct {
 	// nil: the variant does not run there (nccl) or is External.
 	Host HostModel
 }
+
+// Kind is what implements a variant.
+type Kind uint8
+
+const (
+	// KindNCCL: an NCCL call (Variant.NCCL says which): no kernel of
+	// artest's, no signal protocol, no trace word, no launch parameters.
+	// The zero Kind: a variant that declares nothing runs none of artest's
+	// machinery.
+	KindNCCL Kind = iota
+	// KindKernel: artest's own kernel (Variant.Kernel) and its host model
+	// (Variant.Host).
+	KindKernel
+	// KindPlugin: a plugin's implementation (Variant.External), which gets
+	// the IPC buffers and may use the device helpers.
+	KindPlugin
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindNCCL:
+		return "nccl"
+	case KindKernel:
+		return "kernel"
+	case KindPlugin:
+		return "plugin"
+	}
+	return fmt.Sprintf("kind(%d)", uint8(k))
+}
+
+// Custom says whether the variant runs on artest's buffers and signal
+// protocol (its kernel or a plugin's), rather than being an NCCL call.
+func (v *Variant) Custom() bool { return v.Kind != KindNCCL }
 
 // HostModel is a variant's host model: a hostmodel.Body (the type lives in
 // kernels/hostmodel, which sits above this package).

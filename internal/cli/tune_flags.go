@@ -154,9 +154,9 @@ func (o *Options) applyTune() error {
 			return exitcode.Usagef("--variant: %v", err)
 		}
 		switch {
-		case v.Custom && !v.Implements(reference.AllReduce) && len(o.Variants) > 0:
+		case v.Custom() && !v.Implements(reference.AllReduce) && len(o.Variants) > 0:
 			return exitcode.Usagef("tune tunes the allreduce, which %s does not implement", v.Name)
-		case v.Custom && v.Implements(reference.AllReduce):
+		case v.Custom() && v.Implements(reference.AllReduce):
 			t.variants = append(t.variants, v)
 		}
 	}

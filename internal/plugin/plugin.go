@@ -449,7 +449,7 @@ func (p *Plugin) variant(i int) (kernels.Variant, error) {
 		Name:     p.Name + ":" + name,
 		Summary:  fmt.Sprintf("%s (%s)", C.GoString(cv.summary), p.Owner()),
 		MinRanks: int(cv.min_ranks), MaxRanks: int(cv.max_ranks),
-		Custom:         true,
+		Kind:           kernels.KindPlugin,
 		HostBlocks:     1,
 		Align:          int64(cv.align_bytes),
 		StagesOwnInput: cv.needs_registered_input == 0,

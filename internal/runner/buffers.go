@@ -71,7 +71,7 @@ func (s *caseState) fence() (lo, hi int64) {
 // (resolveLaunch).
 func (r *run) prepare(c cases.Case, v *kernels.Variant) (*caseState, error) {
 	s := &caseState{c: c, v: v, launchV: v, elem: int64(c.DType.Size()), bytes: c.Bytes}
-	if r.cfg.Inject.WrongKernel && v.Custom {
+	if r.cfg.Inject.WrongKernel && v.Custom() {
 		s.launchV = wrongKernel(r.cfg.Variants, v, c.Coll)
 	}
 	s.lead = guardBytes + int64(c.Mode.Offset)*s.elem

@@ -81,7 +81,7 @@ func (r *run) runCase(c cases.Case) (res rankResult) {
 		// clean and pass, which would read as the fault going unnoticed.
 		reason = fmt.Sprintf("--inject %s: a switch in artest's own kernels, which a plugin's kernel does not have", strings.Join(r.cfg.Inject.specs, ","))
 	}
-	if reason == "" && r.cfg.Inject.WrongKernel && v.Custom && wrongKernel(r.cfg.Variants, v, c.Coll) == nil {
+	if reason == "" && r.cfg.Inject.WrongKernel && v.Custom() && wrongKernel(r.cfg.Variants, v, c.Coll) == nil {
 		reason = "wrong-kernel injection needs a second custom variant"
 		if c.Coll != reference.AllReduce {
 			reason += " of " + c.Coll.String()

@@ -67,7 +67,7 @@ func (in *Inject) hangScenario(a *kernels.Args, elem int64) {
 // on the backend's second stream. Graph cases are left alone: a capture
 // records one stream.
 func (r *run) concurrentCall(s *caseState, l *backend.Launch) error {
-	if !r.cfg.Inject.TwoStreams || s.c.Mode.Graph || !l.Variant.Custom {
+	if !r.cfg.Inject.TwoStreams || s.c.Mode.Graph || !l.Variant.Custom() {
 		return nil
 	}
 	cl, ok := r.b.(backend.ConcurrentLauncher)
@@ -89,7 +89,7 @@ func (r *run) concurrentCall(s *caseState, l *backend.Launch) error {
 // others keep g. Other cases and modes return g as it is.
 func (r *run) reregister(s *caseState, g backend.Graph, one func() error) (backend.Graph, error) {
 	in := &r.cfg.Inject
-	if !in.Reregister || !s.c.Mode.Graph || !s.v.Custom {
+	if !in.Reregister || !s.c.Mode.Graph || !s.v.Custom() {
 		return g, nil
 	}
 	owner := in.ReregisterRank
@@ -135,7 +135,7 @@ func (r *run) reregister(s *caseState, g backend.Graph, one func() error) (backe
 // touches are skipped.
 func (r *run) scenarioSkipReason(v *kernels.Variant, c cases.Case) string {
 	in := &r.cfg.Inject
-	if !v.Custom {
+	if !v.Custom() {
 		return ""
 	}
 	if _, ok := r.b.(backend.Reregisterer); in.Reregister && c.Mode.Graph && !ok {

@@ -189,7 +189,7 @@ func (in *Inject) Any() bool { return len(in.specs) > 0 }
 // of v for collective c: another custom variant that implements c.
 func wrongKernel(vs *registry.Set, v *kernels.Variant, c reference.Coll) *kernels.Variant {
 	for _, o := range vs.All() {
-		if o.Custom && o.ID != 0 && o.ID != v.ID && o.External == nil && o.SupportsDType(reference.F32) && o.Implements(c) {
+		if o.Kind == kernels.KindKernel && o.ID != 0 && o.ID != v.ID && o.SupportsDType(reference.F32) && o.Implements(c) {
 			return o
 		}
 	}

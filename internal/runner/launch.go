@@ -74,7 +74,7 @@ func (r *run) resolveLaunch(s *caseState) (string, error) {
 // StressParams when it has some, else the tuned entry when the table has
 // one, else the registry's.
 func (r *run) launchFrom(s *caseState, v *kernels.Variant) (string, kernels.TunedEntry) {
-	if !v.Custom {
+	if !v.Custom() {
 		return "", kernels.TunedEntry{}
 	}
 	if r.flagsName(v) {
@@ -121,7 +121,7 @@ func (r *run) chooseLaunch(s *caseState) caseLaunch {
 	if from == LaunchFromStress {
 		p.set = v.StressParams
 	}
-	if !v.Custom {
+	if !v.Custom() {
 		return p
 	}
 	l := backend.Launch{Variant: v, DType: s.c.DType, Op: s.c.Op, Args: r.launchArgs(s, s.outOf(s.out))}
@@ -159,12 +159,12 @@ func (r *run) chooseLaunch(s *caseState) caseLaunch {
 // the per-block barriers need. An uncapped grid leaves some blocks of some
 // rank not resident while their peers spin for them. It is collective on a
 // sharing backend; it returns why the case cannot run there, or "". An
-// External variant (a plugin, Custom too) launches its own grid, which
+// External variant (a plugin's) launches its own grid, which
 // artest cannot cap: the plugin must keep its grids resident together
 // itself (docs/limits.md).
 func (r *run) capGrid(s *caseState) (string, error) {
 	sh, ok := r.b.(backend.Sharer)
-	if !ok || sh.RanksPerGPU() <= 1 || !s.launchV.Custom || s.launchV.External != nil {
+	if !ok || sh.RanksPerGPU() <= 1 || s.launchV.Kind != kernels.KindKernel {
 		return "", nil
 	}
 	l := r.newLaunch(s, s.outOf(s.out))
@@ -194,7 +194,7 @@ func (r *run) capGrid(s *caseState) (string, error) {
 // reason it returns.
 func (r *run) budgetGrid(s *caseState) string {
 	b := r.cfg.SMBudget
-	if b <= 0 || !s.launchV.Custom {
+	if b <= 0 || !s.launchV.Custom() {
 		return ""
 	}
 	if s.launchV.External != nil {
@@ -210,7 +210,7 @@ func (r *run) budgetGrid(s *caseState) string {
 // launchRecord is case s's launch for the report: s.plan, as every call of
 // the case was made; nil for a variant without a grid of artest's (nccl).
 func (s *caseState) launchRecord() *caseLaunch {
-	if s == nil || !s.launchV.Custom {
+	if s == nil || !s.launchV.Custom() {
 		return nil
 	}
 	rec := s.plan

@@ -105,7 +105,7 @@ func (pdlMode) enqueue(r *run, s *caseState, l *backend.Launch, src backend.Ptr)
 // pdlSkipReason says why v cannot run under --pdl: nccl has no
 // griddepcontrol.wait, and the backend may lack PDL.
 func (r *run) pdlSkipReason(v *kernels.Variant) string {
-	if !v.Custom {
+	if !v.Custom() {
 		return kernels.PdlNCCLSkip
 	}
 	return r.b.PDLSkipReason(v)

@@ -46,7 +46,7 @@ func (r *run) announceStress() {
 		if !variants[c.Label()] {
 			variants[c.Label()] = true
 			order = append(order, c.Label())
-			if v := c.Variant; v.Custom && len(v.StressParams) > 0 && !r.flagsName(v) {
+			if v := c.Variant; v.Custom() && len(v.StressParams) > 0 && !r.flagsName(v) {
 				shaped = append(shaped, fmt.Sprintf("%s %s", c.Label(), paramList(v.StressParams)))
 			}
 		}

@@ -11,7 +11,7 @@ import (
 )
 
 func (r *run) readTrace(s *caseState) error {
-	if !s.v.Custom || s.v.ID == 0 {
+	if !s.v.Custom() || s.v.ID == 0 {
 		return nil
 	}
 	sig, err := r.b.ReadSignal(r.w.Rank)
@@ -106,7 +106,7 @@ func guardDamage(img []byte, lo, hi int64) string {
 // helpers) writes none: only its results and the host watchdog speak for
 // it. A plugin's that does writes the same words (plugin/artest_device.h).
 func (r *run) verifyTrace(s *caseState, res *rankResult) bool {
-	if !s.v.Custom || s.v.ID == 0 {
+	if !s.v.Custom() || s.v.ID == 0 {
 		return true
 	}
 	sig, err := r.b.ReadSignal(r.w.Rank)

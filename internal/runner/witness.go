@@ -116,7 +116,7 @@ func (w *stampRecorder) free(backend.Backend) {
 // until an end barrier.
 func earlyReturn(v *kernels.Variant) string {
 	switch {
-	case !v.Custom && v.External == nil:
+	case v.Kind == kernels.KindNCCL:
 		return "an NCCL baseline: NCCL's own protocol decides when a rank's buffers are free"
 	}
 	return v.EarlyReturn

@@ -30,13 +30,13 @@ func TestWrongKernelForCpasyncIsPlainOneshot(t *testing.T) {
 	// skip the injection with the reason), and the pick implements the
 	// case's collective.
 	for _, v := range set.All() {
-		if !v.Custom {
+		if !v.Custom() {
 			continue
 		}
 		for _, c := range v.Collectives() {
 			others := 0
 			for _, o := range set.All() {
-				if o.Custom && o.ID != v.ID && o.Implements(c) {
+				if o.Custom() && o.ID != v.ID && o.Implements(c) {
 					others++
 				}
 			}
@@ -47,13 +47,13 @@ func TestWrongKernelForCpasyncIsPlainOneshot(t *testing.T) {
 			}
 			require.NotNil(t, w, "%s %s", v.Name, c)
 			require.NotEqual(t, v.ID, w.ID, v.Name)
-			require.True(t, w.Custom, v.Name)
+			require.True(t, w.Custom(), v.Name)
 			require.True(t, w.Implements(c), "%s %s: picked %s", v.Name, c, w.Name)
 		}
 	}
 	allreduce := 0
 	for _, v := range set.All() {
-		if v.Custom && v.Implements(reference.AllReduce) {
+		if v.Custom() && v.Implements(reference.AllReduce) {
 			allreduce++
 		}
 	}
@@ -63,12 +63,12 @@ func TestWrongKernelForCpasyncIsPlainOneshot(t *testing.T) {
 // A plugin variant has a trace id once it uses the device helpers, but the
 // wrong-kernel injection plays artest's dispatcher: it never picks one.
 func TestWrongKernelIsNeverAPlugins(t *testing.T) {
-	ext := kernels.Variant{Name: "ex:x", ID: kernels.ExternalTraceID("ex:x"), Custom: true, External: testExternal{},
+	ext := kernels.Variant{Name: "ex:x", ID: kernels.ExternalTraceID("ex:x"), Kind: kernels.KindPlugin, External: testExternal{},
 		DTypes: []reference.DType{reference.F32}}
 	set, err := registry.New([]kernels.Variant{ext})
 	require.NoError(t, err)
 	for _, v := range set.All() {
-		if !v.Custom {
+		if !v.Custom() {
 			continue
 		}
 		w := wrongKernel(set, v, reference.AllReduce)
@@ -89,7 +89,7 @@ func (testExternal) Busy() string                          { return "" }
 func TestNameGiveUps(t *testing.T) {
 	id := kernels.ExternalTraceID("ex:x")
 	set, err := registry.New([]kernels.Variant{
-		{Name: "ex:x", ID: id, Custom: true, External: testExternal{}, WaitPoints: []string{"start barrier", "end barrier"}}})
+		{Name: "ex:x", ID: id, Kind: kernels.KindPlugin, External: testExternal{}, WaitPoints: []string{"start barrier", "end barrier"}}})
 	require.NoError(t, err)
 	gs := nameGiveUps(set, []sigblock.GiveUp{
 		{Kind: sigblock.DiagKindPluginWait, Variant: id, Where: 1},

@@ -126,7 +126,7 @@ func TestParseOverridesRejects(t *testing.T) {
 func TestVariantSpacesAreValid(t *testing.T) {
 	for _, v := range builtins.All() {
 		name, sp := v.Name, v.Tune
-		if !v.Custom {
+		if !v.Custom() {
 			require.Zero(t, sp.Blocks, name)
 			require.Zero(t, sp.Threads, name)
 			require.Zero(t, sp.Params, name)
@@ -159,7 +159,7 @@ func (pluginStub) Busy() string                          { return "" }
 // sweeps its declared parameters over their ranges and leaves blocks and
 // threads to the plugin (before, Enumerate divided by its 0 threads).
 func TestPluginVariantsSweepTheirParameters(t *testing.T) {
-	v := &kernels.Variant{Name: "stub:oneshot", External: pluginStub{}, Params: []kernels.Param{
+	v := &kernels.Variant{Name: "stub:oneshot", Kind: kernels.KindPlugin, External: pluginStub{}, Params: []kernels.Param{
 		{Name: "blocks", Slot: 0, Default: 36, Min: 1, Max: 256},
 		{Name: "mode", Slot: 1, Default: 0, Min: 0, Max: 1},
 	}}

@@ -39,7 +39,7 @@ func barriers(k *hostmodel.Kernel, b int) error {
 
 func modelVariant(body hostmodel.Body) *kernels.Variant {
 	return &kernels.Variant{Name: "barriers", ID: 0x7e57, DTypes: kernels.AllDTypes, Ops: kernels.AllOps,
-		MinRanks: 1, MaxRanks: 8, Order: reference.OrderRankAscendingF32, Custom: true,
+		MinRanks: 1, MaxRanks: 8, Order: reference.OrderRankAscendingF32, Kind: kernels.KindKernel,
 		Blocks: 4, Threads: 512, HostBlocks: 3, Host: body}
 }
 

@@ -24,7 +24,7 @@ func Variant() kernels.Variant {
 		// The switch's reduction order (and, for f32, precision) is not
 		// specified: random sums are checked within the bound, as nccl's.
 		Order:  reference.OrderUnknown,
-		Custom: true,
+		Kind:   kernels.KindKernel,
 		Kernel: "multimem",
 		// 36 x 512 as the other one-slot-per-thread kernels; a guess until
 		// measured on an NVLS node.

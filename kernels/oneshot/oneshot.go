@@ -22,7 +22,7 @@ func Variant() kernels.Variant {
 		MinRanks: 1, MaxRanks: 8,
 		Needs:  kernels.NeedP2P,
 		Order:  reference.OrderRankAscendingF32,
-		Custom: true,
+		Kind:   kernels.KindKernel,
 		Kernel: "oneshot",
 		// 36 x 512 is vLLM's one-shot default on H100; re-measured by artest tune.
 		Blocks: 36, Threads: 512,

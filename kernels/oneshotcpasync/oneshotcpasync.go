@@ -29,7 +29,7 @@ func Variant() kernels.Variant {
 		MinRanks: 1, MaxRanks: 8,
 		Needs:  kernels.NeedP2P | kernels.NeedSM80,
 		Order:  reference.OrderRankAscendingF32,
-		Custom: true,
+		Kind:   kernels.KindKernel,
 		Kernel: "oneshot_cpasync",
 		// Untuned (with them it is slower than oneshot at every size on
 		// 4 H200: docs/perf.md): 256 threads keep 3

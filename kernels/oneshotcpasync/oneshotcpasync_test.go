@@ -28,7 +28,7 @@ func readFile(t *testing.T, path string) string {
 func TestCpasyncRegistryEntry(t *testing.T) {
 	v := variant()
 	require.Equal(t, ID, v.ID)
-	require.True(t, v.Custom)
+	require.True(t, v.Custom())
 	require.Equal(t, kernels.NeedP2P|kernels.NeedSM80, v.Needs)
 	require.Equal(t, reference.OrderRankAscendingF32, v.Order, "same order as oneshot: bit-identical results")
 	require.Equal(t, "artest_oneshot_cpasync_bf16_sum", v.KernelName(reference.BF16, reference.Sum))

@@ -33,7 +33,7 @@ func Variant() kernels.Variant {
 		MinRanks: 1, MaxRanks: 8,
 		Needs:  kernels.NeedP2P,
 		Order:  reference.OrderRankAscendingF32,
-		Custom: true,
+		Kind:   kernels.KindKernel,
 		Kernel: "oneshot_ll",
 		// A correct oneshot-ll led by up to 124 us on 2 H200
 		// (docs/results/2026-11-26-h200-x2-stress.md).

@@ -33,7 +33,7 @@ func Variant() kernels.Variant {
 		MinRanks: 1, MaxRanks: 8,
 		Needs:       kernels.NeedP2P,
 		Order:       reference.OrderRankAscendingF32,
-		Custom:      true,
+		Kind:        kernels.KindKernel,
 		Kernel:      "oneshot_sentinel",
 		EarlyReturn: "no end barrier by design: a rank pushes its input into every peer's staging and reduces its own; no peer reads its buffers after it returns",
 		// Threads grows with the message (staging.go says how it was

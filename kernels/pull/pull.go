@@ -28,7 +28,7 @@ func Variant() kernels.Variant {
 		MinRanks: 1, MaxRanks: 8,
 		Needs:  kernels.NeedP2P,
 		Order:  reference.OrderRankAscendingF32,
-		Custom: true,
+		Kind:   kernels.KindKernel,
 		Kernel: "pull",
 		// twoshot's launch, whose halves these are.
 		Blocks: 36, Threads: 512,

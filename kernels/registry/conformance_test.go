@@ -93,10 +93,11 @@ func TestBuiltinDeclarations(t *testing.T) {
 		names[v.Name] = true
 		require.NotEmpty(t, v.Summary, v.Name)
 		require.Nil(t, v.External, v.Name)
-		require.Equal(t, v.Custom, v.Host != nil, "%s: a custom variant has a host model, nccl none", v.Name)
-		require.Equal(t, v.Custom, v.Kernel != "", v.Name)
-		require.Equal(t, v.Custom, v.ID != 0, v.Name)
-		require.Equal(t, !v.Custom, v.Name == "nccl" || strings.HasPrefix(v.Name, "nccl-"),
+		require.Contains(t, []kernels.Kind{kernels.KindKernel, kernels.KindNCCL}, v.Kind, "%s: a built-in is artest's kernel or an NCCL call", v.Name)
+		require.Equal(t, v.Custom(), v.Host != nil, "%s: a custom variant has a host model, nccl none", v.Name)
+		require.Equal(t, v.Custom(), v.Kernel != "", v.Name)
+		require.Equal(t, v.Custom(), v.ID != 0, v.Name)
+		require.Equal(t, !v.Custom(), v.Name == "nccl" || strings.HasPrefix(v.Name, "nccl-"),
 			"%s: the NCCL baselines, and only they, are named nccl or nccl-*: ci/gpu.sh tells the custom variants from them by name", v.Name)
 		if v.ID != 0 {
 			require.Empty(t, ids[v.ID], "%s and %s share trace id %#x", v.Name, ids[v.ID], v.ID)
@@ -109,7 +110,7 @@ func TestBuiltinDeclarations(t *testing.T) {
 		require.Subset(t, kernels.AllOps, v.Ops, v.Name)
 		require.GreaterOrEqual(t, v.MinRanks, 1, v.Name)
 		require.LessOrEqual(t, v.MinRanks, v.MaxRanks, v.Name)
-		if v.Custom {
+		if v.Custom() {
 			require.LessOrEqual(t, v.MaxRanks, sigblock.MaxRanks, "%s: the kernel arguments address at most %d ranks", v.Name, sigblock.MaxRanks)
 			require.Positive(t, v.Threads, v.Name)
 			require.Zero(t, v.Threads%32, "%s: whole warps", v.Name)
@@ -144,7 +145,7 @@ func TestBuiltinDeclarations(t *testing.T) {
 			require.Zero(t, fl.Bit&shared, "%s uses a shared switch's bit", fl.Name)
 			require.Equal(t, 1, popcount(fl.Bit), fl.Name)
 			require.NotEmpty(t, fl.Help, fl.Name)
-			require.True(t, v.Custom, "%s: a fault switch of a variant without a kernel", fl.Name)
+			require.True(t, v.Custom(), "%s: a fault switch of a variant without a kernel", fl.Name)
 		}
 		declared = append(declared, v.Faults...)
 	}

@@ -95,6 +95,9 @@ func (s *Set) add(v kernels.Variant) error {
 	if v.External == nil {
 		return fmt.Errorf("external variant %s has no implementation", v.Name)
 	}
+	if v.Kind != kernels.KindPlugin {
+		return fmt.Errorf("external variant %s is of kind %s, not %s", v.Name, v.Kind, kernels.KindPlugin)
+	}
 	replaced := false
 	for j := range s.variants {
 		o := &s.variants[j]

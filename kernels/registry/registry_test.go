@@ -28,7 +28,7 @@ func TestExternalTraceID(t *testing.T) {
 }
 
 func TestNewRefusesClashes(t *testing.T) {
-	a := kernels.Variant{Name: "a:x", ID: 0x80000001, External: ownerOnly("plugin a")}
+	a := kernels.Variant{Name: "a:x", ID: 0x80000001, Kind: kernels.KindPlugin, External: ownerOnly("plugin a")}
 	for _, tc := range []struct {
 		name     string
 		external []kernels.Variant
@@ -36,15 +36,15 @@ func TestNewRefusesClashes(t *testing.T) {
 	}{
 		{"one plugin", []kernels.Variant{a}, ""},
 		{"the same variant again replaces itself", []kernels.Variant{a, a}, ""},
-		{"a taken trace id", []kernels.Variant{a, {Name: "b:y", ID: 0x80000001, External: ownerOnly("plugin b")}},
+		{"a taken trace id", []kernels.Variant{a, {Name: "b:y", ID: 0x80000001, Kind: kernels.KindPlugin, External: ownerOnly("plugin b")}},
 			"variant b:y of plugin b: its trace id 0x80000001 is a:x's: rename one of them"},
-		{"a built-in's trace id", []kernels.Variant{{Name: "b:y", ID: oneshot.ID, External: ownerOnly("plugin b")}},
+		{"a built-in's trace id", []kernels.Variant{{Name: "b:y", ID: oneshot.ID, Kind: kernels.KindPlugin, External: ownerOnly("plugin b")}},
 			"variant b:y of plugin b: its trace id 0x51 is oneshot's: rename one of them"},
-		{"variants without the helpers (id 0) never collide", []kernels.Variant{a, {Name: "b:y", External: ownerOnly("plugin b")},
-			{Name: "b:z", External: ownerOnly("plugin b")}}, ""},
-		{"a built-in's name", []kernels.Variant{{Name: "oneshot", External: ownerOnly("plugin b")}},
+		{"variants without the helpers (id 0) never collide", []kernels.Variant{a, {Name: "b:y", Kind: kernels.KindPlugin, External: ownerOnly("plugin b")},
+			{Name: "b:z", Kind: kernels.KindPlugin, External: ownerOnly("plugin b")}}, ""},
+		{"a built-in's name", []kernels.Variant{{Name: "oneshot", Kind: kernels.KindPlugin, External: ownerOnly("plugin b")}},
 			"variant oneshot of plugin b: artest already has a variant of that name"},
-		{"another owner's name", []kernels.Variant{a, {Name: "a:x", External: ownerOnly("plugin b")}},
+		{"another owner's name", []kernels.Variant{a, {Name: "a:x", Kind: kernels.KindPlugin, External: ownerOnly("plugin b")}},
 			"variant a:x of plugin b: plugin a already has a variant of that name"},
 		{"no implementation", []kernels.Variant{{Name: "c:x"}}, "external variant c:x has no implementation"},
 	} {
@@ -65,7 +65,7 @@ func TestNewRefusesClashes(t *testing.T) {
 
 // A set is built once: what one New is given never reaches another set.
 func TestSetsAreIndependent(t *testing.T) {
-	with, err := New([]kernels.Variant{{Name: "a:x", External: ownerOnly("plugin a")}})
+	with, err := New([]kernels.Variant{{Name: "a:x", Kind: kernels.KindPlugin, External: ownerOnly("plugin a")}})
 	require.NoError(t, err)
 	require.Len(t, with.All(), len(Builtin)+1)
 	_, err = Builtins().Lookup("a:x")
@@ -89,7 +89,7 @@ func TestExternalControlRegionsAreDisjoint(t *testing.T) {
 	b := ownerWithControl{ownerOnly("plugin b"), 5000}
 	c := ownerOnly("plugin c") // declares no control region
 	s, err := New([]kernels.Variant{
-		{Name: "a:x", External: a}, {Name: "a:y", External: a}, {Name: "c:z", External: c}, {Name: "b:y", External: b},
+		{Name: "a:x", Kind: kernels.KindPlugin, External: a}, {Name: "a:y", Kind: kernels.KindPlugin, External: a}, {Name: "c:z", Kind: kernels.KindPlugin, External: c}, {Name: "b:y", Kind: kernels.KindPlugin, External: b},
 	})
 	require.NoError(t, err)
 	for _, tc := range []struct {
@@ -123,7 +123,7 @@ func TestExternalStagingIsPrivate(t *testing.T) {
 	a := ownerWithStaging{ownerWithControl{ownerOnly("plugin a"), 100}, 10000}
 	b := ownerWithControl{ownerOnly("plugin b"), 5000}
 	c := ownerWithStaging{ownerWithControl{ownerOnly("plugin c"), 0}, 1}
-	s, err := New([]kernels.Variant{{Name: "a:x", External: a}, {Name: "b:y", External: b}, {Name: "c:z", External: c}})
+	s, err := New([]kernels.Variant{{Name: "a:x", Kind: kernels.KindPlugin, External: a}, {Name: "b:y", Kind: kernels.KindPlugin, External: b}, {Name: "c:z", Kind: kernels.KindPlugin, External: c}})
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		owner                    string
@@ -154,7 +154,7 @@ func TestTunedTableNamesRegisteredVariants(t *testing.T) {
 	for _, e := range kernels.Tuned.Entries {
 		v, err := Builtins().Lookup(e.Variant)
 		require.NoError(t, err)
-		require.True(t, v.Custom, e.Variant)
+		require.True(t, v.Custom(), e.Variant)
 		require.Contains(t, []int{2, 4}, e.Ranks)
 		require.Positive(t, e.Blocks)
 		require.LessOrEqual(t, e.Blocks, 256)
@@ -201,8 +201,8 @@ func TestLookupNamesTheValidOnes(t *testing.T) {
 func TestExternalOwners(t *testing.T) {
 	a, b := ownerOnly("plugin a"), ownerOnly("plugin b")
 	s, err := New([]kernels.Variant{
-		{Name: "a:x", MinRanks: 1, MaxRanks: 16, External: a}, {Name: "a:y", MinRanks: 1, MaxRanks: 16, External: a},
-		{Name: "b:even", MinRanks: 2, MaxRanks: 2, External: b}, {Name: "b:big", MinRanks: 4, MaxRanks: 8, External: b},
+		{Name: "a:x", MinRanks: 1, MaxRanks: 16, Kind: kernels.KindPlugin, External: a}, {Name: "a:y", MinRanks: 1, MaxRanks: 16, Kind: kernels.KindPlugin, External: a},
+		{Name: "b:even", MinRanks: 2, MaxRanks: 2, Kind: kernels.KindPlugin, External: b}, {Name: "b:big", MinRanks: 4, MaxRanks: 8, Kind: kernels.KindPlugin, External: b},
 	})
 	require.NoError(t, err)
 	for _, tc := range []struct {

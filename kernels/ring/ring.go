@@ -28,7 +28,7 @@ func Variant() kernels.Variant {
 		// Chunk c is summed from rank c around the ring in float32 (protocol.go):
 		// not rank-ascending, so random sums are checked within the bound.
 		Order:  reference.OrderUnknown,
-		Custom: true,
+		Kind:   kernels.KindKernel,
 		Kernel: "ring",
 		// A correct ring led by up to 32 us on 2 H200
 		// (docs/results/2026-11-26-h200-x2-stress.md).

@@ -33,7 +33,7 @@ func Variant() kernels.Variant {
 		MinRanks: 1, MaxRanks: 8,
 		Needs:  kernels.NeedP2P | kernels.NeedSM90,
 		Order:  reference.OrderRankAscendingF32,
-		Custom: true,
+		Kind:   kernels.KindKernel,
 		Kernel: "twoshot_bulk",
 		// twoshot's launch defaults: the same grid and partition.
 		Blocks: 36, Threads: 512,

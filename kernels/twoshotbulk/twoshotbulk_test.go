@@ -24,7 +24,7 @@ func TestRegistryEntry(t *testing.T) {
 	v := Variant()
 	require.Equal(t, "twoshot-bulk", v.Name)
 	require.Equal(t, ID, v.ID)
-	require.True(t, v.Custom)
+	require.True(t, v.Custom())
 	require.Equal(t, kernels.NeedP2P|kernels.NeedSM90, v.Needs, "bulk copies exist from sm_90 on")
 	require.Equal(t, reference.OrderRankAscendingF32, v.Order, "twoshot's order: bit-identical results")
 	require.Equal(t, "artest_twoshot_bulk_bf16_sum", v.KernelName(reference.BF16, reference.Sum))

@@ -277,7 +277,7 @@ func (b *Backend) SkipReason(v *kernels.Variant, graph bool) string {
 	if v.Needs&kernels.NeedNCCL != 0 && b.ncclReason != "" {
 		return "nccl: " + b.ncclReason
 	}
-	if v.Needs&kernels.NeedNCCL != 0 && !v.Custom {
+	if v.Needs&kernels.NeedNCCL != 0 && !v.Custom() {
 		if reason := b.ncclModeSkip(v); reason != "" {
 			return reason
 		}
@@ -291,7 +291,7 @@ func (b *Backend) SkipReason(v *kernels.Variant, graph bool) string {
 	if v.Needs&kernels.NeedP2P != 0 && b.p2pReason != "" {
 		return b.p2pReason
 	}
-	if v.Custom {
+	if v.Custom() {
 		if _, err := b.fn(v.CollKernelName(v.Collectives()[0], 0, 0)); err != nil {
 			return fmt.Sprintf("the fatbin has no %s kernels (%s): rebuild with make kernels", v.Name, b.fatbin)
 		}
@@ -345,7 +345,7 @@ func (b *Backend) Allreduce(l *backend.Launch) error {
 		return b.allreduceExternal(l)
 	}
 	b.ext.last.Store(nil)
-	if !l.Variant.Custom {
+	if !l.Variant.Custom() {
 		return b.ncclAllreduce(l)
 	}
 	if err := b.multicastArgs(l.Variant, a); err != nil {

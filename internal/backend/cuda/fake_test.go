@@ -171,7 +171,7 @@ func (f *fakeExt) Allreduce(c *kernels.ExternalCall) error {
 
 func (f *fakeExt) variant(name string, minRanks, maxRanks int, ownInput bool) kernels.Variant {
 	return kernels.Variant{
-		Name: name, Custom: true, HostBlocks: 1, MinRanks: minRanks, MaxRanks: maxRanks,
+		Name: name, Kind: kernels.KindPlugin, HostBlocks: 1, MinRanks: minRanks, MaxRanks: maxRanks,
 		StagesOwnInput: ownInput, External: f,
 		Params: []kernels.Param{{Name: "blocks", Slot: 0, Default: 7, Min: 1, Max: 64}},
 	}

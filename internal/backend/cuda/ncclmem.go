@@ -42,7 +42,7 @@ type ncclRegions [kernels.NCCLWindow + 1]ncclRegion
 // ncclBaseline: v is one of the NCCL baselines (not a custom variant that
 // needs NCCL, not a plugin's).
 func ncclBaseline(v *kernels.Variant) bool {
-	return !v.Custom && v.External == nil && v.Needs&kernels.NeedNCCL != 0 && int(v.NCCL) < len(ncclRegions{})
+	return v.Kind == kernels.KindNCCL && v.Needs&kernels.NeedNCCL != 0 && int(v.NCCL) < len(ncclRegions{})
 }
 
 // KeepsOwnRegions is backend.OwnRegioner's: the NCCL baselines' buffers

@@ -29,7 +29,7 @@ func (b *Backend) PDLSkipReason(v *kernels.Variant) string {
 	switch {
 	case v.External != nil:
 		return kernels.PdlExternalSkip
-	case !v.Custom:
+	case !v.Custom():
 		return kernels.PdlNCCLSkip
 	case b.cc < 90:
 		return fmt.Sprintf("PDL needs sm_90, GPU is sm_%d", b.cc)

@@ -109,7 +109,7 @@ func (b *Backend) SkipReason(v *kernels.Variant, graph bool) string {
 	if v.External != nil {
 		return ""
 	}
-	if v.Needs&kernels.NeedCUDA != 0 || !v.Custom {
+	if v.Needs&kernels.NeedCUDA != 0 || !v.Custom() {
 		return fmt.Sprintf("%s needs the cuda backend (a GPU and libnccl)", v.Name)
 	}
 	if v.Host == nil {
