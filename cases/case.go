@@ -175,11 +175,14 @@ func (c Case) Label() string {
 }
 
 // splitColl splits an ID's first segment into the collective and the
-// variant's name: a head "reduce-scatter:" or "all-gather:" names the
-// collective (a plugin's variant names also hold a colon, so only these
-// two words count), anything else is an allreduce.
+// variant's name: a head "reduce-scatter:" (a collective's name but the
+// allreduce's) names the collective (a plugin's variant names also hold a
+// colon, so only these words count), anything else is an allreduce.
 func splitColl(head string) (reference.Coll, string) {
-	for _, c := range []reference.Coll{reference.ReduceScatter, reference.AllGather} {
+	for _, c := range reference.Colls {
+		if c == reference.AllReduce {
+			continue
+		}
 		if name, ok := strings.CutPrefix(head, c.String()+":"); ok {
 			return c, name
 		}

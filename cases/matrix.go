@@ -302,12 +302,12 @@ func collOps(coll reference.Coll, ops []reference.Op) []reference.Op {
 	return ops
 }
 
-// chunkBytes is c's size as the matrix builds it: a reduce-scatter's or
-// all-gather's count rounded down to a multiple of the world size, as
+// chunkBytes is c's size as the matrix builds it: a chunked collective's
+// (a reduce-scatter's or all-gather's) count rounded down to a multiple of the world size, as
 // nccl-tests rounds its counts, so that every rank's chunk is whole (0:
 // not one element per rank); the allreduce's as it is.
 func chunkBytes(c Case) int64 {
-	if c.Coll == reference.AllReduce {
+	if !c.Coll.Chunked() {
 		return c.Bytes
 	}
 	n, elem := int64(c.Ranks), int64(c.DType.Size())

@@ -63,34 +63,36 @@ const (
 	// The collective, when not an allreduce: the kernel of a variant that
 	// implements several (Variant.Colls) is chosen by name, and the bits
 	// put the collective into the launch tag (CallHash) and tell the host
-	// models which one they play.
+	// models which one they play. Collective c is bit c (CollFlag).
 	FlagReduceScatter uint32 = 1 << 1
 	FlagAllGather     uint32 = 1 << 2
 )
 
-// collFlags are the flags that name the collective.
-const collFlags = FlagReduceScatter | FlagAllGather
+// collFlags are the flags that name the collective: bits 1 to 7, one per
+// collective but the allreduce (reference.Collectives' ids).
+const collFlags uint32 = 0xfe
+
+// CollFlag is the flag that names collective c (0 for the allreduce).
+func CollFlag(c reference.Coll) uint32 {
+	if c == reference.AllReduce || c > 7 {
+		return 0
+	}
+	return 1 << uint(c)
+}
 
 // Coll is the collective a launch makes (its flags).
 func (a *Args) Coll() reference.Coll {
-	switch a.Flags & collFlags {
-	case FlagReduceScatter:
-		return reference.ReduceScatter
-	case FlagAllGather:
-		return reference.AllGather
+	for _, c := range reference.Colls {
+		if f := CollFlag(c); f != 0 && a.Flags&collFlags == f {
+			return c
+		}
 	}
 	return reference.AllReduce
 }
 
 // SetColl makes a's flags name collective c.
 func (a *Args) SetColl(c reference.Coll) {
-	a.Flags &^= collFlags
-	switch c {
-	case reference.ReduceScatter:
-		a.Flags |= FlagReduceScatter
-	case reference.AllGather:
-		a.Flags |= FlagAllGather
-	}
+	a.Flags = a.Flags&^collFlags | CollFlag(c)
 }
 
 // OutCount is the elements of this rank's output: Count, or a

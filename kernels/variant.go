@@ -292,17 +292,19 @@ func (v *Variant) KernelName(d reference.DType, o reference.Op) string {
 }
 
 // CollKernelName is the CUDA function that implements collective c of v
-// for one dtype and op: KernelName's for the allreduce; a reduce-scatter's
-// name has "rs" before the dtype, an all-gather's "ag" and no op (it
-// reduces nothing).
+// for one dtype and op: KernelName's for the allreduce; another
+// collective's has its tag (reference.Collective.KernelTag: "rs" for the
+// reduce-scatter) before the dtype, and no op when it reduces nothing
+// ("artest_pull_ag_bf16").
 func (v *Variant) CollKernelName(c reference.Coll, d reference.DType, o reference.Op) string {
-	switch c {
-	case reference.ReduceScatter:
-		return fmt.Sprintf("artest_%s_rs_%s_%s", v.Kernel, d, o)
-	case reference.AllGather:
-		return fmt.Sprintf("artest_%s_ag_%s", v.Kernel, d)
+	desc := c.Desc()
+	switch {
+	case desc.KernelTag == "":
+		return v.KernelName(d, o)
+	case desc.Reduces:
+		return fmt.Sprintf("artest_%s_%s_%s_%s", v.Kernel, desc.KernelTag, d, o)
 	}
-	return v.KernelName(d, o)
+	return fmt.Sprintf("artest_%s_%s_%s", v.Kernel, desc.KernelTag, d)
 }
 
 // Collectives is what v implements: Colls, or the allreduce alone when it

@@ -19,7 +19,7 @@ func TestCollNamesRoundTrip(t *testing.T) {
 		require.NoError(t, err, in)
 		require.Equal(t, want, got, in)
 	}
-	_, err := ParseColl("broadcast")
+	_, err := ParseColl("gossip")
 	require.ErrorContains(t, err, "valid: allreduce, reduce-scatter, all-gather")
 }
 
@@ -109,5 +109,62 @@ func TestCheckReduceScatterIsAChunkOfTheAllreduce(t *testing.T) {
 		other := CheckCollective(ReduceScatter, spec, (rank+1)%n, n*chunk, out)
 		require.Positive(t, other.Wrong, "rank %d's chunk read as rank %d's", rank, (rank+1)%n)
 		require.Equal(t, uint64(((rank+1)%n)*chunk), other.First[0].Index, "indices are the allreduce's")
+	}
+}
+
+// Every collective's check (the reference the runner uses) accepts what its
+// naive model computes from the ranks' inputs, for every dtype and op it
+// takes on 2 and 3 ranks, and rejects that output with one element
+// changed: a collective described once is checked against its own
+// definition, whatever else implements it.
+func TestEveryCollectiveChecksItsModel(t *testing.T) {
+	names := map[string]bool{}
+	for i, desc := range Collectives {
+		require.Equal(t, Coll(i), desc.ID, "Collectives is listed by id")
+		require.NotEmpty(t, desc.Name)
+		require.False(t, names[desc.Name], "%s listed twice", desc.Name)
+		names[desc.Name] = true
+		require.NotNil(t, desc.Check, desc.Name)
+		require.NotNil(t, desc.Model, desc.Name)
+		require.NotNil(t, desc.BusFactor, desc.Name)
+		require.NotEmpty(t, desc.Bench, desc.Name)
+		c, err := ParseColl(desc.Name)
+		require.NoError(t, err)
+		require.Equal(t, desc.ID, c)
+		ops := []Op{Sum}
+		if desc.Reduces {
+			ops = []Op{Sum, Max, Min}
+		}
+		for _, n := range []int{2, 3} {
+			require.Positive(t, desc.ID.BusFactor(n), "%s on %d ranks", desc.Name, n)
+			count := int64(n * 40)
+			for _, d := range []DType{F32, F16, BF16} {
+				for _, op := range ops {
+					g := Gen{Seed: 7, Kind: Exact, DType: d}
+					in := make([][]float64, n)
+					for r := range in {
+						buf := make([]byte, desc.ID.InCount(count, n)*int64(d.Size()))
+						g.Fill(buf, r, 3, desc.ID.InputFirst(count, n, r))
+						for i := 0; i < len(buf)/d.Size(); i++ {
+							in[r] = append(in[r], d.ToF64(d.GetBits(buf, i)))
+						}
+					}
+					for rank := 0; rank < n; rank++ {
+						want := desc.Model(in, rank, op)
+						require.Len(t, want, int(desc.ID.OutCount(count, n)), "%s: the model's output is OutCount", desc.Name)
+						got := make([]byte, len(want)*d.Size())
+						for i, v := range want {
+							d.SetBits(got, i, d.FromF64(v))
+						}
+						spec := CheckSpec{Gen: g, Op: op, NRanks: n, Iter: 3, Order: OrderRankAscendingF32}
+						res := CheckCollective(desc.ID, spec, rank, count, got)
+						require.True(t, res.OK(), "%s %s %s np%d rank %d: %s", desc.Name, d, op, n, rank, res)
+						d.SetBits(got, 1, d.FromF64(want[1]+1))
+						res = CheckCollective(desc.ID, spec, rank, count, got)
+						require.Equal(t, uint64(1), res.Wrong, "%s %s %s np%d rank %d: one element changed", desc.Name, d, op, n, rank)
+					}
+				}
+			}
+		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/artest/artest/kernels"
-	"github.com/artest/artest/reference"
 	"github.com/artest/artest/sigblock"
 )
 
@@ -24,10 +23,10 @@ func ExternalCall(l *Launch, w *World, real func(Ptr) (uintptr, error)) (*kernel
 		Variant: l.Variant, Coll: a.Coll(), DType: l.DType, Op: l.Op, Count: a.Count,
 		Offset: uint64(in - w.Input[rank]), Registered: l.Src == 0, Faults: l.Faults,
 	}
-	if c.Coll == reference.AllGather && a.Flags&kernels.FlagInPlace != 0 {
-		// In place the input is this rank's chunk of the output; the
-		// offset is the message's, where every rank's chunk 0 starts.
-		c.Offset -= uint64(rank) * chunkBytes(l)
+	if a.Flags&kernels.FlagInPlace != 0 {
+		// In place a chunked input is this rank's chunk of the buffer;
+		// the offset is the message's, where every rank's chunk 0 starts.
+		c.Offset -= uint64(c.Coll.InPlaceInAt(int64(a.Count), int(a.NRanks), rank)) * uint64(l.DType.Size())
 	}
 	if l.Src != 0 {
 		in = l.Src
@@ -39,14 +38,12 @@ func ExternalCall(l *Launch, w *World, real func(Ptr) (uintptr, error)) (*kernel
 	if c.Out, err = real(Ptr(a.Out)); err != nil {
 		return nil, err
 	}
-	switch c.Coll {
-	case reference.ReduceScatter:
-		c.InPlace = c.Out == c.In+uintptr(uint64(rank)*chunkBytes(l))
-	case reference.AllGather:
-		c.InPlace = c.In == c.Out+uintptr(uint64(rank)*chunkBytes(l))
-	default:
-		c.InPlace = c.In == c.Out
-	}
+	// In place, input and output start at their NCCL offsets in one
+	// buffer (reference.Coll.InPlaceInAt): the buffer's start is the same.
+	elem := uint64(l.DType.Size())
+	inAt := uint64(c.Coll.InPlaceInAt(int64(a.Count), int(a.NRanks), rank)) * elem
+	outAt := uint64(c.Coll.InPlaceOutAt(int64(a.Count), int(a.NRanks), rank)) * elem
+	c.InPlace = c.In-uintptr(inAt) == c.Out-uintptr(outAt)
 	for _, p := range l.Variant.Params {
 		if p.Slot >= 0 && p.Slot < len(c.Params) {
 			c.Params[p.Slot] = *a.ParamSlot(p.Slot)
@@ -58,11 +55,6 @@ func ExternalCall(l *Launch, w *World, real func(Ptr) (uintptr, error)) (*kernel
 		}
 	}
 	return c, nil
-}
-
-// chunkBytes is one rank's chunk of l's collective.
-func chunkBytes(l *Launch) uint64 {
-	return uint64(reference.Chunk(int64(l.Args.Count), int(l.Args.NRanks)) * int64(l.DType.Size()))
 }
 
 // externalDevice is what the kernels of a variant that uses the device

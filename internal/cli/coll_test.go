@@ -17,7 +17,7 @@ func TestCollUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown collective", []string{"--coll", "broadcast"}, "--coll: unknown collective \"broadcast\""},
+		{"unknown collective", []string{"--coll", "gossip"}, "--coll: unknown collective \"gossip\""},
 		{"beside --case", []string{"--coll", "all-gather", "--case", "all-gather:pull/f32/-/12B/oop-reg-plain/np3"}, "drop --coll"},
 		{"tune of another collective", []string{"tune", "--coll", "reduce-scatter"}, "tune tunes the allreduce, not reduce-scatter"},
 		{"tune of a variant without an allreduce", []string{"tune", "--variant", "pull"}, "tune tunes the allreduce, which pull does not implement"},

@@ -195,6 +195,22 @@ func (l *Lib) AllGather(send, recv cudadrv.DevicePtr, sendcount uint64, dt DataT
 		C.size_t(sendcount), C.int(dt), C.uintptr_t(comm), C.uintptr_t(stream)))
 }
 
+// Collective queues the NCCL function fn (reference.Collective.NCCL) with
+// NCCL's count for it: the elements of a rank's chunk for a reduce-scatter
+// (recvcount) or an all-gather (sendcount), the full count for an
+// allreduce; op is ignored where fn takes none.
+func (l *Lib) Collective(fn string, send, recv cudadrv.DevicePtr, count uint64, dt DataType, op RedOp, comm Comm, stream cudadrv.Stream) error {
+	switch fn {
+	case "ncclAllReduce":
+		return l.AllReduce(send, recv, count, dt, op, comm, stream)
+	case "ncclReduceScatter":
+		return l.ReduceScatter(send, recv, count, dt, op, comm, stream)
+	case "ncclAllGather":
+		return l.AllGather(send, recv, count, dt, comm, stream)
+	}
+	return fmt.Errorf("nccl: artest has no binding for %q", fn)
+}
+
 // CommFinalize flushes comm's outstanding work and resources (NCCL 2.14+);
 // call it on every rank before CommDestroy. Without the entry point it does
 // nothing, as CommDestroy then does the whole job.

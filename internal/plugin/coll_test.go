@@ -18,7 +18,7 @@ func TestLoadDescribesCollectives(t *testing.T) {
 		defines   []string
 		pull, all []reference.Coll
 	}{
-		{"declared", nil, []reference.Coll{reference.ReduceScatter, reference.AllGather}, reference.Colls},
+		{"declared", nil, []reference.Coll{reference.ReduceScatter, reference.AllGather}, []reference.Coll{reference.AllReduce, reference.ReduceScatter, reference.AllGather}},
 		{"no artest_collectives_v1", []string{"-DNO_COLLS"}, nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -44,7 +44,7 @@ func TestLoadRefusesBadCollectives(t *testing.T) {
 		{"version", "-DCOLLS_VERSION=2", "collectives version 2, this artest speaks version 1"},
 		{"variant count", "-DCOLLS_VARIANTS=1", "artest_collectives_v1 describes 1 variants, the plugin has 2"},
 		{"empty mask", "-DPULL_MASK=0", "coll:pull: collectives mask 0"},
-		{"unknown collective", "-DPULL_MASK=8", "coll:pull: collectives mask 0x8"},
+		{"unknown collective", "-DPULL_MASK=128", "coll:pull: collectives mask 0x80"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := build(t, "testdata/coll.c", tc.define)

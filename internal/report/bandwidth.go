@@ -1,5 +1,7 @@
 package report
 
+import "github.com/artest/artest/reference"
+
 // AlgbwGBps is the algorithm bandwidth of moving bytes in us microseconds, in
 // GB/s with 1 GB = 1e9 bytes, as nccl-tests computes it. A time that is not
 // positive gives 0, not an infinity, so an untimed case never puts Inf or NaN
@@ -26,18 +28,15 @@ func Busbw(algbw float64, ranks int) float64 {
 }
 
 // BusbwColl is the bus bandwidth of collective coll (as report.Case.Coll
-// names it: "" or "allreduce", "reduce-scatter", "all-gather") over ranks
-// ranks, with nccl-tests' factors: the allreduce's 2(n-1)/n (Busbw), and
-// (n-1)/n for the reduce-scatter and the all-gather, whose algbw is of
-// the full buffer (n chunks), as nccl-tests sizes them.
+// names it: "" for the allreduce) over ranks ranks, with the collective's
+// factor (reference.Collective.BusFactor, nccl-tests'): the allreduce's
+// 2(n-1)/n (Busbw), (n-1)/n for the reduce-scatter and the all-gather, whose
+// algbw is of the full buffer (n chunks), as nccl-tests sizes them. An
+// unknown name gets the allreduce's.
 func BusbwColl(coll string, algbw float64, ranks int) float64 {
-	switch coll {
-	case "reduce-scatter", "all-gather":
-		if ranks <= 1 {
-			return 0
-		}
-		n := float64(ranks)
-		return algbw * (n - 1) / n
+	c, err := reference.ParseColl(coll)
+	if coll == "" || err != nil {
+		return Busbw(algbw, ranks)
 	}
-	return Busbw(algbw, ranks)
+	return algbw * c.BusFactor(ranks)
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"bufio"
 	"fmt"
+	"github.com/artest/artest/reference"
 	"io"
 	"strings"
 )
@@ -64,11 +65,15 @@ func WriteGoBench(w io.Writer, r *Report) error {
 }
 
 // benchName is the benchmark's name for collective coll (Case.Coll: ""
-// for the allreduce): BenchmarkAllreduce, BenchmarkReduceScatter,
-// BenchmarkAllGather.
+// for the allreduce): the collective's (reference.Collective.Bench),
+// BenchmarkAllreduce, BenchmarkReduceScatter, BenchmarkAllGather; a name
+// this artest does not know is spelled from its words.
 func benchName(coll string) string {
 	if coll == "" {
-		return "BenchmarkAllreduce"
+		return reference.AllReduce.Desc().Bench
+	}
+	if c, err := reference.ParseColl(coll); err == nil && c.Desc().Bench != "" {
+		return c.Desc().Bench
 	}
 	var b strings.Builder
 	b.WriteString("Benchmark")

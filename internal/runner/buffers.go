@@ -25,8 +25,8 @@ func (s *caseState) outOf(region backend.Ptr) backend.Ptr {
 // (a staged in-place all-gather's chunk is copied there, its output being
 // private).
 func (s *caseState) peerInAt(p int) int64 {
-	if s.c.Coll == reference.AllGather && s.c.Mode.InPlace && s.c.Mode.Registered {
-		return int64(p) * s.chunk
+	if s.c.Mode.InPlace && s.c.Mode.Registered {
+		return s.c.Coll.InPlaceInAt(s.c.Count(), s.ranks, p) * s.elem
 	}
 	return 0
 }
@@ -40,18 +40,12 @@ func (s *caseState) regIn(region backend.Ptr, rank int) backend.Ptr {
 // layout sets the collective's buffer sizes and offsets (caseState.inAt).
 func (s *caseState) layout(rank, ranks int) {
 	coll, count := s.c.Coll, s.c.Count()
+	s.ranks = ranks
 	s.inBytes = coll.InCount(count, ranks) * s.elem
 	s.outBytes = coll.OutCount(count, ranks) * s.elem
-	if coll != reference.AllReduce {
-		s.chunk = reference.Chunk(count, ranks) * s.elem
-	}
 	if s.c.Mode.InPlace {
-		switch coll {
-		case reference.AllGather:
-			s.inAt = int64(rank) * s.chunk
-		case reference.ReduceScatter:
-			s.outAt = int64(rank) * s.chunk
-		}
+		s.inAt = coll.InPlaceInAt(count, ranks, rank) * s.elem
+		s.outAt = coll.InPlaceOutAt(count, ranks, rank) * s.elem
 	}
 }
 

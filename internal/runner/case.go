@@ -35,7 +35,7 @@ type caseState struct {
 	// reduce-scatter's output this rank's chunk of its input.
 	inBytes, outBytes int64
 	inAt, outAt       int64
-	chunk             int64       // bytes of one rank's chunk (bytes / ranks); 0 for an allreduce
+	ranks             int         // the world's size, for the collective's offsets (layout)
 	in                backend.Ptr // this rank's input as the kernels read it: in inRegion (regIn)
 	inRegion          backend.Ptr // this rank's IPC input region (its start)
 	src               backend.Ptr // staged input region (private), 0 when registered

@@ -266,18 +266,13 @@ func (r *run) checkBatchOnDevice(s *caseState, dc backend.DeviceChecker, region 
 
 // deviceCheckable reports whether the device checker can check case c's
 // outputs: it compares elements with the allreduce at an index (an
-// allreduce's output, a reduce-scatter's chunk of it) between guard bytes.
-// An all-gather's output is the inputs themselves, and in place a
-// reduce-scatter's output sits beside the input: both are checked on the
-// host.
+// allreduce's output, a reduce-scatter's chunk of it) between guard bytes,
+// so the collective must reduce the full-size inputs. An all-gather's
+// output is the inputs themselves, and in place a chunked output sits
+// beside the input: both are checked on the host.
 func deviceCheckable(c cases.Case) bool {
-	switch c.Coll {
-	case reference.AllReduce:
-		return true
-	case reference.ReduceScatter:
-		return !c.Mode.InPlace
-	}
-	return false
+	d := c.Coll.Desc()
+	return d.Reduces && !d.ChunkIn && (!d.ChunkOut || !c.Mode.InPlace)
 }
 
 // deviceFailure describes a wrong iteration from the device's verdict

@@ -20,7 +20,7 @@ import (
 // does nccl-tests'; under stress it runs on the world's buffers.
 func Plain() kernels.Variant {
 	v := baseline("nccl", "ncclAllReduce (ncclReduceScatter, ncclAllGather) on ncclMemAlloc buffers, nccl-tests' default (-R 0): baseline and cross-check", kernels.NCCLPlain)
-	v.Colls = append([]reference.Coll(nil), reference.Colls...)
+	v.Colls = ncclColls()
 	return v
 }
 
@@ -30,7 +30,7 @@ func Plain() kernels.Variant {
 // reuses the handle; its buffers are ncclMemAlloc regions, as nccl's.
 func Registered() kernels.Variant {
 	v := baseline("nccl-reg", "ncclAllReduce (ncclReduceScatter, ncclAllGather) on buffers registered with ncclCommRegister (nccl-tests -R 1)", kernels.NCCLRegistered)
-	v.Colls = append([]reference.Coll(nil), reference.Colls...)
+	v.Colls = ncclColls()
 	return v
 }
 
@@ -56,4 +56,16 @@ func baseline(name, summary string, mode kernels.NCCLMode) kernels.Variant {
 		Order: reference.OrderUnknown,
 		NCCL:  mode,
 	}
+}
+
+// ncclColls are the collectives NCCL has a function for
+// (reference.Collective.NCCL): the ones its baselines run.
+func ncclColls() []reference.Coll {
+	var out []reference.Coll
+	for _, c := range reference.Collectives {
+		if c.NCCL != "" {
+			out = append(out, c.ID)
+		}
+	}
+	return out
 }

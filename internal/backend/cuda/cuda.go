@@ -28,7 +28,6 @@ import (
 	"github.com/artest/artest/internal/nccl"
 	"github.com/artest/artest/internal/topo"
 	"github.com/artest/artest/kernels"
-	"github.com/artest/artest/reference"
 	"github.com/artest/artest/sigblock"
 )
 
@@ -406,18 +405,16 @@ func (b *Backend) ncclAllreduce(l *backend.Launch) error {
 	if err := b.ncclBuffers(l.Variant, send, recv); err != nil {
 		return err
 	}
-	// Count is the full buffer; NCCL takes a reduce-scatter's recvcount
-	// and an all-gather's sendcount, one rank's chunk. In place the
-	// runner's pointers are NCCL's: recv = send + rank*chunk for the
-	// reduce-scatter, send = recv + rank*chunk for the all-gather.
-	chunk := uint64(reference.Chunk(int64(a.Count), int(a.NRanks)))
-	switch a.Coll() {
-	case reference.ReduceScatter:
-		return b.nccl.ReduceScatter(send, recv, chunk, dt, op, b.ncclComm, b.stream)
-	case reference.AllGather:
-		return b.nccl.AllGather(send, recv, chunk, dt, b.ncclComm, b.stream)
+	// Count is the full buffer; NCCL takes the count of a rank's chunked
+	// side (a reduce-scatter's recvcount, an all-gather's sendcount). In
+	// place the runner's pointers are NCCL's offsets
+	// (reference.Coll.InPlaceInAt).
+	coll := a.Coll()
+	if coll.Desc().NCCL == "" {
+		return fmt.Errorf("nccl: NCCL has no %s", coll)
 	}
-	return b.nccl.AllReduce(send, recv, a.Count, dt, op, b.ncclComm, b.stream)
+	n, count := int(a.NRanks), int64(a.Count)
+	return b.nccl.Collective(coll.Desc().NCCL, send, recv, uint64(min(coll.InCount(count, n), coll.OutCount(count, n))), dt, op, b.ncclComm, b.stream)
 }
 
 type event struct {

@@ -192,34 +192,32 @@ func (w *World) Input(r int) []byte {
 	return w.Mem.Bytes(w.InPtr(r), w.Coll.InCount(w.Count, w.NRanks)*w.Elem)
 }
 
-// chunkBytes is one rank's chunk of the collective's full buffer.
-func (w *World) chunkBytes() uint64 {
-	return uint64(reference.Chunk(w.Count, w.NRanks) * w.Elem)
+// inPlaceBuf is rank r's one buffer in place: the full-size side's, Out[r]
+// where the input is a chunk (an all-gather's), else In[r].
+func (w *World) inPlaceBuf(r int) uint64 {
+	if w.Coll.Desc().ChunkIn {
+		return w.Out[r]
+	}
+	return w.In[r]
 }
 
-// InPtr is rank r's input: In[r], or in place of an all-gather r's chunk
-// of Out[r].
+// InPtr is rank r's input: In[r], or in place its NCCL offset in the one
+// buffer (an all-gather's r's chunk of Out[r]).
 func (w *World) InPtr(r int) uint64 {
-	if w.InPlace && w.Coll == reference.AllGather {
-		return w.Out[r] + uint64(r)*w.chunkBytes()
+	if w.InPlace {
+		return w.inPlaceBuf(r) + uint64(w.Coll.InPlaceInAt(w.Count, w.NRanks, r)*w.Elem)
 	}
 	return w.In[r]
 }
 
-// OutPtr is rank r's output: Out[r], or in place In[r] (an allreduce's),
-// r's chunk of In[r] (a reduce-scatter's) or Out[r] (an all-gather's,
-// whose input is in it).
+// OutPtr is rank r's output: Out[r], or in place its NCCL offset in the one
+// buffer (an allreduce's In[r], a reduce-scatter's r's chunk of In[r], an
+// all-gather's Out[r]).
 func (w *World) OutPtr(r int) uint64 {
-	if !w.InPlace {
-		return w.Out[r]
+	if w.InPlace {
+		return w.inPlaceBuf(r) + uint64(w.Coll.InPlaceOutAt(w.Count, w.NRanks, r)*w.Elem)
 	}
-	switch w.Coll {
-	case reference.ReduceScatter:
-		return w.In[r] + uint64(r)*w.chunkBytes()
-	case reference.AllGather:
-		return w.Out[r]
-	}
-	return w.In[r]
+	return w.Out[r]
 }
 
 // args is rank r's arguments for a launch of v over the whole world.
@@ -369,7 +367,7 @@ func (w *World) Check(r int, op reference.Op, iter int, order reference.Order) r
 // CollCount is count rounded down to a whole chunk per rank for
 // collective c on n ranks (at least one element each).
 func CollCount(c reference.Coll, count int64, n int) int64 {
-	if c == reference.AllReduce {
+	if !c.Chunked() {
 		return count
 	}
 	return max(int64(n), count/int64(n)*int64(n))
