@@ -1,16 +1,13 @@
 package cli
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"github.com/artest/artest/sigblock"
-	"io"
 	"strconv"
 	"strings"
 
 	"github.com/artest/artest/cases"
-	"github.com/artest/artest/internal/bench"
 	"github.com/artest/artest/internal/exitcode"
 	"github.com/artest/artest/internal/report"
 	"github.com/artest/artest/reference"
@@ -54,7 +51,6 @@ func addBenchFlags(fs *flag.FlagSet, o *Options) {
 	fs.StringVar(&o.Overlap, "overlap", "", "bench: also time every case with a compute load of BLOCKS thread blocks running beside its calls on each rank's GPU (artest_compute, GEMM-like), and report the load's slowdown")
 	fs.StringVar(&o.SMBudget, "sm-budget", "", "bench: cap every collective's grid at N blocks per GPU (so at most N multiprocessors; NCCL's through NCCL_MAX_CTAS=N) and time it again beside a compute load of fixed work on the GPU's other multiprocessors: the calls' time, the load's slowdown and the pair's span")
 	fs.BoolVar(&o.PDLChain, "pdl-chain", false, "bench: also time every out-of-place registered case's calls with each allreduce launched with programmatic dependent launch after the previous one (sm_90), and report the gain")
-	fs.StringVar(&o.Plot, "plot", "", "draw time and busbw against size (log-log, one line per variant and launch kind), and each artest variant's gain over the fieldbest (the fastest NCCL mode or plugin), into FILE.svg or FILE.png")
 }
 
 // parseFlags parses args, where the word bench may stand before, between
@@ -78,10 +74,8 @@ func (o *Options) applyBench() error {
 	if o.agg, err = report.ParseAgg(o.Agg); err != nil {
 		return exitcode.Usagef("--agg: %v", err)
 	}
-	if o.Plot != "" {
-		if _, err := bench.PlotFormat(o.Plot); err != nil {
-			return exitcode.Usagef("%v", err)
-		}
+	if err := o.checkReportFormats(); err != nil {
+		return err
 	}
 	if err := o.parseOverlap(); err != nil {
 		return err
@@ -265,22 +259,4 @@ func (o *Options) capSizesToHostMax() {
 		}
 	}
 	o.sel.Sizes = kept
-}
-
-// afterReports is what rank 0 does once the reports are written: draw the
-// plot, when asked for.
-func (o *Options) afterReports(stderr io.Writer) func(*report.Report) error {
-	if o.Plot == "" {
-		return nil
-	}
-	return func(r *report.Report) error {
-		err := bench.WritePlot(o.Plot, r)
-		if errors.Is(err, bench.ErrNothingToPlot) {
-			// Not a failure of the run: a run whose cases were all skipped
-			// (or failed) has no time to draw. Said once, plot not written.
-			fmt.Fprintf(stderr, "artest: %v; no plot written\n", err)
-			return nil
-		}
-		return err
-	}
 }

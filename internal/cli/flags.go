@@ -94,6 +94,10 @@ type Options struct {
 	// Table is --table: summary (the default) or full (every case's row).
 	Table string `json:"-"`
 
+	// Reports keeps the value of each report format's flag that has no
+	// field of its own (fileFormat, formats.go), by flag name.
+	Reports map[string]*string `json:"reports,omitempty"`
+
 	// Tune: artest tune's flags, and --tuned (tune.go).
 	Tune TuneOptions `json:"tune"`
 
@@ -312,10 +316,7 @@ func newFlagSet(o *Options) *flag.FlagSet {
 	fs.StringVar(&o.Check, "check", runner.CheckAuto, "stress only: what checks every iteration: device (the GPU's artest_check kernel, with a few iterations per batch also checked on the host against the Go reference), host (the Go reference alone), or auto (device on the cuda backend when the fatbin has the checker, else host)")
 	fs.Var(repeatFlag{&o.Inject}, "inject", "plant a fault (repeatable): "+runner.FaultHelp())
 	fs.BoolVar(&o.PDL, "pdl", false, "programmatic dependent launch (sm_90): each call poisons the input, a producer kernel writes it, and the allreduce is launched to overlap the producer and must wait for it; bench also times the same calls without PDL")
-	fs.StringVar(&o.JSON, "json", "", "write the JSON report to FILE")
-	fs.StringVar(&o.JUnit, "junit", "", "write a JUnit XML report to FILE")
-	fs.StringVar(&o.GoBench, "gobench", "", "write every timed repetition in Go's benchmark format to FILE (benchstat OLD NEW compares two runs)")
-	fs.StringVar(&o.JSONL, "jsonl", "", "append every finished case to FILE as JSON Lines while running (fsynced: an abort or crash keeps them)")
+	addReportFlags(fs, o)
 	fs.StringVar(&o.Repro, "repro", "", "rerun the failing case a repro bundle describes (flags given as well override the bundle's)")
 	fs.StringVar(&o.ReproDir, "repro-dir", "", "where failing cases' repro bundles go (default: the --json file's directory, else artest-repro/<start time>, made at the first failure)")
 	fs.BoolVar(&o.Progress, "progress", false, "print a line per finished case to stderr")
@@ -416,7 +417,7 @@ func Parse(args []string) (*Options, error) {
 	if o.ListVariants {
 		// It lists every variant: a selection (or a size to check) would
 		// be silently ignored.
-		for _, name := range append([]string{"list", "json", "junit", "jsonl", "plot", "gobench", "case"}, selectionFlags...) {
+		for _, name := range slices.Concat([]string{"list"}, reportFlagNames(), []string{"case"}, selectionFlags) {
 			if o.set[name] {
 				return nil, exitcode.Usagef("--list-variants prints the variant names and runs nothing: --%s would do nothing; drop one of them", name)
 			}
@@ -464,7 +465,7 @@ func Parse(args []string) (*Options, error) {
 		return nil, exitcode.Usagef("--reps 0 would time nothing while %s says to time calls: give --iters 0 to check only, or --reps 1 or more", iters)
 	}
 	if o.List {
-		for _, name := range []string{"json", "junit", "jsonl", "plot", "gobench"} {
+		for _, name := range reportFlagNames() {
 			if o.set[name] {
 				return nil, exitcode.Usagef("--list prints the selected case IDs and runs nothing: --%s would write nothing; drop one of them", name)
 			}

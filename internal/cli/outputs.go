@@ -22,15 +22,14 @@ var fifoWait = 5 * time.Second
 // pathFlag is a path the run writes or reads, with the flag that named it.
 type pathFlag struct {
 	flag, path string
-	stream     bool // --jsonl: appended to, not replaced
+	stream     bool // appended to, not replaced (reportFormat.stream: --jsonl)
 }
 
-// outputFiles are the files the run writes, in the order of their flags.
+// outputFiles are the files the run writes, in the order of their flags:
+// the report formats' (reportFormats), then tune's and the witness dump.
 func (o *Options) outputFiles() []pathFlag {
-	var out []pathFlag
+	out := o.reportFiles()
 	for _, p := range []pathFlag{
-		{flag: "--json", path: o.JSON}, {flag: "--junit", path: o.JUnit}, {flag: "--jsonl", path: o.JSONL, stream: true},
-		{flag: "--plot", path: o.Plot}, {flag: "--gobench", path: o.GoBench},
 		{flag: "--header", path: o.Tune.Header}, {flag: "--go", path: o.Tune.GoFile},
 		// The witness's per-iteration leads (a diagnostic; appended to).
 		{flag: "ARTEST_WITNESS_DUMP", path: o.Knobs.WitnessDump},

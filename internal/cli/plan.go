@@ -141,9 +141,8 @@ func (o *Options) runConfig(e Env, backendName string, info backend.Info, cs []c
 		Warmup: o.Warmup, Iters: o.Iters, Reps: o.Reps, Stress: o.Stress,
 		Timeout: o.timeout, DeviceTimeout: o.deviceTimeout, Inject: o.inject, Schedules: o.sched, Check: o.Check,
 		Blocks: o.Blocks, Threads: o.Threads, Params: o.params, RunKnownDefects: o.RunKnownDefects,
-		Stdout: e.Stdout, Stderr: e.Stderr, JSONPath: o.JSON, JUnitPath: o.JUnit,
-		JSONLPath: o.JSONL, GoBenchPath: o.GoBench, Progress: o.Progress, Quiet: o.Quiet, FullTable: o.Table == "full",
-		Agg: o.agg, Bench: o.Bench, AfterReports: o.afterReports(e.Stderr), PDL: o.PDL, PDLChain: o.PDLChain, Overlap: o.overlap, SMBudget: o.smBudget,
+		Stdout: e.Stdout, Stderr: e.Stderr, Progress: o.Progress, Quiet: o.Quiet, FullTable: o.Table == "full",
+		Agg: o.agg, Bench: o.Bench, PDL: o.PDL, PDLChain: o.PDLChain, Overlap: o.overlap, SMBudget: o.smBudget,
 		Knobs: o.Knobs,
 		Header: report.Header{
 			Tool: "artest", Version: Version, GitRevision: gitRevision(),
@@ -155,6 +154,7 @@ func (o *Options) runConfig(e Env, backendName string, info backend.Info, cs []c
 			SharedGPUs: info.Sharing, Plugins: o.pluginInfo(),
 		},
 	}
+	cfg.AfterReports = o.planReports(cfg, e.Stderr)
 	var lost string
 	cfg.OnFail = o.onFail(e.Stderr, ranks, backendName, &cfg.Header, &lost)
 	cfg.LostEvidence = func() string { return lost }

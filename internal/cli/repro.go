@@ -21,10 +21,10 @@ import (
 // bundleIgnoredFlags are flags a bundle's args may hold but a rerun never
 // takes from it: where the run writes and what it prints are the command
 // line's to say, so that a bundle cannot make artest write over a file.
-var bundleIgnoredFlags = map[string]bool{
-	"json": true, "junit": true, "jsonl": true, "plot": true, "gobench": true, "repro-dir": true,
-	"header": true, "go": true, "progress": true, "quiet": true, "table": true, "list": true, "help": true, "version": true,
-}
+// Every report format's flag is one (withReportFlags).
+var bundleIgnoredFlags = withReportFlags(map[string]bool{
+	"repro-dir": true, "header": true, "go": true, "progress": true, "quiet": true, "table": true, "list": true, "help": true, "version": true,
+})
 
 // bundleCaseFlags are a bundle's flags that belong to its one case: its
 // --case and the launch pinned for it. A selection on the command line
@@ -187,15 +187,16 @@ var rerunEffectiveOrder = []string{"backend", "seed", "input", "warmup", "iters"
 // rerunLeftOut are the flags a rerun line drops: where reports go, what is
 // printed, and the case selection, which --case ID replaces (the size sweep
 // and the host size cap included), and artest tune's own flags (a failing
-// tune candidate reruns as an ordinary case with its launch pinned).
-var rerunLeftOut = map[string]bool{
-	"json": true, "junit": true, "jsonl": true, "plot": true, "progress": true, "quiet": true, "list": true, "list-variants": true, "table": true, "gobench": true,
+// tune candidate reruns as an ordinary case with its launch pinned). Every
+// report format's flag is one (withReportFlags).
+var rerunLeftOut = withReportFlags(map[string]bool{
+	"progress": true, "quiet": true, "list": true, "list-variants": true, "table": true,
 	"repro": true, "repro-dir": true, "help": true, "version": true,
 	"case": true, "variant": true, "coll": true, "dtype": true, "op": true, "size": true, "mode": true, "quick": true, "stress-set": true,
 	"b": true, "e": true, "f": true, "minbytes": true, "maxbytes": true, "stepfactor": true, "host-max-size": true,
 	"tune-blocks": true, "tune-threads": true, "tune-param": true, "launch": true, "budget": true,
 	"header": true, "go": true, "merge": true,
-}
+})
 
 // rerunArgs are the flags that rerun case id exactly as this run ran it, on
 // the backend it ran on: the effective values of rerunEffective, then every

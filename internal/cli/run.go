@@ -3,8 +3,10 @@
 // comm.NewLocal. One job per file: run.go (Run, Main), flags.go (the flags
 // and their checks), params.go (--param), agree.go (the ranks agree that
 // they were started alike), plan.go (the backend and the runner's
-// configuration), repro.go (rerun lines and repro bundles), and the
-// subcommands and modes bench.go, compare.go, plugin.go and tune: its flags
+// configuration), outputs.go (the output plan), formats.go (the report
+// formats, one table: each one's flag, checks and writer), repro.go (rerun
+// lines and repro bundles), and the subcommands and modes bench.go,
+// compare.go, plugin.go and tune: its flags
 // (tune_flags.go), the tuned table of an ordinary run and the launch a
 // rerun line pins (tune_table.go), and the sweep (tune.go).
 package cli

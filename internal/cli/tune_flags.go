@@ -108,8 +108,8 @@ func (o *Options) applyTune() error {
 		return exitcode.Usagef("tune sweeps its own cases: --stress, --quick, --case and --mode do not apply")
 	case o.Blocks > 0 || o.Threads > 0 || len(o.Params) > 0:
 		return exitcode.Usagef("tune: give the launch parameters to try as --tune-blocks, --tune-threads and --tune-param")
-	case o.JUnit != "" || o.JSONL != "" || o.Plot != "":
-		return exitcode.Usagef("tune writes --json (the tuning table), --header and --go; --junit, --jsonl and --plot do not apply")
+	case o.tuneRefusedReports() != "":
+		return exitcode.Usagef("tune writes --json (the tuning table), --header and --go; %s do not apply", o.tuneRefusedReports())
 	case o.Tune.Tuned != "":
 		return exitcode.Usagef("--tuned does not apply to tune: every candidate names its launch")
 	case o.set["iters"] && o.Iters == 0, o.set["reps"] && o.Reps == 0:
@@ -118,6 +118,9 @@ func (o *Options) applyTune() error {
 		return exitcode.Usagef("give the sizes either as -b/-e/-f or as --size, not both")
 	case t.Budget < 0 || math.IsNaN(t.Budget) || math.IsInf(t.Budget, 0):
 		return exitcode.Usagef("--budget %g: want a number of seconds, at least 0 (0: no limit)", t.Budget)
+	}
+	if err := o.checkReportFormats(); err != nil {
+		return err
 	}
 	for _, op := range o.sel.Ops {
 		if op != reference.Sum {
