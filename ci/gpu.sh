@@ -408,12 +408,10 @@ for np in $nps; do
 	fi
 	# What the claim atomic of epoch_begin costs (the detection of
 	# concurrent use): the same small sweep with a fatbin built with a plain
-	# load in its place (ARTEST_EXPERIMENT_NO_CLAIM, measurement only).
+	# load in its place (ci/experiment.sh no-claim, measurement only).
 	if [[ -n $shared ]]; then nottimed "claim-cost-np$np"; else
 	step "claim-cost-np$np" 0 200 bash -c 'np=$0 bin=$1 r=$2
-		nvcc=$(command -v /usr/local/cuda/bin/nvcc || echo nvcc)
-		"$nvcc" -fatbin -O3 -std=c++17 -I kernels -DARTEST_EXPERIMENT_NO_CLAIM -gencode arch=compute_90,code=sm_90 \
-			-o bin/noclaim.fatbin bin/artest_kernels.cu || exit 1
+		ci/experiment.sh no-claim bin/noclaim.fatbin sm_90 || exit 1
 		for fb in bin/artest.fatbin bin/noclaim.fatbin; do
 			mpirun -np "$np" "$bin" bench --fatbin "$fb" --variant oneshot,twoshot -b 1K -e 64K -f 4 \
 				--json "$r/claim-cost-$(basename $fb .fatbin)-np$np.json" || exit 1

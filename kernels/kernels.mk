@@ -70,11 +70,16 @@ SELFTEST_RANKS ?= 8
 # cannot rewrite appears. Edits only (compiling them takes half a minute of
 # the 2 cores, and the edits only remove code from kernels kernels-check
 # compiles or swap one expression for another of the same type); ci/gpu.sh's
-# mutants step builds and its catch step runs them.
+# mutants step builds and its catch step runs them. The measurement builds
+# of ci/experiment.sh (kept out of the kernel sources) still apply too,
+# edits only as well.
 kernels-mutants-check:
 	@for m in oneshot-no-end-barrier twoshot-no-mid-barrier pull-no-end-barrier \
 	    cpasync-wait-short ring-credit-short twoshot-mid-relaxed; do \
 	  $(KERNELS_ROOT)/ci/mutant.sh --check $$m || exit 1; \
+	done
+	@for e in no-claim spin no-pdl late-trigger stamps sentinel-no-deadline no-checks; do \
+	  $(KERNELS_ROOT)/ci/experiment.sh --check $$e || exit 1; \
 	done
 
 kernels: $(KERNELS_FATBIN)

@@ -103,7 +103,10 @@ __device__ __forceinline__ void record_give_up(uint64_t sig, uint32_t variant, u
 // and the launch holding the claim runs on. (A block that gave up and
 // exited leaves its claim set, like its epoch: nothing after a give-up is
 // trusted; the runner ends the job.) The atomic is device scope: only
-// launches on this GPU share this rank's epoch words.
+// launches on this GPU share this rank's epoch words. Against a plain load
+// in its place (ci/experiment.sh no-claim; gpu.sh's claim-cost step) it
+// costs 0.1 to 0.24 us a call on 2 H100
+// (docs/results/2026-11-26-h100-h200-x2-nccl-win-vllm-study.md).
 __device__ __forceinline__ uint64_t* epoch_word(const ArtestArgs& a) {
   return reinterpret_cast<uint64_t*>(a.peer_signal[a.rank] + sig_epoch_offset(blockIdx.x));
 }
@@ -112,14 +115,8 @@ __device__ __forceinline__ uint32_t epoch_begin(const ArtestArgs& a) {
   __shared__ uint32_t s_epoch;
   bool held = false;
   if (threadIdx.x == 0) {
-#if defined(ARTEST_EXPERIMENT_NO_CLAIM)
-    // Measurement only (gpu.sh's claim-cost step builds a second fatbin
-    // with this): a plain load instead of the claiming atomic, to price it.
-    const uint64_t old = *reinterpret_cast<volatile uint64_t*>(epoch_word(a));
-#else
     const uint64_t old = atomicOr(reinterpret_cast<unsigned long long*>(epoch_word(a)),
                                   static_cast<unsigned long long>(SIG_EPOCH_CLAIM) << 32);
-#endif
     s_epoch = static_cast<uint32_t>(old) + 1;
     held = (old >> 32) != 0;
     if (held) {
@@ -233,7 +230,12 @@ constexpr uint32_t kBackoffMaxNs = 128;
 // polls (2 H200, 2026-11-26) launches of 1 to 4 KiB took 0.14 to 0.35 us
 // longer in oneshot, twoshot, oneshot-ll and oneshot-sentinel (faster
 // polling of a word the peer is writing over the link), though 16 KiB
-// and up took up to 0.36 us less.
+// and up took up to 0.36 us less. These polls come first because, with
+// none, polls that never sleep (ci/experiment.sh spin, as vLLM's barrier
+// polls) were 0.2 to 0.3 us a call faster from 256 KiB on 2 H100
+// (docs/results/2026-11-26-h100-h200-x2-nccl-win-vllm-study.md); with
+// them, never sleeping gains 0 to 0.08 us on 2 H200
+// (docs/results/2026-11-26-h100-h200-x2-oneshot-sentinel.md).
 constexpr uint32_t kSpinPolls = 64;
 
 // The slow path of a wait on *word reaching want, after a failed first
@@ -255,19 +257,12 @@ __device__ __forceinline__ bool wait_until(Ready ready, uint64_t timeout_ns, uin
   uint32_t sleep_ns = min_ns;
   uint32_t spins = kSpinPolls;
   for (;;) {
-#if defined(ARTEST_EXPERIMENT_SPIN)
-    // Measurement only (a fatbin built with it prices the backoff): poll
-    // without ever sleeping, as vLLM's barrier does.
-    (void)sleep_ns;
-    (void)spins;
-#else
     if (spins != 0) {
       --spins;
     } else {
       __nanosleep(sleep_ns);
       if (sleep_ns < max_ns) sleep_ns *= 2;
     }
-#endif
     if (ready()) return false;
     if (global_timer_ns() > deadline) return true;
   }
@@ -355,26 +350,22 @@ __device__ __forceinline__ void inject_delay(const ArtestArgs& a) {
 // this first. Without PDL it returns at once. INJECT_PDL_NO_WAIT skips it,
 // and the poison the runner wrote into the input before the producer ran
 // shows in the output. Below sm_90 (the fatbin's sm_80 code) there is no
-// PDL and no instruction.
+// PDL and no instruction. Both instructions together cost 0 to 0.04 us a
+// launch made without PDL (ci/experiment.sh no-pdl; 2 H200,
+// docs/results/2026-11-26-h100-h200-x2-oneshot-sentinel.md).
 __device__ __forceinline__ void pdl_wait(const ArtestArgs& a) {
-#if defined(ARTEST_EXPERIMENT_NO_PDL)
-  // Measurement only: a fatbin built with it prices these two instructions
-  // in launches made without PDL (oneshot-sentinel's small messages).
-  (void)a;
-#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   if ((a.inject & INJECT_PDL_NO_WAIT) == 0) asm volatile("griddepcontrol.wait;" ::: "memory");
   // Let a PDL-launched successor (bench --pdl-chain: the next allreduce)
   // be scheduled now: its blocks take only room this grid left, since
   // every block of this grid has run this line before any of them
   // starts, and they stop at their own griddepcontrol.wait until this
   // grid has finished and its writes are visible. Without a successor
-  // launched with PDL it does nothing.
-#if !defined(ARTEST_EXPERIMENT_LATE_TRIGGER)
-  // (Measurement only, a fatbin built with ARTEST_EXPERIMENT_LATE_TRIGGER
-  // leaves this out: the successor then starts when this grid exits, which
-  // prices the early start of bench --pdl-chain.)
+  // launched with PDL it does nothing. Without it (ci/experiment.sh
+  // late-trigger) bench --pdl-chain still gains 0.26 to 0.36 us at 2 ranks:
+  // the gain is the PDL launch path's, not the early start's
+  // (docs/results/2026-11-26-h100-h200-x2-nccl-win-vllm-study.md).
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
 #else
   (void)a;
 #endif

@@ -32,22 +32,15 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
   const uint64_t stride = static_cast<uint64_t>(gridDim.x) * blockDim.x;
   const uint64_t first = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
 
-#if defined(ARTEST_EXPERIMENT_STAMPS)
-  // Measurement only: block 0's thread 0 prints the SM clock at each step
-  // of the call, to split its time between the claim, the barriers and
-  // the data.
-  const long long t0 = clock64();
-#define ARTEST_STAMP(v) const long long v = clock64()
-#else
-#define ARTEST_STAMP(v)
-#endif
+  // A call's time between the claim, the barriers and the data, from SM
+  // clock stamps printed by block 0's thread 0 (ci/experiment.sh stamps):
+  // the claim about 940 cycles, the data step 3300 to 3800 at 1 and 256
+  // KiB on 2 H200 (docs/results/2026-11-26-h100-h200-x2-nccl-win-vllm-study.md).
   const uint32_t e = epoch_begin(a);
-  ARTEST_STAMP(t_claim);
   // Start: no peer's input is read before that peer's launch began (its
   // host wrote the input before it on its stream).
   if ((a.inject & INJECT_NO_START_BARRIER) == 0) barrier<Sync::kArrive>(a, SIG_PHASE_START, e);
   inject_delay(a);
-  ARTEST_STAMP(t_start);
 
   if (!in_place) {
     for (uint64_t k = first; k < slots; k += stride) {
@@ -59,19 +52,11 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
         S::store_out_elems(a, base, valid, R::elems(a.peer_in, n, base, valid));
       }
     }
-    ARTEST_STAMP(t_data);
     // End: this rank must not return (and let its caller overwrite its
     // input) while a peer's block may still be reading it. Block b's end
     // barrier waits for block b of every peer, which read exactly our
     // slots of block b; the launch ends only when every block has passed.
     if ((a.inject & INJECT_NO_END_BARRIER) == 0) barrier<Sync::kArrive>(a, SIG_PHASE_END, e);
-#if defined(ARTEST_EXPERIMENT_STAMPS)
-    const long long t_end = clock64();
-    if (blockIdx.x == 0 && threadIdx.x == 0)
-      printf("stamp rank %u count %llu epoch %u cycles claim %lld start %lld data %lld end %lld\n", a.rank,
-             static_cast<unsigned long long>(a.count), e, t_claim - t0, t_start - t_claim, t_data - t_start,
-             t_end - t_data);
-#endif
   } else {
     // In place: out is our input, which peers are still reading. Park the
     // result in our own staging buffer (same element index) until every

@@ -105,18 +105,14 @@ __device__ __forceinline__ uint4 poll(uint64_t p) {
 // every missing peer copy of the slot together in each round, instead of
 // one peer after another, was 0.05 to 0.18 us slower at 2 ranks up to 1
 // MiB and at 4 ranks up to 64 KiB, 0.12 to 0.14 faster at 256 KiB and 1
-// MiB at 4 ranks.
+// MiB at 4 ranks. A bare spin with no deadline (ci/experiment.sh
+// sentinel-no-deadline) was at most 0.04 us faster up to 64 KiB at 2 and 4
+// ranks, and 0.44 us slower at 64 KiB at 4 ranks (4 H200,
+// docs/results/2026-11-26-h200-x4-field-4-ranks.md).
 template <uint32_t EB>
 __device__ __forceinline__ bool wait_slot(const ArtestArgs& a, uint64_t p, uint64_t slot, uint32_t src, uint32_t seq,
                                           uint4& s) {
   if ((a.inject & INJECT_SENTINEL_NO_WAIT) != 0) return true;  // planted bug: use whatever is there
-#if defined(ARTEST_EXPERIMENT_SENTINEL_NO_DEADLINE)
-  // (Measurement only: a bare spin with no deadline, which prices the
-  // give-up's loop.)
-  while (!full<EB>(s = poll(p))) {
-  }
-  return true;
-#endif
   for (uint32_t i = 0; i < kSpinPolls; ++i) {
     if (full<EB>(s = poll(p))) return true;
   }
@@ -167,12 +163,11 @@ __device__ __forceinline__ void run(const ArtestArgs& a) {
     return plan.fast(base) ? S::load_vec(in, base) : S::load_elems(in, base, plan.valid(base));
   };
   const uint4 first_in = first < slots ? input(first * S::kElems) : make_uint4(0, 0, 0, 0);
-#if !defined(ARTEST_EXPERIMENT_NO_CHECKS)
-  // (Measurement only, a fatbin built with ARTEST_EXPERIMENT_NO_CHECKS
-  // leaves out these launch checks, which prices them.)
+  // The launch checks cost 0.01 to 0.11 us a launch up to 64 KiB at 4
+  // ranks, against a build without them (ci/experiment.sh no-checks; 4
+  // H200, docs/results/2026-11-26-h200-x4-field-4-ranks.md).
   check_launch(a, 0, sizeof(T));
   if (artest_sentinel_stage_bytes(slots, n) > a.stage_bytes || n > kMaxRanks) __trap();  // the host checks both first (StageNeed, MaxRanks)
-#endif
 
   const uint64_t my_half = (seq & 1u) * half;
   // The block counts itself once every thread of it holds seq (the
