@@ -3,9 +3,7 @@ package cli
 import (
 	"flag"
 	"fmt"
-	"github.com/artest/artest/sigblock"
 	"strconv"
-	"strings"
 
 	"github.com/artest/artest/cases"
 	"github.com/artest/artest/internal/exitcode"
@@ -48,9 +46,6 @@ func addBenchFlags(fs *flag.FlagSet, o *Options) {
 		fs.StringVar(&o.Factor, name, "", "bench: multiply the size by this each step, as nccl-tests' -f (default "+benchFactor+")")
 	}
 	fs.StringVar(&o.Agg, "agg", string(report.DefaultAgg), "how each repetition's per-call times combine across ranks: max, avg or min")
-	fs.StringVar(&o.Overlap, "overlap", "", "bench: also time every case with a compute load of BLOCKS thread blocks running beside its calls on each rank's GPU (artest_compute, GEMM-like), and report the load's slowdown")
-	fs.StringVar(&o.SMBudget, "sm-budget", "", "bench: cap every collective's grid at N blocks per GPU (so at most N multiprocessors; NCCL's through NCCL_MAX_CTAS=N) and time it again beside a compute load of fixed work on the GPU's other multiprocessors: the calls' time, the load's slowdown and the pair's span")
-	fs.BoolVar(&o.PDLChain, "pdl-chain", false, "bench: also time every out-of-place registered case's calls with each allreduce launched with programmatic dependent launch after the previous one (sm_90), and report the gain")
 }
 
 // parseFlags parses args, where the word bench may stand before, between
@@ -77,17 +72,8 @@ func (o *Options) applyBench() error {
 	if err := o.checkReportFormats(); err != nil {
 		return err
 	}
-	if err := o.parseOverlap(); err != nil {
+	if err := o.checkModeFlags(false); err != nil {
 		return err
-	}
-	if err := o.parseSMBudget(); err != nil {
-		return err
-	}
-	switch {
-	case o.PDLChain && !o.Bench:
-		return exitcode.Usagef("--pdl-chain times chained calls: run artest bench")
-	case o.PDLChain && o.PDL:
-		return exitcode.Usagef("--pdl-chain and --pdl exclude each other: --pdl puts a producer kernel before every call, --pdl-chain chains the calls themselves")
 	}
 	sweep := o.set["b"] || o.set["minbytes"] || o.set["e"] || o.set["maxbytes"] || o.set["f"] || o.set["stepfactor"]
 	if !o.Bench {
@@ -150,53 +136,6 @@ func alignSweep(sizes []int64, dtypes []reference.DType) []int64 {
 		}
 	}
 	return out
-}
-
-// maxOverlapBlocks bounds --overlap: 65536 blocks of artest_compute keep
-// its output (a float per thread) at 64 MiB, and are hundreds of waves on
-// any GPU.
-const maxOverlapBlocks = 1 << 16
-
-// parseOverlap checks --overlap BLOCKS: bench only, a whole number from 1
-// to maxOverlapBlocks.
-func (o *Options) parseOverlap() error {
-	if !o.set["overlap"] {
-		return nil
-	}
-	if !o.Bench {
-		return exitcode.Usagef("--overlap %s times calls beside a compute load: run artest bench", o.Overlap)
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(o.Overlap))
-	if err != nil || n < 1 || n > maxOverlapBlocks {
-		return exitcode.Usagef("--overlap %q: want a whole number of thread blocks from 1 to %d", o.Overlap, maxOverlapBlocks)
-	}
-	o.overlap = n
-	return nil
-}
-
-// maxSMBudget bounds --sm-budget: sigblock.MaxBlocks, the most blocks any
-// variant's grid has.
-const maxSMBudget = sigblock.MaxBlocks
-
-// parseSMBudget checks --sm-budget N: bench only, a whole number of blocks
-// from 1 to maxSMBudget, and not with --overlap (the budget sizes the load
-// itself).
-func (o *Options) parseSMBudget() error {
-	if !o.set["sm-budget"] {
-		return nil
-	}
-	if !o.Bench {
-		return exitcode.Usagef("--sm-budget %s times collectives beside a compute load: run artest bench", o.SMBudget)
-	}
-	if o.set["overlap"] {
-		return exitcode.Usagef("--sm-budget and --overlap exclude each other: --sm-budget N gives the load the GPU's other multiprocessors")
-	}
-	n, err := strconv.Atoi(strings.TrimSpace(o.SMBudget))
-	if err != nil || n < 1 || n > maxSMBudget {
-		return exitcode.Usagef("--sm-budget %q: want a whole number of blocks from 1 to %d", o.SMBudget, maxSMBudget)
-	}
-	o.smBudget = n
-	return nil
 }
 
 // sweepSizes is nccl-tests' -b/-e/-f sweep: begin, then multiply by the

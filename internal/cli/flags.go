@@ -76,17 +76,16 @@ type Options struct {
 	Factor          string   `json:"stepfactor,omitempty"`
 	Agg             string   `json:"agg"`
 	Plot            string   `json:"plot,omitempty"`
-	PDL             bool     `json:"pdl,omitempty"`
-	// Overlap is bench's --overlap BLOCKS, as given; overlap is it parsed
-	// (0: off).
-	Overlap string `json:"overlap,omitempty"`
-	overlap int
-	// SMBudget is bench's --sm-budget N, as given; smBudget is it parsed
-	// (0: none).
-	SMBudget string `json:"sm_budget,omitempty"`
+	// ModeArgs are the timing modes' flags given (runner.ModeFlags), by
+	// name, as given (modes.go). PDL (--pdl), PDLChain (bench's
+	// --pdl-chain), overlap (bench's --overlap BLOCKS; 0: off) and
+	// smBudget (bench's --sm-budget N; 0: none) are the first modes'
+	// settings read from them.
+	ModeArgs map[string]string `json:"mode_args,omitempty"`
+	PDL      bool              `json:"-"`
+	PDLChain bool              `json:"-"`
+	overlap  int
 	smBudget int
-	// PDLChain is bench's --pdl-chain.
-	PDLChain bool `json:"pdl_chain,omitempty"`
 	Version  bool `json:"-"`
 	Help     bool `json:"-"`
 	// ListVariants is --list-variants: print the variant names and exit.
@@ -315,7 +314,6 @@ func newFlagSet(o *Options) *flag.FlagSet {
 	fs.StringVar(&o.Schedule, "schedule", "", "stress only: adversarial schedules from outside the kernel, comma-separated: "+strings.Join(runner.ScheduleNames, ", ")+", all or none (default with --stress: all; link, the straggler's load reading its peers over the links, is off where ranks share a GPU), seeded by --seed")
 	fs.StringVar(&o.Check, "check", runner.CheckAuto, "stress only: what checks every iteration: device (the GPU's artest_check kernel, with a few iterations per batch also checked on the host against the Go reference), host (the Go reference alone), or auto (device on the cuda backend when the fatbin has the checker, else host)")
 	fs.Var(repeatFlag{&o.Inject}, "inject", "plant a fault (repeatable): "+runner.FaultHelp())
-	fs.BoolVar(&o.PDL, "pdl", false, "programmatic dependent launch (sm_90): each call poisons the input, a producer kernel writes it, and the allreduce is launched to overlap the producer and must wait for it; bench also times the same calls without PDL")
 	addReportFlags(fs, o)
 	fs.StringVar(&o.Repro, "repro", "", "rerun the failing case a repro bundle describes (flags given as well override the bundle's)")
 	fs.StringVar(&o.ReproDir, "repro-dir", "", "where failing cases' repro bundles go (default: the --json file's directory, else artest-repro/<start time>, made at the first failure)")
@@ -338,6 +336,7 @@ func newFlagSet(o *Options) *flag.FlagSet {
 	fs.BoolVar(&o.Version, "version", false, "print the version and exit")
 	fs.BoolVar(&o.Help, "help", false, "print this help and exit")
 	addBenchFlags(fs, o)
+	addModeFlags(fs)
 	addTuneFlags(fs, o)
 	return fs
 }
@@ -366,6 +365,7 @@ func Parse(args []string) (*Options, error) {
 	o.set = map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { o.set[f.Name] = true })
 	o.Bench = o.Bench || benchSub
+	o.readModeFlags(fs)
 	if fs.NArg() > 0 {
 		return nil, exitcode.Usagef("unexpected argument %q (see artest --help)", fs.Arg(0))
 	}

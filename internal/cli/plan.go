@@ -142,18 +142,19 @@ func (o *Options) runConfig(e Env, backendName string, info backend.Info, cs []c
 		Timeout: o.timeout, DeviceTimeout: o.deviceTimeout, Inject: o.inject, Schedules: o.sched, Check: o.Check,
 		Blocks: o.Blocks, Threads: o.Threads, Params: o.params, RunKnownDefects: o.RunKnownDefects,
 		Stdout: e.Stdout, Stderr: e.Stderr, Progress: o.Progress, Quiet: o.Quiet, FullTable: o.Table == "full",
-		Agg: o.agg, Bench: o.Bench, PDL: o.PDL, PDLChain: o.PDLChain, Overlap: o.overlap, SMBudget: o.smBudget,
+		Agg: o.agg, Bench: o.Bench,
 		Knobs: o.Knobs,
 		Header: report.Header{
 			Tool: "artest", Version: Version, GitRevision: gitRevision(),
 			Command: append([]string{"artest"}, e.Args...), Start: time.Now().UTC(),
 			Hosts: hosts, Ranks: ranks, Backend: backendName, Seed: o.Seed, Input: o.input.String(),
 			Iters: o.Iters, Warmup: o.Warmup, Stress: o.Stress, Inject: o.inject.Specs(),
-			Reps: o.Reps, Agg: string(o.agg), Bench: o.Bench, PDL: o.PDL, PDLChain: o.PDLChain, Overlap: o.overlap,
+			Reps: o.Reps, Agg: string(o.agg), Bench: o.Bench,
 			Versions: versions, Devices: info.Devices, Topology: info.Topology,
 			SharedGPUs: info.Sharing, Plugins: o.pluginInfo(),
 		},
 	}
+	cfg.SetModeFlags(o.ModeArgs) // each mode says itself in the header (its prepareRun)
 	cfg.AfterReports = o.planReports(cfg, e.Stderr)
 	var lost string
 	cfg.OnFail = o.onFail(e.Stderr, ranks, backendName, &cfg.Header, &lost)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"flag"
+	"github.com/artest/artest/internal/runner"
 	"strings"
 	"testing"
 
@@ -48,8 +49,17 @@ func TestRerunArgsCarryEveryFlagSet(t *testing.T) {
 		})
 	}
 
+	// A timing mode's flags are the mode's: TestModeFlagsOnTheCommandLine
+	// checks that a rerun line carries each.
+	modeFlag := map[string]bool{}
+	for _, f := range runner.ModeFlags() {
+		modeFlag[f.Name] = true
+	}
 	fs := newFlagSet(&Options{})
 	fs.VisitAll(func(f *flag.Flag) {
+		if modeFlag[f.Name] {
+			return
+		}
 		_, isCarried := carried[f.Name]
 		_, isEffective := rerunEffective[f.Name]
 		if !isCarried && !isEffective && !rerunLeftOut[f.Name] {

@@ -87,14 +87,8 @@ func (o *Options) applyTune() error {
 		}
 		return o.applyBench()
 	}
-	if o.set["overlap"] {
-		return exitcode.Usagef("--overlap is a flag of artest bench, not of artest tune")
-	}
-	if o.set["sm-budget"] {
-		return exitcode.Usagef("--sm-budget is a flag of artest bench, not of artest tune")
-	}
-	if o.PDLChain {
-		return exitcode.Usagef("--pdl-chain is a flag of artest bench, not of artest tune")
+	if err := o.checkModeFlags(true); err != nil {
+		return err
 	}
 	var err error
 	if o.agg, err = report.ParseAgg(o.Agg); err != nil {

@@ -38,12 +38,14 @@ var (
 )
 
 // modeSections write the tables of the timing modes a bench run may have
-// (pdl.go, pdlchain.go, overlap.go), in the order the modes time a case;
-// each writes nothing for a run without its mode.
+// (pdl.go, pdlchain.go, overlap.go), in the order the modes time a case,
+// then those the header declares for the modes without fields of their
+// own (modes.go); each writes nothing for a run without its mode.
 var modeSections = []func(w *bufio.Writer, r *Report){
 	writePDLGain,
 	writePDLChain,
 	writeOverlap,
+	writeModeTables,
 }
 
 // WriteBenchTable writes what `artest bench` prints: the run's header and

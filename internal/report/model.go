@@ -87,6 +87,9 @@ type Header struct {
 	// each collective's grid gets per GPU, NCCL's through NCCL_MAX_CTAS,
 	// while the compute load (Overlap blocks) holds the rest; 0: none.
 	SMBudget int `json:"sm_budget,omitempty"`
+	// ModeTables describe the bench tables of the run's timing modes that
+	// keep their figures in Case.Modes (modes.go): one per such mode.
+	ModeTables []ModeTable `json:"mode_tables,omitempty"`
 	// PeerCopy is a bench run's measure of the links: every rank copying
 	// into its right neighbour's memory at once (nil: not measured), and
 	// PeerCopyNote why it was not.
@@ -269,6 +272,9 @@ type Case struct {
 	// the last end of a repetition of calls and the load of fixed work
 	// beside it: the pair's total, which the best budget makes smallest.
 	PairUS float64 `json:"pair_us,omitempty"`
+	// Modes are the figures of the timing modes without fields of their
+	// own above, by mode name (modes.go; Header.ModeTables prints them).
+	Modes map[string]ModeFigures `json:"modes,omitempty"`
 	// Repro is the command line that reruns a failed (or hung) case.
 	Repro string `json:"repro,omitempty"`
 	// Check says how a stress case's outputs were checked.

@@ -16,9 +16,15 @@ import (
 // step and branches on none. How the calls reach the stream, launched
 // one by one or replayed from a graph, is the case's (callWay).
 //
-// A new mode is its file and a line in modeList; what selects it comes
-// from Config (a flag of the cli), and its figures go into fields of
-// report.Case and a table of report.WriteBenchTable (modeSections).
+// A new mode is its file (with its test) and a line in modeList. The file
+// declares the mode's flags (ModeFlag: help, checks, the flags it needs or
+// excludes), which the cli registers, checks and hands over by looping
+// over ModeFlags; a flag without a Config field of its own reaches the
+// mode in Config.ModeArgs. Its figures go into report.Case.Modes under
+// its name (setFigure), printed by the table it declares in the header
+// (report.ModeTable); the first modes keep fields of their own in Config,
+// report.Case and report.Header, and tables of their own in
+// report.WriteBenchTable (modeSections).
 type timingMode interface {
 	// name is the mode's word ("plain", "pdl", "pdl-chain", "overlap");
 	// what it measures on a rank is kept under it (rankResult.Modes).
@@ -47,21 +53,21 @@ type timingMode interface {
 	merge(out *report.Case, rs []rankResult, cfg *Config)
 }
 
-// modeList makes the modes a run can have, in the order they time a case
-// (each figure of a later mode is beside the plain one); each returns nil
-// where cfg does not ask for it.
-var modeList = []func(cfg *Config) timingMode{
-	newPlainMode,
-	newPDLMode,
-	newChainMode,
-	newOverlapMode,
+// modeList is the modes a run can have, in the order they time a case
+// (each figure of a later mode is beside the plain one), each with its
+// flags; each mode's maker returns nil where cfg does not ask for it.
+var modeList = []modeDecl{
+	{newPlainMode, nil},
+	{newPDLMode, pdlFlags},
+	{newChainMode, chainFlags},
+	{newOverlapMode, overlapFlags},
 }
 
 // modesFor is the run's modes, chosen once from cfg.
 func modesFor(cfg *Config) []timingMode {
 	var modes []timingMode
-	for _, newMode := range modeList {
-		if m := newMode(cfg); m != nil {
+	for _, d := range modeList {
+		if m := d.make(cfg); m != nil {
 			modes = append(modes, m)
 		}
 	}

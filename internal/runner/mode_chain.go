@@ -27,6 +27,16 @@ func newChainMode(cfg *Config) timingMode {
 	return chainMode{}
 }
 
+// chainFlags are bench's --pdl-chain, into Config.PDLChain.
+var chainFlags = []ModeFlag{{
+	Name: "pdl-chain", Bool: true,
+	Help:  "bench: also time every out-of-place registered case's calls with each allreduce launched with programmatic dependent launch after the previous one (sm_90), and report the gain",
+	Bench: "times chained calls",
+	Excludes: []ModeExclusion{{"pdl",
+		"--pdl puts a producer kernel before every call, --pdl-chain chains the calls themselves"}},
+	Set: setBool(func(cfg *Config) *bool { return &cfg.PDLChain }),
+}}
+
 // chainName is the mode's word, and its series of chained times.
 const (
 	chainName   = "pdl-chain"
@@ -34,6 +44,12 @@ const (
 )
 
 func (chainMode) name() string { return chainName }
+
+// prepareRun says in the header that calls are also timed chained.
+func (chainMode) prepareRun(_ *run, h *report.Header) error {
+	h.PDLChain = true
+	return nil
+}
 
 // agreeCase decides whether case s's calls are chained: every rank chains
 // or none does, decided where every rank still takes part in each

@@ -8,6 +8,7 @@ import (
 	"github.com/artest/artest/internal/comm"
 	"github.com/artest/artest/internal/report"
 	"github.com/artest/artest/kernels"
+	"github.com/artest/artest/sigblock"
 )
 
 // bench --overlap BLOCKS: after a case's normal timing, the same calls are
@@ -60,6 +61,37 @@ func newOverlapMode(cfg *Config) timingMode {
 	}
 	return nil
 }
+
+// maxOverlapBlocks bounds --overlap: 65536 blocks of artest_compute keep
+// its output (a float per thread) at 64 MiB, and are hundreds of waves on
+// any GPU.
+const maxOverlapBlocks = 1 << 16
+
+// maxSMBudget bounds --sm-budget: sigblock.MaxBlocks, the most blocks any
+// variant's grid has.
+const maxSMBudget = sigblock.MaxBlocks
+
+var (
+	checkOverlap, setOverlap   = wholeFlag("overlap", "thread blocks", maxOverlapBlocks, func(cfg *Config) *int { return &cfg.Overlap })
+	checkSMBudget, setSMBudget = wholeFlag("sm-budget", "blocks", maxSMBudget, func(cfg *Config) *int { return &cfg.SMBudget })
+)
+
+// overlapFlags are bench's --overlap BLOCKS, into Config.Overlap, and
+// --sm-budget N, into Config.SMBudget (the budget sizes the load itself,
+// so not with --overlap).
+var overlapFlags = []ModeFlag{{
+	Name:  "overlap",
+	Help:  "bench: also time every case with a compute load of BLOCKS thread blocks running beside its calls on each rank's GPU (artest_compute, GEMM-like), and report the load's slowdown",
+	Bench: "times calls beside a compute load",
+	Check: checkOverlap, Set: setOverlap,
+}, {
+	Name:  "sm-budget",
+	Help:  "bench: cap every collective's grid at N blocks per GPU (so at most N multiprocessors; NCCL's through NCCL_MAX_CTAS=N) and time it again beside a compute load of fixed work on the GPU's other multiprocessors: the calls' time, the load's slowdown and the pair's span",
+	Bench: "times collectives beside a compute load",
+	Excludes: []ModeExclusion{{"overlap",
+		"--sm-budget N gives the load the GPU's other multiprocessors"}},
+	Check: checkSMBudget, Set: setSMBudget,
+}}
 
 // budgetLoadBytesPerUS sizes --sm-budget's load: a message of B bytes gets
 // a load whose work takes, on every multiprocessor alone, about --iters x

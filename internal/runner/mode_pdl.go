@@ -49,6 +49,14 @@ func newPDLMode(cfg *Config) timingMode {
 	return pdlMode{}
 }
 
+// pdlFlags are --pdl, into Config.PDL; a test run takes it as well as
+// bench and tune (the cli's --inject pdl-no-wait needs it).
+var pdlFlags = []ModeFlag{{
+	Name: "pdl", Bool: true,
+	Help: "programmatic dependent launch (sm_90): each call poisons the input, a producer kernel writes it, and the allreduce is launched to overlap the producer and must wait for it; bench also times the same calls without PDL",
+	Set:  setBool(func(cfg *Config) *bool { return &cfg.PDL }),
+}}
+
 // pdlName is the mode's word, and its series of times without PDL.
 const (
 	pdlName     = "pdl"
@@ -56,6 +64,12 @@ const (
 )
 
 func (pdlMode) name() string { return pdlName }
+
+// prepareRun says in the header that every call is made the --pdl way.
+func (pdlMode) prepareRun(_ *run, h *report.Header) error {
+	h.PDL = true
+	return nil
+}
 
 func (pdlMode) skipReason(r *run, v *kernels.Variant, _ cases.Case) string { return r.pdlSkipReason(v) }
 

@@ -106,6 +106,11 @@ type Config struct {
 	// (the CLI draws the --plot file there); its error counts as theirs.
 	AfterReports func(*report.Report) error
 
+	// The timing modes' settings, given by their flags (ModeFlags,
+	// SetModeFlags). ModeArgs are the values, by flag name, of the mode
+	// flags that have no field of their own below ("true" for a switch).
+	ModeArgs map[string]string
+
 	// PDL runs every call as the input poisoned, a producer kernel that
 	// writes it, and the allreduce launched with programmatic dependent
 	// launch (mode_pdl.go); in bench runs the same calls are also timed
