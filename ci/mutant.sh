@@ -50,50 +50,10 @@ if [[ -z $mutation || (-z $check_only && -z $out) ]]; then
 	exit 2
 fi
 arch=${3:-sm_90}
-# NVCC when it names a compiler that exists; else the toolkit's, else the
-# pinned wheels' (ci/install-nvcc.sh).
-nvcc=${NVCC:-}
-if [[ -z $nvcc ]] || ! command -v "$nvcc" >/dev/null; then
-	nvcc=$(command -v /usr/local/cuda/bin/nvcc || echo "$repo/.tools/nvcc/nvidia/cu13/bin/nvcc")
-fi
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-cp -r "$repo/kernels" "$tmp/kernels"
-
-# delete FILE PATTERN N: removes the lines of FILE matching PATTERN (an
-# extended regular expression), which must be exactly N.
-delete() {
-	local f=$tmp/kernels/$1 pat=$2 want=$3 n
-	n=$(grep -cE "$pat" "$f" || true)
-	if [[ $n != "$want" ]]; then
-		echo "mutant: $1 has $n lines matching /$pat/, want $want: the source moved; update ci/mutant.sh" >&2
-		exit 1
-	fi
-	grep -vE "$pat" "$f" >"$f.new" && mv "$f.new" "$f"
-	echo "mutant: deleted $n line(s) /$pat/ from kernels/$1" >&2
-}
-
-# replace FILE PATTERN REPLACEMENT N: substitutes REPLACEMENT (sed -E: \1
-# and & work) for PATTERN (an extended regular expression) on the lines of
-# FILE matching it, which must be exactly N, and must all change.
-replace() {
-	local f=$tmp/kernels/$1 pat=$2 rep=$3 want=$4 n changed d=$'\x01'
-	n=$(grep -cE "$pat" "$f" || true)
-	if [[ $n != "$want" ]]; then
-		echo "mutant: $1 has $n lines matching /$pat/, want $want: the source moved; update ci/mutant.sh" >&2
-		exit 1
-	fi
-	sed -E "s${d}${pat}${d}${rep}${d}" "$f" >"$f.new"
-	changed=$(awk 'NR == FNR { old[FNR] = $0; next } old[FNR] != $0 { c++ } END { print c + 0 }' "$f" "$f.new")
-	if [[ $changed != "$want" ]]; then
-		rm -f "$f.new"
-		echo "mutant: replacing /$pat/ in $1 changed $changed line(s), want $want: update ci/mutant.sh" >&2
-		exit 1
-	fi
-	mv "$f.new" "$f"
-	echo "mutant: replaced /$pat/ with '$rep' on $n line(s) of kernels/$1" >&2
-}
+edit_tool=mutant
+# shellcheck source=ci/source-edit.sh
+source "$repo/ci/source-edit.sh"
+copy_kernels
 
 case $mutation in
 oneshot-no-end-barrier) delete oneshot/oneshot.cu 'barrier<Sync::k[A-Za-z]+>\(a, SIG_PHASE_END, e\);' 1 ;;
@@ -125,10 +85,5 @@ if [[ -n $check_only ]]; then
 	exit 0
 fi
 
-# One translation unit of every kernel source, as kernels/kernels.mk makes.
-unity=$tmp/unity.cu
-(cd "$tmp/kernels" && find . -name '*.cu' ! -name '*_test.cu' | sort | sed 's|^\./|#include "|; s|$|"|') >"$unity"
-mkdir -p "$(dirname "$out")"
-"$nvcc" -fatbin -O3 -std=c++17 --threads 0 -I"$tmp/kernels" -gencode "arch=compute_${arch#sm_},code=$arch" \
-	-o "$out" "$unity"
+build_fatbin "$out" "$arch"
 echo "mutant: $mutation -> $out ($arch, fault hooks compiled out)" >&2
