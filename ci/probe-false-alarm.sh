@@ -26,12 +26,9 @@ bin=$PWD/bin/artest
 mkdir -p "$out"
 summary=$out/summary.txt
 
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_hwloc_base_binding_policy=none CUDA_MODULE_LOADING=EAGER
-for p in /opt/torch/.venv/lib/python3*/site-packages/nvidia/nccl/lib/libnccl.so.2; do
-	[[ -e $p ]] && export ARTEST_NCCL=$p && break
-done
+# shellcheck source=ci/probe-setting.sh
+source ci/probe-setting.sh
+probe_env
 
 target_flags() {
 	case $1 in
@@ -46,23 +43,7 @@ target_flags() {
 for setting in "$@"; do
 	d=$out/$setting
 	mkdir -p "$d"
-	case $setting in
-	gpus | gpus[0-9]*)
-		np=${setting#gpus}
-		[[ -z $np ]] && np=$(nvidia-smi -L | wc -l)
-		pre=() share=()
-		;;
-	mps2 | mps4)
-		np=${setting#mps}
-		export CUDA_VISIBLE_DEVICES=0
-		pre=("$bin" mps --)
-		share=(--share-gpus)
-		;;
-	*)
-		echo "unknown setting $setting" >&2
-		exit 2
-		;;
-	esac
+	probe_setting "$setting" || exit 2
 	for t in $targets; do
 		read -r -a f <<<"$(target_flags "$t")"
 		t0=$SECONDS
@@ -73,6 +54,5 @@ for setting in "$@"; do
 		grep -m1 '# stress plan' "$d/clean-$t.log" | tee -a "$summary"
 		grep -m3 -E '^# (FAIL|pass [0-9]+, FAIL)' "$d/clean-$t.log" | tee -a "$summary"
 	done
-	unset CUDA_VISIBLE_DEVICES
 done
 python3 ci/catch-summary.py "$out"/*/*.json | tee -a "$summary"

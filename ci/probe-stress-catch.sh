@@ -43,12 +43,9 @@ bin=$PWD/bin/artest
 mkdir -p "$out"
 summary=$out/summary.txt
 
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export OMPI_MCA_hwloc_base_binding_policy=none CUDA_MODULE_LOADING=EAGER
-for p in /opt/torch/.venv/lib/python3*/site-packages/nvidia/nccl/lib/libnccl.so.2; do
-	[[ -e $p ]] && export ARTEST_NCCL=$p && break
-done
+# shellcheck source=ci/probe-setting.sh
+source ci/probe-setting.sh
+probe_env
 
 if [[ -z ${SKIP_BUILD:-} ]]; then
 	t0=$SECONDS
@@ -84,25 +81,7 @@ bug_flags() {
 for setting in "$@"; do
 	d=$out/$setting
 	mkdir -p "$d"
-	case $setting in
-	gpus | gpus[0-9]*)
-		# gpus: one rank per GPU on all of them; gpusN: on the first N.
-		np=${setting#gpus}
-		[[ -z $np ]] && np=$(nvidia-smi -L | wc -l)
-		pre=()
-		share=()
-		;;
-	mps2 | mps4)
-		np=${setting#mps}
-		export CUDA_VISIBLE_DEVICES=0
-		pre=("$bin" mps --)
-		share=(--share-gpus)
-		;;
-	*)
-		echo "unknown setting $setting" >&2
-		exit 2
-		;;
-	esac
+	probe_setting "$setting" || exit 2
 	job() { # NAME ENV-OR-- FLAGS...: one mpirun, its log and report
 		local name=$1 env=$2
 		shift 2
@@ -149,6 +128,5 @@ for setting in "$@"; do
 		fi
 		[[ -z ${SKIP_CLEAN:-} ]] && job "clean-$b" - "${cleanf[@]}" ${BUG_ARGS:-}
 	done
-	unset CUDA_VISIBLE_DEVICES
 done
 python3 ci/catch-summary.py "$out"/*/*.json | tee -a "$summary"
